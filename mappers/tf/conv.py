@@ -1,0 +1,51 @@
+"""Convolutions. TF filters are HWIO (depthwise: HWCM); the IR wants OIHW, so
+weights are transposed here, once, at conversion time."""
+from __future__ import annotations
+
+import numpy as np
+
+from x2.registry import tf_mapper
+
+from ._util import emit_nchw, padding, spatial
+
+
+def _conv_attrs(ctx, op, kernel_hw, groups):
+    strides = spatial(op, op.attrs.get("strides", [1, 1, 1, 1]))
+    dilations = spatial(op, op.attrs.get("dilations", [1, 1, 1, 1]))
+    return {"strides": strides, "dilations": dilations, "groups": groups,
+            "pads": padding(ctx, op, kernel_hw, strides, dilations)}
+
+
+@tf_mapper("Conv2D")
+def conv2d(ctx, op):
+    x, w = op.inputs
+    hwio = ctx.require_const(w, "the filter")
+    in_channels = ctx.shape(x)[3 if op.attrs.get("data_format", "NHWC") == "NHWC" else 1]
+    groups = in_channels // hwio.shape[2] if in_channels else 1
+    weight = ctx.constant(np.ascontiguousarray(hwio.transpose(3, 2, 0, 1)), "weight")
+    emit_nchw(ctx, op, "conv2d", [x, weight], _conv_attrs(ctx, op, list(hwio.shape[:2]), groups))
+
+
+@tf_mapper("DepthwiseConv2dNative")
+def depthwise_conv2d(ctx, op):
+    x, w = op.inputs
+    hwcm = ctx.require_const(w, "the filter")
+    h, k, c, m = hwcm.shape
+    # Output channel c*M + m reads input channel c: OIHW with O = C*M, I = 1.
+    weight = ctx.constant(np.ascontiguousarray(hwcm.reshape(h, k, 1, c * m).transpose(3, 2, 0, 1)),
+                          "weight")
+    emit_nchw(ctx, op, "conv2d", [x, weight], _conv_attrs(ctx, op, [h, k], c))
+
+
+@tf_mapper("BiasAdd", "BiasAddV1")
+def bias_add(ctx, op):
+    x, b = op.inputs
+    bias = ctx.const(b)
+    rank = len(ctx.shape(x) or ())
+    if op.attrs.get("data_format", "NHWC") == "NCHW" and rank > 2:
+        if bias is None:
+            b = ctx.emit("unsqueeze", [b], {"axes": list(range(1, rank - 1))},
+                         shape=(ctx.shape(b)[0],) + (1,) * (rank - 2))
+        else:
+            b = ctx.constant(bias.reshape((-1,) + (1,) * (rank - 2)), "bias")
+    ctx.emit("add", [x, b], outputs=op.outputs)

@@ -1,0 +1,64 @@
+"""Elementwise arithmetic, matrix products and reductions."""
+from __future__ import annotations
+
+import numpy as np
+
+from x2.registry import tf_mapper
+
+_BINARY = {"Add": "add", "AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": "div",
+           "Div": "div", "Maximum": "maximum", "Minimum": "minimum", "Pow": "pow"}
+
+
+@tf_mapper(*_BINARY)
+def binary(ctx, op):
+    ctx.emit(_BINARY[op.type], op.inputs[:2], outputs=op.outputs)
+
+
+@tf_mapper("SquaredDifference")
+def squared_difference(ctx, op):
+    diff = ctx.emit("sub", op.inputs[:2], shape=ctx.shape(op.outputs[0]), hint="diff")
+    ctx.emit("mul", [diff, diff], outputs=op.outputs)
+
+
+@tf_mapper("Reciprocal", "Inv")
+def reciprocal(ctx, op):
+    one = ctx.constant(np.array(1, dtype=ctx.dtype(op.inputs[0])), "one")
+    ctx.emit("div", [one, op.inputs[0]], outputs=op.outputs)
+
+
+def _maybe_transposed(ctx, value: str, flag: bool) -> str:
+    if not flag:
+        return value
+    shape = ctx.shape(value)
+    rank = len(shape)
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    return ctx.emit("transpose", [value], {"perm": perm},
+                    shape=tuple(shape[i] for i in perm), hint="transpose")
+
+
+@tf_mapper("MatMul")
+def matmul(ctx, op):
+    a = _maybe_transposed(ctx, op.inputs[0], op.attrs.get("transpose_a", False))
+    b = _maybe_transposed(ctx, op.inputs[1], op.attrs.get("transpose_b", False))
+    ctx.emit("matmul", [a, b], outputs=op.outputs)
+
+
+@tf_mapper("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
+def batch_matmul(ctx, op):
+    a = _maybe_transposed(ctx, op.inputs[0], op.attrs.get("adj_x", False))
+    b = _maybe_transposed(ctx, op.inputs[1], op.attrs.get("adj_y", False))
+    ctx.emit("matmul", [a, b], outputs=op.outputs)
+
+
+_REDUCE = {"Mean": "reduce_mean", "Sum": "reduce_sum", "Max": "reduce_max",
+           "Min": "reduce_min", "Prod": "reduce_prod"}
+
+
+@tf_mapper(*_REDUCE)
+def reduce(ctx, op):
+    x, axes_value = op.inputs
+    axes = np.atleast_1d(ctx.require_const(axes_value, "the reduction axes")).tolist()
+    rank = len(ctx.shape(x))
+    axes = sorted(a % rank for a in axes)
+    ctx.emit(_REDUCE[op.type], [x], {"axes": axes, "keepdims": bool(op.attrs.get("keep_dims"))},
+             outputs=op.outputs)

@@ -1,0 +1,90 @@
+"""Normalization, pooling, softmax and activations."""
+from __future__ import annotations
+
+from x2.errors import ConversionError
+from x2.registry import tf_mapper
+
+from ._util import emit_nchw, padding, spatial
+
+
+@tf_mapper("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
+def fused_batch_norm(ctx, op):
+    if op.attrs.get("is_training", False):
+        raise ConversionError(f"{op.type} '{op.name}' is in training mode (is_training=True); "
+                              f"export the model for inference (training=False) first")
+    x, scale, offset, mean, var = op.inputs[:5]
+    for value, what in ((scale, "scale"), (offset, "offset"), (mean, "mean"), (var, "variance")):
+        ctx.require_const(value, what)
+    emit_nchw(ctx, op, "batch_norm", [x, scale, offset, mean, var],
+              {"epsilon": float(op.attrs.get("epsilon", 1e-3))})
+
+
+def _pool(ctx, op, ir_op, extra):
+    ksize = spatial(op, op.attrs["ksize"])
+    strides = spatial(op, op.attrs["strides"])
+    pads = padding(ctx, op, ksize, strides, [1, 1])
+    emit_nchw(ctx, op, ir_op, [op.inputs[0]],
+              {"kernel": ksize, "strides": strides, "pads": pads, **extra})
+
+
+@tf_mapper("MaxPool")
+def max_pool(ctx, op):
+    _pool(ctx, op, "max_pool2d", {})
+
+
+@tf_mapper("AvgPool")
+def avg_pool(ctx, op):
+    # TF's SAME average pooling divides by the number of real (unpadded) inputs.
+    _pool(ctx, op, "avg_pool2d", {"count_include_pad": False})
+
+
+def _axis_last(ctx, op):
+    shape = ctx.shape(op.inputs[0])
+    return -1 if shape is None else len(shape) - 1
+
+
+@tf_mapper("Softmax")
+def softmax(ctx, op):
+    ctx.emit("softmax", op.inputs, {"axis": _axis_last(ctx, op)}, outputs=op.outputs)
+
+
+@tf_mapper("LogSoftmax")
+def log_softmax(ctx, op):
+    ctx.emit("log_softmax", op.inputs, {"axis": _axis_last(ctx, op)}, outputs=op.outputs)
+
+
+_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Selu": "selu",
+          "Softplus": "softplus", "Erf": "erf", "Exp": "exp", "Log": "log", "Sqrt": "sqrt",
+          "Rsqrt": "rsqrt", "Neg": "neg", "Abs": "abs", "Square": "square"}
+
+
+@tf_mapper(*_UNARY)
+def unary(ctx, op):
+    ctx.emit(_UNARY[op.type], op.inputs[:1], outputs=op.outputs)
+
+
+@tf_mapper("Relu6")
+def relu6(ctx, op):
+    ctx.emit("clip", op.inputs[:1], {"min": 0.0, "max": 6.0}, outputs=op.outputs)
+
+
+@tf_mapper("Elu")
+def elu(ctx, op):
+    ctx.emit("elu", op.inputs[:1], {"alpha": 1.0}, outputs=op.outputs)
+
+
+@tf_mapper("LeakyRelu")
+def leaky_relu(ctx, op):
+    ctx.emit("leaky_relu", op.inputs[:1], {"alpha": float(op.attrs.get("alpha", 0.2))},
+             outputs=op.outputs)
+
+
+@tf_mapper("Gelu")
+def gelu(ctx, op):
+    ctx.emit("gelu", op.inputs[:1], {"approximate": bool(op.attrs.get("approximate", False))},
+             outputs=op.outputs)
+
+
+@tf_mapper("Swish", "Silu")
+def swish(ctx, op):
+    ctx.emit("silu", op.inputs[:1], outputs=op.outputs)

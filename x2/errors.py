@@ -1,0 +1,52 @@
+"""Errors a user can act on. Anything else escaping a step is a bug in x2."""
+from __future__ import annotations
+
+
+class X2Error(Exception):
+    """An error with a message meant for the user (no traceback shown)."""
+
+    kind = "error"
+
+    def __init__(self, message: str, *, details: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "details": self.details}
+
+
+class ModelLoadError(X2Error):
+    kind = "model-load"
+
+
+class UnsupportedOpsError(X2Error):
+    """Every unsupported op of a model at once, with its count and an example node."""
+
+    kind = "unsupported-ops"
+
+    def __init__(self, framework: str, unsupported: dict[str, list[str]]):
+        self.unsupported = unsupported
+        total = sum(len(v) for v in unsupported.values())
+        lines = [f"{len(unsupported)} {framework} op type(s) are not supported "
+                 f"({total} node(s) in the graph):"]
+        for op, names in sorted(unsupported.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            lines.append(f"  {op:<28} x{len(names):<4} e.g. node '{names[0]}'")
+        lines.append("Nothing was written. Prune the graph around them with --inputs/--outputs, "
+                     "or open an issue with this list.")
+        super().__init__("\n".join(lines), details={
+            "unsupported": {op: {"count": len(n), "example": n[0]} for op, n in unsupported.items()}})
+
+
+class SelectionError(X2Error):
+    """A name given to --inputs/--outputs that does not fit the model."""
+
+    kind = "selection"
+
+
+class ConversionError(X2Error):
+    kind = "conversion"
+
+
+class StepCrashed(X2Error):
+    kind = "crash"

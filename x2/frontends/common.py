@@ -1,0 +1,238 @@
+"""What every frontend shares: a neutral view of source ops, subgraph
+selection (the pruning pass on the source graph), and the mapping loop that
+checks every op before converting any, so all unsupported ops are reported
+at once."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import ConversionError, SelectionError, UnsupportedOpsError
+from ..ir import Graph, TensorInfo
+from ..ir.ops import evaluate
+from ..registry import Registry
+
+
+@dataclass
+class SourceOp:
+    type: str
+    name: str
+    inputs: list[str]          # value names (producer outputs), data inputs only
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    const_value: np.ndarray | None = None   # for constant ops
+
+
+@dataclass
+class SourceGraph:
+    framework: str
+    ops: list[SourceOp]                      # topological order
+    inputs: list[str]                        # graph input value names, in signature order
+    outputs: list[str]                       # graph output value names, in signature order
+    info: dict[str, TensorInfo]              # dtype/shape of every value known
+    input_aliases: dict[str, str] = field(default_factory=dict)   # IR name for an input value
+    output_aliases: dict[str, str] = field(default_factory=dict)  # IR name for an output value
+    version: int = 1                         # opset / producer version for versioned mappers
+
+
+class MapContext:
+    """Handed to each mapper: read source facts, emit IR nodes."""
+
+    def __init__(self, graph: Graph, source: SourceGraph):
+        self.graph = graph
+        self.source = source
+        self.current: SourceOp | None = None
+        self.current_mapper = ""
+
+    # facts about source values
+    def shape(self, value: str):
+        return self.graph.shape(value) if value in self.graph.info else self.source.info[value].shape
+
+    def dtype(self, value: str) -> str:
+        info = self.graph.info.get(value) or self.source.info[value]
+        return info.dtype
+
+    def const(self, value: str) -> np.ndarray | None:
+        return self.graph.constants.get(value)
+
+    def require_const(self, value: str, what: str) -> np.ndarray:
+        array = self.const(value)
+        if array is None:
+            raise ConversionError(
+                f"{self.current.type} node '{self.current.name}': {what} must be a constant "
+                f"at conversion time, but '{value}' is computed by the graph")
+        return array
+
+    # building IR
+    def constant(self, array, hint: str = "const") -> str:
+        return self.graph.add_constant(f"{self.current.name}/{hint}" if self.current else hint,
+                                       np.asarray(array))
+
+    def emit(self, op: str, inputs: list[str], attrs: dict | None = None, *,
+             outputs: list[str] | None = None, dtype: str | None = None, shape=None,
+             hint: str = "") -> str:
+        """Add one IR node; returns its first output. `outputs` defaults to fresh names;
+        pass the source op's outputs for the node that produces them.
+
+        An op whose inputs are all constants is evaluated now, so mappers
+        downstream see constants (e.g. weights behind Identity chains)."""
+        if outputs is not None and inputs and all(v in self.graph.constants for v in inputs):
+            folded = evaluate(op, [self.graph.constants[v] for v in inputs], attrs or {})
+            if folded is not None:
+                for name, array in zip(outputs, folded):
+                    array = np.asarray(array)
+                    self.graph.constants[name] = array
+                    self.graph.info[name] = TensorInfo(str(array.dtype), tuple(array.shape))
+                return outputs[0]
+        name = self.graph.fresh_name(f"{self.current.name}/{hint or op}") if outputs is None \
+            else outputs[0]
+        node = self.graph.add_node(op, inputs, attrs=attrs, name=name, outputs=outputs,
+                                   source={"op": self.current.type, "name": self.current.name,
+                                           "mapper": self.current_mapper})
+        for out in node.outputs:
+            if out in self.source.info and out not in self.graph.info:
+                self.graph.info[out] = self.source.info[out]
+        if outputs is None:
+            self.graph.info[node.outputs[0]] = TensorInfo(
+                dtype or self.dtype(inputs[0]), shape)
+        elif dtype is not None or shape is not None:
+            self.graph.info[node.outputs[0]] = TensorInfo(dtype or self.dtype(inputs[0]), shape)
+        return node.outputs[0]
+
+    def alias(self, output: str, value: str) -> None:
+        """The source output is the same tensor as `value` (identity-like ops)."""
+        self.emit("identity", [value], outputs=[output])
+
+
+def _suggest(name: str, candidates: list[str]) -> str:
+    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.4)
+    pool = close or candidates[:8]
+    return ", ".join(repr(c) for c in pool)
+
+
+def select_subgraph(source: SourceGraph, inputs: list[str] | None,
+                    outputs: list[str] | None) -> SourceGraph:
+    """Keep only the ops between the named inputs and outputs.
+
+    Names may be value names ('block/relu:0' style, the ':0' optional) or op
+    names. A named input becomes a graph input; an output that depends on a
+    graph input not named is an error listing the missing inputs."""
+    producer = {out: op for op in source.ops for out in op.outputs}
+    known = list(producer) + list(source.inputs)
+    by_alias = {v: k for k, v in {**source.input_aliases, **source.output_aliases}.items()}
+
+    def resolve(name: str, role: str) -> str:
+        for candidate in (name, by_alias.get(name), name + ":0", name.removesuffix(":0")):
+            if candidate and (candidate in producer or candidate in source.inputs):
+                return candidate
+        raise SelectionError(
+            f"--{role}: no tensor named '{name}' in the model. Closest names: "
+            f"{_suggest(name, known + list(by_alias))}",
+            details={"name": name, "role": role})
+
+    new_outputs = [resolve(n, "outputs") for n in outputs] if outputs else list(source.outputs)
+    new_inputs = [resolve(n, "inputs") for n in inputs] if inputs else list(source.inputs)
+    boundary = set(new_inputs)
+    needed: set[str] = set()
+    missing_inputs: set[str] = set()
+    stack = list(new_outputs)
+    while stack:
+        value = stack.pop()
+        if value in needed:
+            continue
+        needed.add(value)
+        if value in boundary:
+            continue
+        op = producer.get(value)
+        if op is None:
+            if value in source.inputs:
+                missing_inputs.add(value)
+            continue
+        for out in op.outputs:
+            needed.add(out)
+        stack.extend(op.inputs)
+    if missing_inputs:
+        names = [source.input_aliases.get(v, v) for v in sorted(missing_inputs)]
+        raise SelectionError(
+            f"the outputs {new_outputs} depend on input(s) {names} that are not named in "
+            f"--inputs {inputs}. Add them to --inputs, or pick outputs that do not need them.",
+            details={"missing_inputs": names})
+    ops = [op for op in source.ops
+           if any(o in needed for o in op.outputs) and not all(o in boundary for o in op.outputs)]
+    return SourceGraph(source.framework, ops, new_inputs, new_outputs, source.info,
+                       {k: v for k, v in source.input_aliases.items() if k in boundary},
+                       {k: v for k, v in source.output_aliases.items() if k in new_outputs},
+                       source.version)
+
+
+def map_graph(source: SourceGraph, registry: Registry) -> Graph:
+    """Map every source op to IR nodes. All unsupported ops are found first."""
+    unsupported: dict[str, list[str]] = {}
+    mappers: list[Callable] = []
+    for op in source.ops:
+        if op.const_value is not None:
+            mappers.append(None)
+            continue
+        fn = registry.lookup(op.type, source.version)
+        if fn is None:
+            unsupported.setdefault(op.type, []).append(op.name)
+        mappers.append(fn)
+    if unsupported:
+        raise UnsupportedOpsError(source.framework, unsupported)
+
+    graph = Graph()
+    graph.meta["source_framework"] = source.framework
+    for value in source.inputs:
+        info = source.info[value]
+        graph.add_input(value, info.dtype, info.shape)
+    ctx = MapContext(graph, source)
+    for op, fn in zip(source.ops, mappers):
+        ctx.current = op
+        if op.const_value is not None:
+            graph.constants[op.outputs[0]] = op.const_value
+            graph.info[op.outputs[0]] = TensorInfo(str(op.const_value.dtype),
+                                                   tuple(op.const_value.shape))
+            continue
+        ctx.current_mapper = f"{fn.__module__}.{fn.__name__}"
+        fn(ctx, op)
+    graph.outputs = list(source.outputs)
+    _apply_aliases(graph, source)
+    graph.meta["source_ops"] = _count(op.type for op in source.ops)
+    graph.toposort()
+    graph.validate()
+    return graph
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _apply_aliases(graph: Graph, source: SourceGraph) -> None:
+    """Give graph inputs/outputs the names of the source signature."""
+    renames = {**source.input_aliases}
+    for value, alias in source.output_aliases.items():
+        if value in graph.inputs or value in graph.constants:
+            # An output that is an input or a constant: give it its own node.
+            node = graph.add_node("identity", [value], name=alias, outputs=[alias])
+            graph.info[alias] = graph.info[value]
+            graph.outputs = [alias if v == value else v for v in graph.outputs]
+            del node
+        else:
+            renames[value] = alias
+    for old, new in renames.items():
+        if old == new:
+            continue
+        if new in graph.info and new not in renames:
+            raise ConversionError(f"signature name {new!r} clashes with a tensor of the graph")
+    for node in graph.nodes:
+        node.inputs = [renames.get(v, v) for v in node.inputs]
+        node.outputs = [renames.get(v, v) for v in node.outputs]
+    graph.inputs = [renames.get(v, v) for v in graph.inputs]
+    graph.outputs = [renames.get(v, v) for v in graph.outputs]
+    graph.info = {renames.get(k, k): v for k, v in graph.info.items()}

@@ -1,0 +1,5 @@
+"""The shared IR. Documented in docs/IR.md."""
+from .graph import DTYPES, Graph, Node, TensorInfo
+from .serialize import load_graph, save_graph
+
+__all__ = ["DTYPES", "Graph", "Node", "TensorInfo", "load_graph", "save_graph"]

@@ -1,0 +1,227 @@
+"""The IR op set: each op's layout behaviour and a numpy reference kernel.
+
+`layout` says how an op relates to a Transpose on its inputs, so the layout
+pass can push Transposes through it without an op-by-op if-chain:
+  "elementwise"  works on any layout (constants are permuted to match)
+  "reduce"       reduces `axes`; the pass permutes the axes
+  "axis"         acts along one `axis` (concat, softmax); the pass permutes it
+  "pad"          the pass permutes its `pads`
+  None           layout-sensitive: Transposes stop here
+
+The numpy kernels define the semantics (docs/IR.md) and serve constant
+folding; emitters must agree with them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    layout: str | None
+    kernel: Callable | None  # (inputs: list[np.ndarray], attrs) -> list[np.ndarray]
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _define(name: str, layout: str | None = None):
+    def decorate(fn):
+        OPS[name] = OpDef(name, layout, fn)
+        return fn
+    return decorate
+
+
+def _unary(name: str, fn: Callable) -> None:
+    OPS[name] = OpDef(name, "elementwise", lambda xs, a: [fn(xs[0], a)])
+
+
+def _binary(name: str, fn: Callable) -> None:
+    OPS[name] = OpDef(name, "elementwise", lambda xs, a: [fn(xs[0], xs[1])])
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x
+
+
+def _sigmoid(x):
+    return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+for _name, _fn in {
+    "identity": lambda x, a: x,
+    "relu": lambda x, a: np.maximum(x, 0).astype(x.dtype),
+    "sigmoid": lambda x, a: _sigmoid(x),
+    "tanh": lambda x, a: np.tanh(x),
+    "exp": lambda x, a: np.exp(x),
+    "log": lambda x, a: np.log(x),
+    "sqrt": lambda x, a: np.sqrt(x),
+    "rsqrt": lambda x, a: (1 / np.sqrt(x)).astype(x.dtype),
+    "neg": lambda x, a: -x,
+    "abs": lambda x, a: np.abs(x),
+    "erf": lambda x, a: _erf(x),
+    "square": lambda x, a: x * x,
+    "silu": lambda x, a: x * _sigmoid(x),
+    "softplus": lambda x, a: np.logaddexp(0, x).astype(x.dtype),
+    "clip": lambda x, a: np.clip(x, a.get("min"), a.get("max")).astype(x.dtype),
+    "leaky_relu": lambda x, a: np.where(x >= 0, x, x * a["alpha"]).astype(x.dtype),
+    "elu": lambda x, a: np.where(x > 0, x, a.get("alpha", 1.0) * np.expm1(x)).astype(x.dtype),
+    "selu": lambda x, a: (1.0507009873554805 * np.where(
+        x > 0, x, 1.6732632423543772 * np.expm1(x))).astype(x.dtype),
+    "gelu": lambda x, a: (0.5 * x * (1 + (np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3))
+                          if a.get("approximate") else _erf(x / np.sqrt(2).astype(x.dtype)))
+                          )).astype(x.dtype),
+    "cast": lambda x, a: x.astype(a["dtype"]),
+}.items():
+    _unary(_name, _fn)
+
+for _name, _fn in {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
+}.items():
+    _binary(_name, lambda a, b, f=_fn: np.asarray(f(a, b)).astype(np.result_type(a, b)))
+
+
+def _reduce(fn):
+    return lambda xs, a: [np.asarray(fn(xs[0], axis=tuple(a["axes"]), keepdims=a["keepdims"]))]
+
+
+for _name, _fn in {"reduce_mean": np.mean, "reduce_sum": np.sum, "reduce_max": np.max,
+                   "reduce_min": np.min, "reduce_prod": np.prod}.items():
+    OPS[_name] = OpDef(_name, "reduce", _reduce(_fn))
+
+
+@_define("softmax", "axis")
+def _softmax(xs, a):
+    x = xs[0]
+    e = np.exp(x - x.max(axis=a["axis"], keepdims=True))
+    return [e / e.sum(axis=a["axis"], keepdims=True)]
+
+
+@_define("log_softmax", "axis")
+def _log_softmax(xs, a):
+    x = xs[0]
+    shifted = x - x.max(axis=a["axis"], keepdims=True)
+    return [shifted - np.log(np.exp(shifted).sum(axis=a["axis"], keepdims=True))]
+
+
+@_define("concat", "axis")
+def _concat(xs, a):
+    return [np.concatenate(xs, axis=a["axis"])]
+
+
+@_define("pad", "pad")
+def _pad(xs, a):
+    pads = a["pads"]
+    rank = len(pads) // 2
+    width = [(pads[i], pads[i + rank]) for i in range(rank)]
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "edge"}[a.get("mode", "constant")]
+    kwargs = {"constant_values": a.get("value", 0)} if mode == "constant" else {}
+    return [np.pad(xs[0], width, mode=mode, **kwargs)]
+
+
+@_define("transpose")
+def _transpose(xs, a):
+    return [np.transpose(xs[0], a["perm"])]
+
+
+def reshape_target(in_shape, shape):
+    """ONNX-style: 0 copies the input dim, -1 is inferred."""
+    return [in_shape[i] if d == 0 else d for i, d in enumerate(shape)]
+
+
+@_define("reshape")
+def _reshape(xs, a):
+    return [xs[0].reshape(reshape_target(xs[0].shape, a["shape"]))]
+
+
+@_define("squeeze")
+def _squeeze(xs, a):
+    return [np.squeeze(xs[0], axis=tuple(a["axes"]))]
+
+
+@_define("unsqueeze")
+def _unsqueeze(xs, a):
+    return [np.expand_dims(xs[0], axis=tuple(a["axes"]))]
+
+
+@_define("matmul")
+def _matmul(xs, a):
+    return [np.matmul(xs[0], xs[1])]
+
+
+@_define("dense")
+def _dense(xs, a):
+    y = np.matmul(xs[0], xs[1])
+    return [y + xs[2] if len(xs) > 2 and xs[2] is not None else y]
+
+
+@_define("shape")
+def _shape(xs, a):
+    return [np.array(xs[0].shape, dtype=a.get("dtype", "int64"))]
+
+
+@_define("stack")
+def _stack(xs, a):
+    return [np.stack(xs, axis=a["axis"])]
+
+
+@_define("strided_slice")
+def _strided_slice(xs, a):
+    """TF StridedSlice semantics with begin/end/strides as attrs (masks as bitfields)."""
+    x = xs[0]
+    index = strided_slice_index(x.ndim, a)
+    return [np.asarray(x[index])]
+
+
+def strided_slice_index(rank: int, a: dict) -> tuple:
+    begin, end, strides = a["begin"], a["end"], a["strides"]
+    index: list = []
+    dim = 0
+    shrink = []
+    for i in range(len(begin)):
+        bit = 1 << i
+        if a.get("ellipsis_mask", 0) & bit:
+            fill = rank - (len(begin) - i - 1) - dim
+            index.extend([slice(None)] * fill)
+            dim += fill
+            continue
+        if a.get("new_axis_mask", 0) & bit:
+            index.append(None)
+            continue
+        if a.get("shrink_axis_mask", 0) & bit:
+            index.append(begin[i])
+            dim += 1
+            continue
+        b = None if a.get("begin_mask", 0) & bit else begin[i]
+        e = None if a.get("end_mask", 0) & bit else end[i]
+        index.append(slice(b, e, strides[i]))
+        dim += 1
+    del shrink
+    return tuple(index)
+
+
+@_define("batch_norm")
+def _batch_norm(xs, a):
+    x, scale, bias, mean, var = xs
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    inv = scale / np.sqrt(var + a["epsilon"])
+    return [(x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)]
+
+
+# Layout-sensitive ops whose semantics live in docs/IR.md; kernels are not
+# needed for folding (their inputs are never all constant in practice).
+for _name in ("conv2d", "max_pool2d", "avg_pool2d", "reshape_dynamic"):
+    OPS.setdefault(_name, OpDef(_name, None, None))
+
+
+def evaluate(op: str, inputs: list[np.ndarray], attrs: dict) -> list[np.ndarray] | None:
+    opdef = OPS.get(op)
+    if opdef is None or opdef.kernel is None:
+        return None
+    return opdef.kernel(inputs, attrs)

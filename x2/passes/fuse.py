@@ -1,0 +1,95 @@
+"""Fusions that make the emitted model read like hand-written code and run
+like a native one:
+  * conv2d followed by a per-channel add/mul of constants (bias, and Keras'
+    inference-time batch norm, which TF exports as mul+add) folds into the
+    convolution's weight and bias;
+  * matmul by a constant 2-D weight (+ a constant bias) becomes `dense`,
+    which emitters write as a Linear layer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Node
+
+
+def _channel_vector(graph: Graph, value: str, channels: int, rank: int) -> np.ndarray | None:
+    """The constant as a length-C vector if it broadcasts along axis 1 only."""
+    const = graph.constants.get(value)
+    if const is None:
+        return None
+    if const.size == 1:
+        return np.full(channels, const.reshape(()), dtype=const.dtype)
+    if const.ndim > rank:
+        return None
+    full = const.reshape((1,) * (rank - const.ndim) + const.shape)
+    if full.shape[1] != channels or any(d != 1 for i, d in enumerate(full.shape) if i != 1):
+        return None
+    return full.reshape(channels)
+
+
+def _single_user(graph: Graph, consumers, value: str) -> Node | None:
+    users = consumers.get(value, [])
+    if len(users) != 1 or value in graph.outputs:
+        return None
+    return users[0]
+
+
+def fold_affine_into_conv(graph: Graph) -> Graph:
+    changed = True
+    while changed:
+        changed = False
+        consumers = graph.consumers()
+        for conv in graph.nodes:
+            if conv.op != "conv2d" or conv.inputs[1] not in graph.constants:
+                continue
+            user = _single_user(graph, consumers, conv.outputs[0])
+            if user is None or user.op not in ("add", "mul", "sub"):
+                continue
+            other = user.inputs[1] if user.inputs[0] == conv.outputs[0] else user.inputs[0]
+            if user.op == "sub" and user.inputs[0] != conv.outputs[0]:
+                continue
+            weight = graph.constants[conv.inputs[1]]
+            vector = _channel_vector(graph, other, weight.shape[0], 4)
+            if vector is None or user.inputs.count(conv.outputs[0]) != 1:
+                continue
+            bias = (graph.constants[conv.inputs[2]] if len(conv.inputs) > 2
+                    else np.zeros(weight.shape[0], weight.dtype))
+            if user.op == "mul":
+                weight = weight * vector.reshape(-1, 1, 1, 1)
+                bias = bias * vector
+            else:
+                bias = bias + vector if user.op == "add" else bias - vector
+            conv.inputs = [conv.inputs[0],
+                           graph.add_constant(conv.name + "/weight", weight.astype(weight.dtype)),
+                           graph.add_constant(conv.name + "/bias", bias.astype(weight.dtype))]
+            conv.outputs = list(user.outputs)
+            user.op, user.inputs, user.outputs = "dead", [], []
+            changed = True
+        graph.nodes = [n for n in graph.nodes if n.op != "dead"]
+    return graph.remove_unused()
+
+
+def matmul_to_dense(graph: Graph) -> Graph:
+    consumers = graph.consumers()
+    for node in graph.nodes:
+        if node.op != "matmul" or node.inputs[1] not in graph.constants:
+            continue
+        weight = graph.constants[node.inputs[1]]
+        if weight.ndim != 2:
+            continue
+        node.op = "dense"
+        user = _single_user(graph, consumers, node.outputs[0])
+        if user is None or user.op != "add":
+            continue
+        other = user.inputs[1] if user.inputs[0] == node.outputs[0] else user.inputs[0]
+        bias = graph.constants.get(other)
+        if bias is None or bias.size != weight.shape[1] or bias.ndim > 1 and \
+                any(d != 1 for d in bias.shape[:-1]):
+            continue
+        node.inputs = node.inputs + [graph.add_constant(node.name + "/bias",
+                                                        bias.reshape(-1).astype(weight.dtype))]
+        node.outputs = list(user.outputs)
+        user.op, user.inputs, user.outputs = "dead", [], []
+    graph.nodes = [n for n in graph.nodes if n.op != "dead"]
+    return graph.remove_unused()

@@ -1,0 +1,171 @@
+"""Transpose elimination: the NHWC -> NCHW layout pass.
+
+Frontends wrap every layout-sensitive op of an NHWC graph in a Transpose
+pair (to NCHW and back). This pass then, until nothing changes:
+  * pushes a Transpose down through ops that do not care about layout (each
+    IR op declares how in x2/ir/ops.py: elementwise, reduce, axis, pad),
+    permuting their constants, axes or pads instead;
+  * merges consecutive Transposes and drops the ones that cancel;
+  * turns Transpose -> Flatten -> MatMul(const) into Flatten -> MatMul with the
+    weight rows permuted once, at conversion time.
+What is left is what the math needs: typically one Transpose per NHWC input.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Node, TensorInfo
+from ..ir.ops import OPS
+
+
+def _inverse(perm: list[int]) -> list[int]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def _permute_shape(shape, perm):
+    return None if shape is None else tuple(shape[i] for i in perm)
+
+
+class _Rewriter:
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.producers = graph.producers()
+        self.changed = False
+
+    def transpose_of(self, value: str) -> Node | None:
+        node = self.producers.get(value)
+        return node if node is not None and node.op == "transpose" else None
+
+    def add_transpose(self, value: str, perm: list[int], output: str, source: dict) -> None:
+        node = self.graph.add_node("transpose", [value], attrs={"perm": list(perm)},
+                                   name=self.graph.fresh_name("transpose"), outputs=[output],
+                                   source=source)
+        self.producers[output] = node
+
+    def retarget_output(self, node: Node, perm: list[int]) -> None:
+        """`node` now computes the un-permuted result; restore its old output
+        name behind a Transpose with `perm`."""
+        old = node.outputs[0]
+        info = self.graph.info.get(old)
+        new = self.graph.fresh_name(old.split("/")[-1] + "_nchw")
+        node.outputs = [new]
+        if info is not None:
+            self.graph.info[new] = TensorInfo(info.dtype, _permute_shape(info.shape,
+                                                                         _inverse(perm)))
+        self.producers[new] = node
+        if perm != list(range(len(perm))):
+            self.add_transpose(new, perm, old, node.source)
+        else:
+            node_id = self.graph.add_node("identity", [new], outputs=[old], name=old)
+            self.producers[old] = node_id
+        self.changed = True
+
+    # -- rules --------------------------------------------------------------
+    def merge(self, node: Node) -> None:
+        inner = self.transpose_of(node.inputs[0])
+        perm = node.attrs["perm"]
+        if inner is not None:
+            composed = [inner.attrs["perm"][i] for i in perm]
+            node.inputs = [inner.inputs[0]]
+            node.attrs = {"perm": composed}
+            perm = composed
+            self.changed = True
+        if perm == list(range(len(perm))):
+            node.op, node.attrs = "identity", {}
+            self.changed = True
+
+    def push(self, node: Node) -> None:
+        kind = OPS[node.op].layout if node.op in OPS else None
+        if kind is None or len(node.outputs) != 1:
+            return
+        data = [v for v in node.inputs if v and v not in self.graph.constants]
+        transposes = [self.transpose_of(v) for v in data]
+        if not data or any(t is None for t in transposes):
+            return
+        perm = transposes[0].attrs["perm"]
+        if any(t.attrs["perm"] != perm for t in transposes):
+            return
+        rank = len(perm)
+        inv = _inverse(perm)
+        new_inputs = []
+        for v in node.inputs:
+            if v in self.graph.constants:
+                const = self.graph.constants[v]
+                if const.ndim > rank or (kind != "elementwise" and const.ndim != rank):
+                    return
+                if const.size != 1 or const.ndim == rank:
+                    expanded = const.reshape((1,) * (rank - const.ndim) + const.shape)
+                    v = self.graph.add_constant(v + "_nchw",
+                                                np.ascontiguousarray(expanded.transpose(inv)))
+                new_inputs.append(v)
+            elif v:
+                new_inputs.append(self.transpose_of(v).inputs[0])
+            else:
+                new_inputs.append(v)
+        out_perm = perm
+        attrs = dict(node.attrs)
+        if kind == "axis":
+            attrs["axis"] = perm[attrs["axis"] % rank]
+        elif kind == "pad":
+            pads = attrs["pads"]
+            begin, end = [0] * rank, [0] * rank
+            for i in range(rank):
+                begin[perm[i]], end[perm[i]] = pads[i], pads[i + rank]
+            attrs["pads"] = begin + end
+        elif kind == "reduce":
+            axes = attrs["axes"]
+            attrs["axes"] = sorted(perm[a] for a in axes)
+            if not attrs["keepdims"]:
+                kept = [perm[i] for i in range(rank) if i not in axes]
+                out_perm = [sorted(kept).index(v) for v in kept]
+        node.inputs = new_inputs
+        node.attrs = attrs
+        self.retarget_output(node, out_perm)
+
+    def flatten_into_weights(self, node: Node, consumers: dict[str, list[Node]]) -> None:
+        """reshape(T(x)) -> matmul(W) becomes reshape(x) -> matmul(W with rows permuted)."""
+        inner = self.transpose_of(node.inputs[0])
+        out_shape = self.graph.shape(node.outputs[0])
+        in_shape = self.graph.shape(node.inputs[0])
+        if inner is None or out_shape is None or in_shape is None or len(out_shape) != 2:
+            return
+        perm = inner.attrs["perm"]
+        if perm[0] != 0 or any(d is None for d in in_shape[1:]):
+            return
+        users = consumers.get(node.outputs[0], [])
+        if not users or node.outputs[0] in self.graph.outputs:
+            return
+        if any(u.op not in ("matmul", "dense") or u.inputs[0] != node.outputs[0]
+               or u.inputs[1] not in self.graph.constants for u in users):
+            return
+        inv = _inverse(perm)
+        # Weight rows follow the flattened order of T(x); re-index them by x's order.
+        axes = [inv[j] - 1 for j in range(1, len(perm))] + [len(perm) - 1]
+        for user in users:
+            weight = self.graph.constants[user.inputs[1]]
+            rows = weight.reshape(tuple(in_shape[1:]) + (weight.shape[1],))
+            permuted = np.ascontiguousarray(rows.transpose(axes)).reshape(weight.shape)
+            user.inputs[1] = self.graph.add_constant(user.inputs[1] + "_nchw", permuted)
+        node.inputs = [inner.inputs[0]]
+        self.changed = True
+
+
+def eliminate_transposes(graph: Graph, max_rounds: int = 100) -> Graph:
+    for _ in range(max_rounds):
+        rewriter = _Rewriter(graph)
+        consumers = graph.consumers()
+        for node in list(graph.nodes):
+            if node.op == "transpose":
+                rewriter.merge(node)
+            elif node.op == "reshape":
+                rewriter.flatten_into_weights(node, consumers)
+            else:
+                rewriter.push(node)
+        graph.toposort()
+        graph.remove_unused()
+        if not rewriter.changed:
+            break
+    return graph
