@@ -1,0 +1,119 @@
+"""The conversion pipeline: frontend worker -> IR passes -> emitter worker,
+written atomically into the output directory.
+
+This module imports no framework; `convert` is safe to call from a process
+that has already imported TensorFlow, paddle or torch in any order."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from .errors import ConversionError, X2Error
+from .ir import load_graph, save_graph
+from .isolation import run_step
+from .passes import run_pipeline
+
+FRONTENDS = {"tf": "tf.read"}
+EMITTERS = {"paddle": "paddle.emit"}
+REPORT = "report.json"
+
+
+def _noop(step: str, state: str, seconds: float | None = None) -> None:
+    pass
+
+
+def prepare_output(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise X2Error(f"--out {out}: exists and is a file; give a directory path")
+    if out.is_dir() and any(out.iterdir()) and not (out / REPORT).exists():
+        raise X2Error(f"--out {out}: directory is not empty and was not written by x2; "
+                      f"refusing to overwrite it. Choose a new or empty directory.")
+    parent = out.parent if out.parent != Path("") else Path(".")
+    if not parent.exists():
+        raise X2Error(f"--out {out}: parent directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise X2Error(f"--out {out}: parent directory {parent} is not writable")
+
+
+def publish(staging: Path, out: Path) -> None:
+    """Move a finished staging directory to `out` in one rename (or two, when
+    replacing an earlier x2 output, which is kept until the new one is in place)."""
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.rename(out, old)
+        os.rename(staging, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(staging, out)
+
+
+def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
+            inputs: list[str] | None = None, outputs: list[str] | None = None,
+            input_shapes: dict[str, list[int]] | None = None, signature: str | None = None,
+            progress: Callable = _noop) -> dict:
+    if source not in FRONTENDS:
+        raise X2Error(f"--from {source}: not supported; choose from {', '.join(FRONTENDS)}")
+    if target not in EMITTERS:
+        raise X2Error(f"--to {target}: not supported; choose from {', '.join(EMITTERS)}")
+    out_path = Path(out)
+    prepare_output(out_path)
+    timings: dict[str, float] = {}
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.x2-staging-",
+                                    dir=out_path.parent if str(out_path.parent) else "."))
+    work = Path(tempfile.mkdtemp(prefix="x2-ir-"))
+    try:
+        def step(name, fn):
+            progress(name, "start")
+            start = time.perf_counter()
+            value = fn()
+            timings[name] = round(time.perf_counter() - start, 3)
+            progress(name, "done", timings[name])
+            return value
+
+        read = step(f"read {source} model", lambda: run_step(FRONTENDS[source], {
+            "model": str(model), "signature": signature, "input_shapes": input_shapes,
+            "inputs": inputs, "outputs": outputs, "ir": str(work / "source_ir")}))
+        graph = load_graph(work / "source_ir")
+        nodes_before = len(graph.nodes)
+        transposes_before = graph.count("transpose")
+        graph, pass_records = step("optimize IR", lambda: run_pipeline(graph))
+        step("save IR", lambda: save_graph(graph, work / "ir"))
+        emitted = step(f"write {target} model", lambda: run_step(EMITTERS[target], {
+            "ir": str(work / "ir"), "out": str(staging),
+            "source_desc": f"{source} model {Path(model).name}"}))
+        report = {
+            "x2_version": "0.1.0",
+            "source": {"framework": source, "model": str(model), "signature": signature},
+            "target": target,
+            "inputs": [{"name": v, **graph.info[v].to_json()} for v in graph.inputs],
+            "outputs": [{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
+                        for v in graph.outputs],
+            "ops_seen": read["source_ops"],
+            "ops_mapped": sum(read["source_ops"].values()),
+            "ir_ops": graph.op_counts(),
+            "nodes_before_passes": nodes_before,
+            "nodes_after_passes": len(graph.nodes),
+            "transposes_before_passes": transposes_before,
+            "transposes_left": graph.count("transpose"),
+            "passes": pass_records,
+            "timings_s": timings,
+            "files": emitted.get("files", []),
+        }
+        (staging / REPORT).write_text(json.dumps(report, indent=2))
+        publish(staging, out_path)
+        return report
+    except X2Error:
+        raise
+    except OSError as exc:
+        raise X2Error(f"writing {out}: {exc.strerror or exc}") from exc
+    except Exception as exc:
+        raise ConversionError(f"internal error while converting: {type(exc).__name__}: {exc}") \
+            from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)

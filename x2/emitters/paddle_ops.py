@@ -1,0 +1,197 @@
+"""IR op -> Paddle code, one small function per op (or op family).
+
+Each function gets the emitter context `e` and the IR node, and returns the
+expression computing the node's output. Layers with weights become nn.Layer
+submodules so that the generated model can be fine-tuned."""
+from __future__ import annotations
+
+from .codegen import Expr, binop, call
+
+PADDLE_OPS: dict = {}
+
+
+def paddle_op(*names: str):
+    def decorate(fn):
+        for name in names:
+            PADDLE_OPS[name] = fn
+        return fn
+    return decorate
+
+
+def _paddle_pads(pads: list[int]):
+    top, left, bottom, right = pads
+    if top == bottom and left == right:
+        return [top, left]
+    return [top, bottom, left, right]
+
+
+@paddle_op("conv2d")
+def conv2d(e, node):
+    a = node.attrs
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    if not e.is_const(w) or (bias and not e.is_const(bias)):
+        args = [e.value(x), e.value(w)] + ([e.value(bias)] if bias else [])
+        return call("F.conv2d", *args, stride=a["strides"], padding=_paddle_pads(a["pads"]),
+                    dilation=a["dilations"], groups=a["groups"])
+    weight = e.const(w)
+    out_ch, in_per_group, kh, kw = weight.shape
+    layer = e.layer(node, "conv", call(
+        "nn.Conv2D", in_per_group * a["groups"], out_ch, kernel_size=[kh, kw],
+        stride=a["strides"], padding=_paddle_pads(a["pads"]), dilation=a["dilations"],
+        groups=a["groups"], bias_attr=Expr("None" if bias else "False")),
+        {"weight": w, **({"bias": bias} if bias else {})})
+    return call(f"self.{layer}", e.value(x))
+
+
+@paddle_op("dense")
+def dense(e, node):
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    weight = e.const(w)
+    layer = e.layer(node, "linear", call("nn.Linear", weight.shape[0], weight.shape[1],
+                                         bias_attr=Expr("None" if bias else "False")),
+                    {"weight": w, **({"bias": bias} if bias else {})})
+    return call(f"self.{layer}", e.value(x))
+
+
+@paddle_op("batch_norm")
+def batch_norm(e, node):
+    x, scale, bias, mean, var = node.inputs
+    channels = e.const(scale).shape[0]
+    layer = e.layer(node, "bn", call("nn.BatchNorm2D", channels, epsilon=node.attrs["epsilon"]),
+                    {"weight": scale, "bias": bias, "_mean": mean, "_variance": var})
+    return call(f"self.{layer}", e.value(x))
+
+
+@paddle_op("max_pool2d", "avg_pool2d")
+def pool2d(e, node):
+    a = node.attrs
+    kwargs = {"kernel_size": a["kernel"], "stride": a["strides"],
+              "padding": _paddle_pads(a["pads"])}
+    if node.op == "avg_pool2d":
+        kwargs["exclusive"] = not a.get("count_include_pad", False)
+        return call("F.avg_pool2d", e.value(node.inputs[0]), **kwargs)
+    return call("F.max_pool2d", e.value(node.inputs[0]), **kwargs)
+
+
+_UNARY = {"relu": "F.relu", "sigmoid": "F.sigmoid", "tanh": "paddle.tanh", "exp": "paddle.exp",
+          "log": "paddle.log", "sqrt": "paddle.sqrt", "rsqrt": "paddle.rsqrt",
+          "abs": "paddle.abs", "erf": "paddle.erf", "square": "paddle.square",
+          "silu": "F.silu", "softplus": "F.softplus", "selu": "F.selu"}
+
+
+@paddle_op(*_UNARY)
+def unary(e, node):
+    return call(_UNARY[node.op], e.value(node.inputs[0]))
+
+
+@paddle_op("identity")
+def identity(e, node):
+    return Expr(e.value(node.inputs[0]))
+
+
+@paddle_op("neg")
+def neg(e, node):
+    return Expr(f"-{e.value(node.inputs[0])}")
+
+
+@paddle_op("clip")
+def clip(e, node):
+    lo, hi = node.attrs.get("min"), node.attrs.get("max")
+    if lo == 0.0 and hi == 6.0:
+        return call("F.relu6", e.value(node.inputs[0]))
+    return call("paddle.clip", e.value(node.inputs[0]), min=lo, max=hi)
+
+
+@paddle_op("leaky_relu")
+def leaky_relu(e, node):
+    return call("F.leaky_relu", e.value(node.inputs[0]), negative_slope=node.attrs["alpha"])
+
+
+@paddle_op("elu")
+def elu(e, node):
+    return call("F.elu", e.value(node.inputs[0]), alpha=node.attrs.get("alpha", 1.0))
+
+
+@paddle_op("gelu")
+def gelu(e, node):
+    return call("F.gelu", e.value(node.inputs[0]),
+                approximate=bool(node.attrs.get("approximate", False)))
+
+
+@paddle_op("cast")
+def cast(e, node):
+    return call("paddle.cast", e.value(node.inputs[0]), node.attrs["dtype"])
+
+
+_BINARY_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**"}
+_BINARY_FUNCS = {"maximum": "paddle.maximum", "minimum": "paddle.minimum"}
+
+
+@paddle_op(*_BINARY_OPERATORS)
+def binary_operator(e, node):
+    a, b = node.inputs
+    return binop(e.value(a), _BINARY_OPERATORS[node.op], e.value(b))
+
+
+@paddle_op(*_BINARY_FUNCS)
+def binary_func(e, node):
+    return call(_BINARY_FUNCS[node.op], *[e.value(v, tensor=True) for v in node.inputs])
+
+
+_REDUCE = {"reduce_mean": "paddle.mean", "reduce_sum": "paddle.sum", "reduce_max": "paddle.max",
+           "reduce_min": "paddle.min", "reduce_prod": "paddle.prod"}
+
+
+@paddle_op(*_REDUCE)
+def reduce(e, node):
+    return call(_REDUCE[node.op], e.value(node.inputs[0]), axis=node.attrs["axes"],
+                keepdim=node.attrs["keepdims"])
+
+
+@paddle_op("softmax", "log_softmax")
+def softmax(e, node):
+    return call(f"F.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axis"])
+
+
+@paddle_op("concat", "stack")
+def concat(e, node):
+    items = Expr("[" + ", ".join(str(e.value(v, tensor=True)) for v in node.inputs) + "]")
+    return call(f"paddle.{node.op}", items, axis=node.attrs["axis"])
+
+
+@paddle_op("transpose")
+def transpose(e, node):
+    return call("paddle.transpose", e.value(node.inputs[0]), perm=node.attrs["perm"])
+
+
+@paddle_op("reshape")
+def reshape(e, node):
+    return call("paddle.reshape", e.value(node.inputs[0]), shape=node.attrs["shape"])
+
+
+@paddle_op("squeeze", "unsqueeze")
+def squeeze(e, node):
+    return call(f"paddle.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axes"])
+
+
+@paddle_op("matmul")
+def matmul(e, node):
+    return call("paddle.matmul", *[e.value(v, tensor=True) for v in node.inputs])
+
+
+@paddle_op("pad")
+def pad(e, node):
+    pads, mode = node.attrs["pads"], node.attrs.get("mode", "constant")
+    rank = len(pads) // 2
+    x = e.value(node.inputs[0])
+    if mode == "constant":
+        # Paddle takes [begin_0, end_0, begin_1, end_1, ...] when every dim is given.
+        flat = [p for i in range(rank) for p in (pads[i], pads[i + rank])]
+        return call("F.pad", x, flat, mode="constant", value=node.attrs.get("value", 0.0))
+    if rank != 4 or any(pads[i] or pads[i + rank] for i in (0, 1)):
+        raise e.unsupported(node, f"{mode} padding of batch/channel dims or rank {rank}")
+    paddle_mode = {"reflect": "reflect", "edge": "replicate"}[mode]
+    return call("F.pad", x, [pads[3], pads[7], pads[2], pads[6]], mode=paddle_mode,
+                data_format="NCHW")

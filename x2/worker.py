@@ -1,0 +1,104 @@
+"""Entry point of the worker processes: `python -m x2.worker TASK`.
+
+Each task imports one framework only, so a TensorFlow step and a Paddle step
+never share a process (TF-then-paddle segfaults), and a crash in a framework
+kills the worker, not the CLI. Arguments arrive as JSON on stdin; the result
+(or a user-facing error) is written as JSON to the path in args["result"].
+"""
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+import numpy as np
+
+from .errors import X2Error
+
+TASKS = {}
+
+
+def task(name):
+    def decorate(fn):
+        TASKS[name] = fn
+        return fn
+    return decorate
+
+
+def _load_inputs(path: str) -> list[np.ndarray]:
+    with np.load(path) as data:
+        return [data[f"arr_{i}"] for i in range(len(data.files))]
+
+
+def _save_outputs(path: str, outputs: list[np.ndarray]) -> None:
+    np.savez(path, *outputs)
+
+
+@task("tf.read")
+def tf_read(args):
+    from .frontends.common import map_graph, select_subgraph
+    from .frontends.tf_savedmodel import read_savedmodel
+    from .ir import save_graph
+    from .registry import TF
+
+    source = read_savedmodel(args["model"], args.get("signature"), args.get("input_shapes"))
+    source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
+    graph = map_graph(source, TF)
+    graph.meta["source_model"] = args["model"]
+    # Keras/TF graphs are NHWC at their interface.
+    graph.meta["io_layout"] = "source"
+    save_graph(graph, args["ir"])
+    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes)}
+
+
+@task("tf.spec")
+def tf_spec(args):
+    from .frontends.tf_savedmodel import signature_spec
+    return signature_spec(args["model"], args.get("signature"))
+
+
+@task("tf.run")
+def tf_run(args):
+    from .frontends.tf_savedmodel import run_savedmodel
+    inputs = dict(zip(args["names"], _load_inputs(args["inputs"])))
+    _save_outputs(args["outputs"], run_savedmodel(args["model"], args.get("signature"), inputs))
+    return {}
+
+
+@task("paddle.emit")
+def paddle_emit(args):
+    from .emitters.paddle import emit_paddle
+    from .ir import load_graph
+    return emit_paddle(load_graph(args["ir"]), args["out"], args.get("source_desc", "a model"))
+
+
+@task("paddle.run")
+def paddle_run(args):
+    from .emitters.paddle import run_paddle
+    _save_outputs(args["outputs"], run_paddle(args["out"], _load_inputs(args["inputs"]),
+                                              args.get("mode", "python")))
+    return {}
+
+
+def main() -> int:
+    name = sys.argv[1]
+    args = json.loads(sys.stdin.read())
+    result_path = args["result"]
+    try:
+        result = {"ok": True, "result": TASKS[name](args)}
+        code = 0
+    except X2Error as exc:
+        result = {"ok": False, "error": exc.to_json(), "traceback": traceback.format_exc()}
+        code = 3
+    except Exception as exc:  # a bug or an unexpected framework error
+        result = {"ok": False, "error": {"kind": "internal", "message":
+                  f"{type(exc).__name__}: {exc}", "details": {}},
+                  "traceback": traceback.format_exc()}
+        code = 4
+    with open(result_path, "w") as fh:
+        json.dump(result, fh)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
