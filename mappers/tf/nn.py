@@ -1,6 +1,8 @@
 """Normalization, pooling, softmax and activations."""
 from __future__ import annotations
 
+import numpy as np
+
 from x2.errors import ConversionError
 from x2.registry import tf_mapper
 
@@ -88,3 +90,10 @@ def gelu(ctx, op):
 @tf_mapper("Swish", "Silu")
 def swish(ctx, op):
     ctx.emit("silu", op.inputs[:1], outputs=op.outputs)
+
+
+@tf_mapper("Erfc")
+def erfc(ctx, op):
+    erf = ctx.emit("erf", op.inputs[:1], shape=ctx.shape(op.outputs[0]), hint="erf")
+    one = ctx.constant(np.array(1, dtype=ctx.dtype(op.inputs[0])), "one")
+    ctx.emit("sub", [one, erf], outputs=op.outputs)

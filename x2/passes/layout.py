@@ -34,6 +34,9 @@ class _Rewriter:
         self.graph = graph
         self.producers = graph.producers()
         self.changed = False
+        # (input value, perm) -> output of an existing Transpose, to reuse it.
+        self.existing = {(n.inputs[0], tuple(n.attrs["perm"])): n.outputs[0]
+                         for n in graph.nodes if n.op == "transpose"}
 
     def transpose_of(self, value: str) -> Node | None:
         node = self.producers.get(value)
@@ -44,6 +47,18 @@ class _Rewriter:
                                    name=self.graph.fresh_name("transpose"), outputs=[output],
                                    source=source)
         self.producers[output] = node
+        self.existing.setdefault((value, tuple(perm)), output)
+
+    def transposed(self, value: str, perm: list[int], source: dict) -> str:
+        """`value` transposed by `perm`, reusing a Transpose the graph already has."""
+        key = (value, tuple(perm))
+        if key not in self.existing:
+            self.add_transpose(value, perm, self.graph.fresh_name("transposed"), source)
+            info = self.graph.info.get(value)
+            if info is not None:
+                self.graph.info[self.existing[key]] = TensorInfo(
+                    info.dtype, _permute_shape(info.shape, perm))
+        return self.existing[key]
 
     def retarget_output(self, node: Node, perm: list[int]) -> None:
         """`node` now computes the un-permuted result; restore its old output
@@ -76,6 +91,11 @@ class _Rewriter:
         if perm == list(range(len(perm))):
             node.op, node.attrs = "identity", {}
             self.changed = True
+            return
+        twin = self.existing.setdefault((node.inputs[0], tuple(perm)), node.outputs[0])
+        if twin != node.outputs[0] and self.producers.get(twin) is not None:
+            node.op, node.inputs, node.attrs = "identity", [twin], {}
+            self.changed = True
 
     def push(self, node: Node) -> None:
         kind = OPS[node.op].layout if node.op in OPS else None
@@ -83,13 +103,22 @@ class _Rewriter:
             return
         data = [v for v in node.inputs if v and v not in self.graph.constants]
         transposes = [self.transpose_of(v) for v in data]
-        if not data or any(t is None for t in transposes):
+        perms = {tuple(t.attrs["perm"]) for t in transposes if t is not None}
+        if len(perms) != 1:
             return
-        perm = transposes[0].attrs["perm"]
-        if any(t.attrs["perm"] != perm for t in transposes):
-            return
+        perm = list(perms.pop())
         rank = len(perm)
         inv = _inverse(perm)
+        plain = [v for v, t in zip(data, transposes) if t is None]
+        if plain:
+            # Inputs in the other layout need a Transpose of their own: worth it
+            # only when the graph already has it or more Transposes go than come.
+            if kind not in ("elementwise", "axis") or any(
+                    len(self.graph.shape(v) or ()) != rank for v in plain):
+                return
+            cost = sum(1 for v in plain if (v, tuple(inv)) not in self.existing)
+            if cost >= len(data) - len(plain):
+                return
         new_inputs = []
         for v in node.inputs:
             if v in self.graph.constants:
@@ -101,6 +130,8 @@ class _Rewriter:
                     v = self.graph.add_constant(v + "_nchw",
                                                 np.ascontiguousarray(expanded.transpose(inv)))
                 new_inputs.append(v)
+            elif v in plain:
+                new_inputs.append(self.transposed(v, inv, node.source))
             elif v:
                 new_inputs.append(self.transpose_of(v).inputs[0])
             else:
