@@ -9,16 +9,26 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import errors
 from .errors import StepCrashed, X2Error
 
 
-class StepFailed(X2Error):
-    """A worker reported an error; carries the worker's traceback for --debug."""
+def _error_classes() -> dict[str, type]:
+    classes = {}
+    for obj in vars(errors).values():
+        if isinstance(obj, type) and issubclass(obj, X2Error):
+            classes[obj.kind] = obj
+    return classes
 
-    def __init__(self, kind: str, message: str, details: dict, traceback_text: str):
-        super().__init__(message, details=details)
-        self.kind = kind
-        self.worker_traceback = traceback_text
+
+def worker_error(kind: str, message: str, details: dict, traceback_text: str) -> X2Error:
+    """Rebuild the worker's error as the same X2Error subclass in this process;
+    the worker's traceback rides along for --debug."""
+    cls = _error_classes().get(kind, X2Error)
+    exc = cls.__new__(cls)
+    X2Error.__init__(exc, message, details=details)
+    exc.worker_traceback = traceback_text
+    return exc
 
 
 def _env() -> dict:
@@ -47,7 +57,7 @@ def run_step(task: str, args: dict, *, timeout: float | None = None) -> dict:
                 return result["result"]
             err = result["error"]
             trace = result.get("traceback", "") + "\n--- worker stderr ---\n" + proc.stderr[-4000:]
-            raise StepFailed(err["kind"], err["message"], err.get("details", {}), trace)
+            raise worker_error(err["kind"], err["message"], err.get("details", {}), trace)
         if proc.returncode < 0:
             try:
                 signame = signal.Signals(-proc.returncode).name

@@ -11,17 +11,20 @@ from x2.registry import tf_mapper
 @tf_mapper("Identity", "StopGradient", "Snapshot", "PreventGradient", "EnsureShape",
            "PlaceholderWithDefault", "CheckNumerics")
 def identity(ctx, op):
+    """nothing (removed by the cleanup pass)."""
     ctx.alias(op.outputs[0], op.inputs[0])
 
 
 @tf_mapper("IdentityN")
 def identity_n(ctx, op):
+    """nothing (each output aliases its input)."""
     for out, value in zip(op.outputs, op.inputs):
         ctx.alias(out, value)
 
 
 @tf_mapper("Reshape")
 def reshape(ctx, op):
+    """`reshape`; a computed shape becomes `reshape_dynamic`, folded when possible."""
     x, shape_value = op.inputs
     shape = ctx.const(shape_value)
     if shape is None:
@@ -32,6 +35,7 @@ def reshape(ctx, op):
 
 @tf_mapper("Squeeze")
 def squeeze(ctx, op):
+    """`squeeze`."""
     shape = ctx.shape(op.inputs[0])
     axes = op.attrs.get("squeeze_dims") or [i for i, d in enumerate(shape) if d == 1]
     if any(shape[a] is None for a in axes):
@@ -42,6 +46,7 @@ def squeeze(ctx, op):
 
 @tf_mapper("ExpandDims")
 def expand_dims(ctx, op):
+    """`unsqueeze`."""
     x, axis_value = op.inputs
     axis = int(ctx.require_const(axis_value, "the axis"))
     rank = len(ctx.shape(x)) + 1
@@ -50,6 +55,7 @@ def expand_dims(ctx, op):
 
 @tf_mapper("ConcatV2")
 def concat(ctx, op):
+    """`concat`."""
     *values, axis_value = op.inputs
     axis = int(ctx.require_const(axis_value, "the axis"))
     ctx.emit("concat", values, {"axis": axis % len(ctx.shape(op.outputs[0]))},
@@ -58,6 +64,7 @@ def concat(ctx, op):
 
 @tf_mapper("Pack")
 def pack(ctx, op):
+    """`stack`."""
     rank = len(ctx.shape(op.outputs[0]))
     ctx.emit("stack", op.inputs, {"axis": int(op.attrs.get("axis", 0)) % rank},
              outputs=op.outputs)
@@ -65,6 +72,7 @@ def pack(ctx, op):
 
 @tf_mapper("Pad", "PadV2", "MirrorPad")
 def pad(ctx, op):
+    """`pad` (constant, or REFLECT MirrorPad)."""
     x, paddings_value = op.inputs[:2]
     paddings = ctx.require_const(paddings_value, "the paddings").astype(int)
     attrs = {"pads": paddings[:, 0].tolist() + paddings[:, 1].tolist(), "mode": "constant"}
@@ -82,6 +90,7 @@ def pad(ctx, op):
 
 @tf_mapper("Transpose")
 def transpose(ctx, op):
+    """`transpose`."""
     x, perm_value = op.inputs
     perm = ctx.require_const(perm_value, "the permutation").astype(int).tolist()
     ctx.emit("transpose", [x], {"perm": perm}, outputs=op.outputs)
@@ -89,17 +98,20 @@ def transpose(ctx, op):
 
 @tf_mapper("Cast")
 def cast(ctx, op):
+    """`cast`."""
     ctx.emit("cast", op.inputs[:1], {"dtype": op.attrs["DstT"]}, outputs=op.outputs)
 
 
 @tf_mapper("Shape")
 def shape(ctx, op):
+    """`shape` (folded into constants where dims are known)."""
     ctx.emit("shape", op.inputs[:1], {"dtype": op.attrs.get("out_type", "int32")},
              outputs=op.outputs)
 
 
 @tf_mapper("StridedSlice")
 def strided_slice(ctx, op):
+    """`strided_slice` (all masks)."""
     x, begin, end, strides = op.inputs
     attrs = {"begin": ctx.require_const(begin, "begin").astype(int).tolist(),
              "end": ctx.require_const(end, "end").astype(int).tolist(),
@@ -111,6 +123,7 @@ def strided_slice(ctx, op):
 
 @tf_mapper("ZerosLike", "OnesLike")
 def fill_like(ctx, op):
+    """a constant of the input's static shape."""
     shape = ctx.shape(op.inputs[0])
     if shape is None or any(d is None for d in shape):
         raise ConversionError(f"{op.type} '{op.name}' on a tensor of unknown shape")

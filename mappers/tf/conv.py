@@ -18,6 +18,7 @@ def _conv_attrs(ctx, op, kernel_hw, groups):
 
 @tf_mapper("Conv2D")
 def conv2d(ctx, op):
+    """`conv2d`, HWIO filter transposed to OIHW at conversion time."""
     x, w = op.inputs
     hwio = ctx.require_const(w, "the filter")
     in_channels = ctx.shape(x)[3 if op.attrs.get("data_format", "NHWC") == "NHWC" else 1]
@@ -28,6 +29,7 @@ def conv2d(ctx, op):
 
 @tf_mapper("DepthwiseConv2dNative")
 def depthwise_conv2d(ctx, op):
+    """`conv2d` with groups=C, HWCM filter to (C*M)1HW."""
     x, w = op.inputs
     hwcm = ctx.require_const(w, "the filter")
     h, k, c, m = hwcm.shape
@@ -39,6 +41,7 @@ def depthwise_conv2d(ctx, op):
 
 @tf_mapper("BiasAdd", "BiasAddV1")
 def bias_add(ctx, op):
+    """`add` of the bias (reshaped to [C,1,1] for NCHW)."""
     x, b = op.inputs
     bias = ctx.const(b)
     rank = len(ctx.shape(x) or ())

@@ -11,17 +11,20 @@ _BINARY = {"Add": "add", "AddV2": "add", "Sub": "sub", "Mul": "mul", "RealDiv": 
 
 @tf_mapper(*_BINARY)
 def binary(ctx, op):
+    """the broadcasting binary IR op (`add sub mul div maximum minimum pow`)."""
     ctx.emit(_BINARY[op.type], op.inputs[:2], outputs=op.outputs)
 
 
 @tf_mapper("SquaredDifference")
 def squared_difference(ctx, op):
+    """`(a - b) * (a - b)`."""
     diff = ctx.emit("sub", op.inputs[:2], shape=ctx.shape(op.outputs[0]), hint="diff")
     ctx.emit("mul", [diff, diff], outputs=op.outputs)
 
 
 @tf_mapper("Reciprocal", "Inv")
 def reciprocal(ctx, op):
+    """`1 / x`."""
     one = ctx.constant(np.array(1, dtype=ctx.dtype(op.inputs[0])), "one")
     ctx.emit("div", [one, op.inputs[0]], outputs=op.outputs)
 
@@ -38,6 +41,7 @@ def _maybe_transposed(ctx, value: str, flag: bool) -> str:
 
 @tf_mapper("MatMul")
 def matmul(ctx, op):
+    """`matmul` (transpose_a/b as explicit `transpose`); constant weights become `dense`."""
     a = _maybe_transposed(ctx, op.inputs[0], op.attrs.get("transpose_a", False))
     b = _maybe_transposed(ctx, op.inputs[1], op.attrs.get("transpose_b", False))
     ctx.emit("matmul", [a, b], outputs=op.outputs)
@@ -45,6 +49,7 @@ def matmul(ctx, op):
 
 @tf_mapper("BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
 def batch_matmul(ctx, op):
+    """`matmul` (adj_x/adj_y as explicit `transpose`)."""
     a = _maybe_transposed(ctx, op.inputs[0], op.attrs.get("adj_x", False))
     b = _maybe_transposed(ctx, op.inputs[1], op.attrs.get("adj_y", False))
     ctx.emit("matmul", [a, b], outputs=op.outputs)
@@ -56,6 +61,7 @@ _REDUCE = {"Mean": "reduce_mean", "Sum": "reduce_sum", "Max": "reduce_max",
 
 @tf_mapper(*_REDUCE)
 def reduce(ctx, op):
+    """`reduce_*` with constant axes and keep_dims."""
     x, axes_value = op.inputs
     axes = np.atleast_1d(ctx.require_const(axes_value, "the reduction axes")).tolist()
     rank = len(ctx.shape(x))

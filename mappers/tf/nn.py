@@ -11,6 +11,7 @@ from ._util import emit_nchw, padding, spatial
 
 @tf_mapper("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
 def fused_batch_norm(ctx, op):
+    """`batch_norm` (inference only; training mode is refused)."""
     if op.attrs.get("is_training", False):
         raise ConversionError(f"{op.type} '{op.name}' is in training mode (is_training=True); "
                               f"export the model for inference (training=False) first")
@@ -31,11 +32,13 @@ def _pool(ctx, op, ir_op, extra):
 
 @tf_mapper("MaxPool")
 def max_pool(ctx, op):
+    """`max_pool2d`, SAME/VALID as explicit pads."""
     _pool(ctx, op, "max_pool2d", {})
 
 
 @tf_mapper("AvgPool")
 def avg_pool(ctx, op):
+    """`avg_pool2d`, padding excluded from the average (TF semantics)."""
     # TF's SAME average pooling divides by the number of real (unpadded) inputs.
     _pool(ctx, op, "avg_pool2d", {"count_include_pad": False})
 
@@ -47,11 +50,13 @@ def _axis_last(ctx, op):
 
 @tf_mapper("Softmax")
 def softmax(ctx, op):
+    """`softmax` over the last axis."""
     ctx.emit("softmax", op.inputs, {"axis": _axis_last(ctx, op)}, outputs=op.outputs)
 
 
 @tf_mapper("LogSoftmax")
 def log_softmax(ctx, op):
+    """`log_softmax` over the last axis."""
     ctx.emit("log_softmax", op.inputs, {"axis": _axis_last(ctx, op)}, outputs=op.outputs)
 
 
@@ -62,38 +67,45 @@ _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Selu": "selu",
 
 @tf_mapper(*_UNARY)
 def unary(ctx, op):
+    """the elementwise IR op of the same name."""
     ctx.emit(_UNARY[op.type], op.inputs[:1], outputs=op.outputs)
 
 
 @tf_mapper("Relu6")
 def relu6(ctx, op):
+    """`clip(0, 6)`."""
     ctx.emit("clip", op.inputs[:1], {"min": 0.0, "max": 6.0}, outputs=op.outputs)
 
 
 @tf_mapper("Elu")
 def elu(ctx, op):
+    """`elu(alpha=1)`."""
     ctx.emit("elu", op.inputs[:1], {"alpha": 1.0}, outputs=op.outputs)
 
 
 @tf_mapper("LeakyRelu")
 def leaky_relu(ctx, op):
+    """`leaky_relu(alpha)`."""
     ctx.emit("leaky_relu", op.inputs[:1], {"alpha": float(op.attrs.get("alpha", 0.2))},
              outputs=op.outputs)
 
 
 @tf_mapper("Gelu")
 def gelu(ctx, op):
+    """`gelu(approximate)`."""
     ctx.emit("gelu", op.inputs[:1], {"approximate": bool(op.attrs.get("approximate", False))},
              outputs=op.outputs)
 
 
 @tf_mapper("Swish", "Silu")
 def swish(ctx, op):
+    """`silu`."""
     ctx.emit("silu", op.inputs[:1], outputs=op.outputs)
 
 
 @tf_mapper("Erfc")
 def erfc(ctx, op):
+    """`1 - erf(x)`."""
     erf = ctx.emit("erf", op.inputs[:1], shape=ctx.shape(op.outputs[0]), hint="erf")
     one = ctx.constant(np.array(1, dtype=ctx.dtype(op.inputs[0])), "one")
     ctx.emit("sub", [one, erf], outputs=op.outputs)

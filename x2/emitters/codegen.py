@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import keyword
 import re
+
+import numpy as np
 from dataclasses import dataclass, field
 
 
@@ -23,8 +25,13 @@ def literal(value) -> str:
     if isinstance(value, Expr):
         return value.text
     if isinstance(value, float):
-        return repr(float(value)) if value == value and abs(value) != float("inf") \
-            else f"float('{value}')"
+        if value != value or abs(value) == float("inf"):
+            return f"float('{value}')"
+        # Attributes read from fp32 models print as 0.0010000000474974513;
+        # write the shortest text that gives the same float32 (0.001).
+        short = str(np.float32(value))
+        return short if float(np.float32(short)) == float(np.float32(value)) and \
+            np.float32(value) == value else repr(value)
     if isinstance(value, (list, tuple)):
         inner = ", ".join(literal(v) for v in value)
         return f"[{inner}]"
@@ -96,7 +103,7 @@ class Namer:
 
 
 def _identifier(text: str) -> str:
-    parts = [p for p in re.split(r"[/:]", text) if p and p != "StatefulPartitionedCall"]
+    parts = [p for p in re.split(r"[/:]", text) if p and not p.endswith("PartitionedCall")]
     tail = parts[-2:] if len(parts) >= 2 else parts
     # Drop the numeric suffix fresh_name adds ("relu__12" -> "relu").
     name = "_".join(re.sub(r"__\d+$", "", p) for p in tail) or "v"

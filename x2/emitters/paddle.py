@@ -25,9 +25,10 @@ _LOAD = '''def load_model(path=None):
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pdparams")
     model = Model()
     state = paddle.load(path)
-    missing = [k for k in model.state_dict() if k not in state]
-    if missing:
-        raise ValueError(f"{path} lacks weights for {missing[:5]}")
+    expected = model.state_dict()
+    wrong = [k for k in expected if k not in state or state[k].shape != expected[k].shape]
+    if wrong:
+        raise ValueError(f"{path} does not fit this Model: missing or misshapen {wrong[:5]}")
     model.set_state_dict(state)
     model.eval()
     return model'''
@@ -55,8 +56,11 @@ class PaddleContext:
         """The expression for a value: a local variable, a literal or a buffer."""
         if value in self.graph.constants:
             array = self.const(value)
-            if array.ndim == 0 and not tensor and array.dtype.kind in "fiub":
-                return Expr(literal(array.item()))
+            if array.ndim == 0 and array.dtype.kind in "fiub":
+                if not tensor:
+                    return Expr(literal(array.item()))
+                # paddle.save turns 0-d tensors into shape [1]: keep scalars in the code.
+                return call("paddle.full", [], array.item(), str(array.dtype))
             return Expr(f"self.{self._buffer(value, array)}")
         return Expr(self.namer(value))
 
@@ -72,8 +76,10 @@ class PaddleContext:
     def layer(self, node, kind: str, ctor: Expr, params: dict[str, str]) -> str:
         """Declare a submodule; `params` maps its parameter names to IR constants."""
         hint = node.source.get("name", node.name)
-        parts = [p for p in hint.split("/") if p and p != "StatefulPartitionedCall"]
-        name = self.layer_namer(f"layer:{node.name}", parts[-2] if len(parts) > 1 else kind)
+        parts = [p for p in hint.split("/") if p and not p.endswith("PartitionedCall")
+                 and not p.startswith("functional")]
+        base = parts[-2] if len(parts) >= 2 else (parts[-1] if parts else kind)
+        name = self.layer_namer(f"layer:{node.name}", base)
         self.code.submodules.append((name, ctor))
         for param, value in params.items():
             self.state[f"{name}.{param}"] = self.const(value)

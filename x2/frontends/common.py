@@ -108,7 +108,10 @@ class MapContext:
 
 
 def _suggest(name: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.4)
+    short = {c.rsplit("/", 1)[-1]: c for c in reversed(candidates)}
+    close = [short[c] for c in difflib.get_close_matches(name.rsplit("/", 1)[-1], list(short),
+                                                          n=5, cutoff=0.5)]
+    close = close or difflib.get_close_matches(name, candidates, n=5, cutoff=0.4)
     pool = close or candidates[:8]
     return ", ".join(repr(c) for c in pool)
 
@@ -128,9 +131,19 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
         for candidate in (name, by_alias.get(name), name + ":0", name.removesuffix(":0")):
             if candidate and (candidate in producer or candidate in source.inputs):
                 return candidate
+        # Names inside function-call scopes ('StatefulPartitionedCall/model/...'):
+        # accept a unique trailing part of the name.
+        tail = "/" + name.removesuffix(":0")
+        matches = [v for v in known if v.endswith(tail)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise SelectionError(f"--{role}: '{name}' is ambiguous; it ends "
+                                 f"{len(matches)} tensor names: {_suggest(name, matches)}",
+                                 details={"name": name, "role": role})
         raise SelectionError(
             f"--{role}: no tensor named '{name}' in the model. Closest names: "
-            f"{_suggest(name, known + list(by_alias))}",
+            f"{_suggest(name, list(dict.fromkeys(known + list(by_alias))))}",
             details={"name": name, "role": role})
 
     new_outputs = [resolve(n, "outputs") for n in outputs] if outputs else list(source.outputs)

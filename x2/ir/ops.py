@@ -214,10 +214,55 @@ def _batch_norm(xs, a):
     return [(x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)]
 
 
-# Layout-sensitive ops whose semantics live in docs/IR.md; kernels are not
-# needed for folding (their inputs are never all constant in practice).
-for _name in ("conv2d", "max_pool2d", "avg_pool2d", "reshape_dynamic"):
-    OPS.setdefault(_name, OpDef(_name, None, None))
+def _windows(x, kernel, strides, dilations, pads, fill):
+    """(N, C, OH, OW, KH, KW) view of the padded NCHW input's sliding windows."""
+    top, left, bottom, right = pads
+    x = np.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)], constant_values=fill)
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
+    span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    win = np.lib.stride_tricks.sliding_window_view(x, (span_h, span_w), axis=(2, 3))
+    return win[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+@_define("conv2d")
+def _conv2d(xs, a):
+    """NCHW input, OIHW weight, pads [top, left, bottom, right]."""
+    x, w = xs[0], xs[1]
+    groups = a.get("groups", 1)
+    win = _windows(x, w.shape[2:], a["strides"], a["dilations"], a["pads"], 0)
+    n, c, oh, ow = win.shape[:4]
+    per_group = c // groups
+    outs = []
+    for g in range(groups):
+        wg = w[g * (w.shape[0] // groups):(g + 1) * (w.shape[0] // groups)]
+        xg = win[:, g * per_group:(g + 1) * per_group]
+        outs.append(np.einsum("nchwij,ocij->nohw", xg, wg, optimize=True))
+    y = np.concatenate(outs, axis=1).astype(x.dtype)
+    if len(xs) > 2:
+        y = y + xs[2].reshape(1, -1, 1, 1)
+    return [y]
+
+
+@_define("max_pool2d")
+def _max_pool2d(xs, a):
+    win = _windows(xs[0], a["kernel"], a["strides"], [1, 1], a["pads"], -np.inf)
+    return [win.max(axis=(4, 5)).astype(xs[0].dtype)]
+
+
+@_define("avg_pool2d")
+def _avg_pool2d(xs, a):
+    x = xs[0]
+    total = _windows(x, a["kernel"], a["strides"], [1, 1], a["pads"], 0).sum(axis=(4, 5))
+    if a.get("count_include_pad", False):
+        count = a["kernel"][0] * a["kernel"][1]
+    else:
+        ones = np.ones((1, 1) + x.shape[2:], x.dtype)
+        count = _windows(ones, a["kernel"], a["strides"], [1, 1], a["pads"], 0).sum(axis=(4, 5))
+    return [(total / count).astype(x.dtype)]
+
+
+# Semantics in docs/IR.md; the fold pass rewrites it to `reshape` when it can.
+OPS.setdefault("reshape_dynamic", OpDef("reshape_dynamic", None, None))
 
 
 def evaluate(op: str, inputs: list[np.ndarray], attrs: dict) -> list[np.ndarray] | None:

@@ -1,0 +1,39 @@
+# Two entry points (see README): `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.x2-installed
+PYTEST_ARGS ?=
+
+.PHONY: install demo test bench clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; run: make PYTHON=python3 ..."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch is pinned in pyproject (torch==2.13.0, a CPU wheel); frameworks come from the extras.
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Build the built-in sample (a Keras CNN with random weights), convert it
+# TF -> Paddle, and check parity against TensorFlow.
+demo: $(STAMP)
+	rm -rf build/demo
+	mkdir -p build/demo
+	$(BIN)/python -m x2.samples small_cnn build/demo/small_cnn_savedmodel
+	$(BIN)/x2 convert --from tf --to paddle --model build/demo/small_cnn_savedmodel --out build/demo/small_cnn_paddle
+	$(BIN)/x2 check --from tf --to paddle --model build/demo/small_cnn_savedmodel --converted build/demo/small_cnn_paddle
+
+# pytest exits 5 when it collected nothing: with a selection (PYTEST_ARGS) that
+# is an empty selection, without one it means the suite is missing: fail.
+test: $(STAMP)
+	@set +e; $(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then \
+	  if [ -n "$(PYTEST_ARGS)" ]; then echo "pytest: no tests matched '$(PYTEST_ARGS)'"; exit 0; \
+	  else echo "pytest collected no tests: the suite is missing"; exit 1; fi; \
+	fi; exit $$rc
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,43 @@
+"""Shared fixtures. Models are built in subprocesses (TensorFlow must never be
+imported into the pytest process together with paddle)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
+
+
+def _build(args: list[str], out: Path) -> Path:
+    if not out.exists():
+        proc = subprocess.run([sys.executable, *args, str(out)], capture_output=True, text=True,
+                              env=ENV, cwd=ROOT)
+        assert proc.returncode == 0, f"building {args} failed:\n{proc.stderr[-3000:]}"
+    return out
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def sample(model_dir):
+    """sample(name) -> SavedModel path of a built-in sample (x2/samples.py)."""
+    return lambda name: _build(["-m", "x2.samples", name], model_dir / f"sample_{name}")
+
+
+@pytest.fixture(scope="session")
+def tf_model(model_dir):
+    """tf_model(name) -> path of a test model from tests/tf_models.py."""
+    return lambda name: _build([str(ROOT / "tests" / "tf_models.py"), name], model_dir / name)
+
+
+def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "x2", *args], capture_output=True, text=True,
+                          env={**ENV, "COLUMNS": "200"}, cwd=cwd)
