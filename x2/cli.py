@@ -101,10 +101,16 @@ def main() -> None:
     """x2: convert models between deep-learning frameworks."""
 
 
+# The choices come from the pipeline tables (x2/convert.py, x2/parity.py);
+# reading them imports no framework.
+from .convert import EMITTERS, FRONTENDS  # noqa: E402
+from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
+
+
 @main.command()
-@click.option("--from", "source", required=True, type=click.Choice(["tf"]),
+@click.option("--from", "source", required=True, type=click.Choice(sorted(FRONTENDS)),
               help="Source framework.")
-@click.option("--to", "target", required=True, type=click.Choice(["paddle"]),
+@click.option("--to", "target", required=True, type=click.Choice(sorted(EMITTERS)),
               help="Target framework.")
 @click.option("--model", required=True, help="Source model (SavedModel directory for tf).")
 @click.option("--out", required=True, help="Output directory (written atomically).")
@@ -126,13 +132,13 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         return
     if not quiet:
         console.print(_summary(report))
-        console.print(f"written to [bold]{out}[/]: model.py, model.pdparams, inference/, "
-                      f"report.json")
+        top = sorted({f.split("/")[0] + ("/" if "/" in f else "") for f in report["files"]})
+        console.print(f"written to [bold]{out}[/]: {', '.join(top + ['report.json'])}")
 
 
 @main.command()
-@click.option("--from", "source", required=True, type=click.Choice(["tf"]))
-@click.option("--to", "target", required=True, type=click.Choice(["paddle"]))
+@click.option("--from", "source", required=True, type=click.Choice(sorted(SOURCE_RUNS)))
+@click.option("--to", "target", required=True, type=click.Choice(sorted(TARGET_RUNS)))
 @click.option("--model", required=True, help="The source model that was converted.")
 @click.option("--converted", required=True, help="The x2 output directory.")
 @click.option("--signature", help="SavedModel signature (default: the one converted).")

@@ -18,7 +18,9 @@ from .ir import load_graph, save_graph
 from .isolation import run_step
 from .passes import run_pipeline
 
+# --from NAME -> worker task that reads the model into IR (x2/worker.py).
 FRONTENDS = {"tf": "tf.read"}
+# --to NAME -> worker task that writes the IR as a model of that framework.
 EMITTERS = {"paddle": "paddle.emit"}
 REPORT = "report.json"
 
@@ -55,7 +57,9 @@ def publish(staging: Path, out: Path) -> None:
 def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             inputs: list[str] | None = None, outputs: list[str] | None = None,
             input_shapes: dict[str, list[int]] | None = None, signature: str | None = None,
-            progress: Callable = _noop) -> dict:
+            options: dict | None = None, progress: Callable = _noop) -> dict:
+    """Convert `model` into the directory `out`. `options` carries
+    frontend-specific settings (e.g. input dtypes, trust flags) to the reader."""
     if source not in FRONTENDS:
         raise X2Error(f"--from {source}: not supported; choose from {', '.join(FRONTENDS)}")
     if target not in EMITTERS:
@@ -77,7 +81,8 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
 
         read = step(f"read {source} model", lambda: run_step(FRONTENDS[source], {
             "model": str(model), "signature": signature, "input_shapes": input_shapes,
-            "inputs": inputs, "outputs": outputs, "ir": str(work / "source_ir")}))
+            "inputs": inputs, "outputs": outputs, "ir": str(work / "source_ir"),
+            "options": options or {}}))
         graph = load_graph(work / "source_ir")
         nodes_before = len(graph.nodes)
         transposes_before = graph.count("transpose")
