@@ -261,6 +261,55 @@ def _avg_pool2d(xs, a):
     return [(total / count).astype(x.dtype)]
 
 
+@_define("layer_norm")
+def _layer_norm(xs, a):
+    """Normalize over axes [axis, rank); optional scale and bias inputs."""
+    x = xs[0]
+    axes = tuple(range(a["axis"] % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + a["epsilon"])
+    if len(xs) > 1 and xs[1] is not None:
+        y = y * xs[1]
+    if len(xs) > 2 and xs[2] is not None:
+        y = y + xs[2]
+    return [y.astype(x.dtype)]
+
+
+@_define("gather")
+def _gather(xs, a):
+    """numpy.take: indices of any rank along `axis` (embedding lookup is axis 0)."""
+    return [np.take(xs[0], xs[1].astype(np.int64), axis=a["axis"])]
+
+
+@_define("slice")
+def _slice(xs, a):
+    """ONNX Slice with constant starts/ends/axes/steps attrs (ends clamp)."""
+    x = xs[0]
+    index = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(a["starts"], a["ends"], a["axes"], a["steps"]):
+        index[axis] = slice(start, end, step)
+    return [x[tuple(index)]]
+
+
+@_define("split")
+def _split(xs, a):
+    """Split along `axis` into pieces of `sizes`; one output per piece."""
+    bounds = np.cumsum(a["sizes"])[:-1]
+    return list(np.split(xs[0], bounds, axis=a["axis"]))
+
+
+@_define("expand")
+def _expand(xs, a):
+    """ONNX Expand: broadcast x against `shape` (either side may be 1)."""
+    return [xs[0] * np.ones(a["shape"], dtype=xs[0].dtype)]
+
+
+@_define("where", "elementwise")
+def _where(xs, a):
+    return [np.where(xs[0], xs[1], xs[2])]
+
+
 # Semantics in docs/IR.md; the fold pass rewrites it to `reshape` when it can.
 OPS.setdefault("reshape_dynamic", OpDef("reshape_dynamic", None, None))
 
