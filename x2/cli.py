@@ -118,15 +118,19 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--outputs", help="Comma-separated tensor names to use as outputs (prunes).")
 @click.option("--input-shape", multiple=True, help="NAME:D1,D2,... fixes an input's shape.")
 @click.option("--signature", help="SavedModel signature (default: serving_default).")
+@click.option("--opset", type=int, help="ONNX opset to write (--to onnx; default 17).")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-def convert(source, target, model, out, inputs, outputs, input_shape, signature, quiet, debug):
+def convert(source, target, model, out, inputs, outputs, input_shape, signature, opset, quiet,
+            debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
+    emit_options = {"opset": opset} if opset else {}
     try:
         report = run_convert(model, out, source=source, target=target, inputs=_split(inputs),
                              outputs=_split(outputs), input_shapes=parse_input_shapes(input_shape),
-                             signature=signature, progress=_Progress(quiet))
+                             signature=signature, emit_options=emit_options,
+                             progress=_Progress(quiet))
     except Exception as exc:
         _fail(exc, debug)
         return

@@ -21,7 +21,7 @@ from .passes import run_pipeline
 # --from NAME -> worker task that reads the model into IR (x2/worker.py).
 FRONTENDS = {"tf": "tf.read"}
 # --to NAME -> worker task that writes the IR as a model of that framework.
-EMITTERS = {"paddle": "paddle.emit"}
+EMITTERS = {"paddle": "paddle.emit", "onnx": "onnx.emit"}
 REPORT = "report.json"
 
 
@@ -57,9 +57,11 @@ def publish(staging: Path, out: Path) -> None:
 def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             inputs: list[str] | None = None, outputs: list[str] | None = None,
             input_shapes: dict[str, list[int]] | None = None, signature: str | None = None,
-            options: dict | None = None, progress: Callable = _noop) -> dict:
+            options: dict | None = None, emit_options: dict | None = None,
+            progress: Callable = _noop) -> dict:
     """Convert `model` into the directory `out`. `options` carries
-    frontend-specific settings (e.g. input dtypes, trust flags) to the reader."""
+    frontend-specific settings (e.g. input dtypes, trust flags) to the reader,
+    `emit_options` target-specific ones (e.g. the ONNX opset) to the writer."""
     if source not in FRONTENDS:
         raise X2Error(f"--from {source}: not supported; choose from {', '.join(FRONTENDS)}")
     if target not in EMITTERS:
@@ -90,11 +92,13 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         step("save IR", lambda: save_graph(graph, work / "ir"))
         emitted = step(f"write {target} model", lambda: run_step(EMITTERS[target], {
             "ir": str(work / "ir"), "out": str(staging),
-            "source_desc": f"{source} model {Path(model).name}"}))
+            "source_desc": f"{source} model {Path(model).name}",
+            "options": emit_options or {}}))
         report = {
             "x2_version": "0.1.0",
             "source": {"framework": source, "model": str(model), "signature": signature},
             "target": target,
+            "target_details": {k: v for k, v in emitted.items() if k != "files"},
             "inputs": [{"name": v, **graph.info[v].to_json()} for v in graph.inputs],
             "outputs": [{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
                         for v in graph.outputs],

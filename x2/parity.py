@@ -24,7 +24,8 @@ from .isolation import run_step
 SOURCE_RUNS = {"tf": "tf.run"}
 # --to NAME -> (worker task, mode) pairs that run the converted model; each
 # mode is one way a user loads it (generated code, exported inference model).
-TARGET_RUNS = {"paddle": [("paddle.run", "python"), ("paddle.run", "inference")]}
+TARGET_RUNS = {"paddle": [("paddle.run", "python"), ("paddle.run", "inference")],
+               "onnx": [("onnx.run_converted", "onnxruntime")]}
 
 
 @dataclass

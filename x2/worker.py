@@ -80,6 +80,21 @@ def paddle_run(args):
     return {}
 
 
+@task("onnx.emit")
+def onnx_emit(args):
+    from .emitters.onnx import DEFAULT_OPSET, emit_onnx
+    from .ir import load_graph
+    opset = args.get("options", {}).get("opset") or DEFAULT_OPSET
+    return emit_onnx(load_graph(args["ir"]), args["out"], opset=int(opset))
+
+
+@task("onnx.run_converted")
+def onnx_run_converted(args):
+    from .emitters.onnx import run_onnx
+    _save_outputs(args["outputs"], run_onnx(args["out"], _load_inputs(args["inputs"])))
+    return {}
+
+
 def main() -> int:
     name = sys.argv[1]
     args = json.loads(sys.stdin.read())

@@ -1,0 +1,192 @@
+"""ONNX emitter: IR graph -> DIR/model.onnx (+ DIR/model.onnx.data when the
+weights exceed protobuf's 2 GB limit). Runs in a worker that imports onnx.
+
+Weights above the limit are streamed from the IR's memory-mapped weights into
+the external data file and referenced by offset, so they are never held in
+memory twice."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConversionError, X2Error
+from ..ir import Graph
+from .onnx_ops import ONNX_OPS
+
+DEFAULT_OPSET = 17
+MIN_OPSET = 13
+EXTERNAL_DATA = "model.onnx.data"
+# Protobuf refuses messages over 2 GiB; stay well below it with the graph itself.
+EMBED_LIMIT = (1 << 31) - (64 << 20)
+
+
+class OnnxContext:
+    def __init__(self, graph: Graph, opset: int):
+        from onnx import helper
+        self.helper = helper
+        self.graph = graph
+        self.opset = opset
+        self.nodes: list = []
+        self.extra: dict[str, np.ndarray] = {}
+        self._const_cache: dict = {}
+        self._names = set(graph.info) | set(graph.constants)
+        self._counter = 0
+        self.current = None
+
+    def fresh(self, node, hint: str) -> str:
+        while True:
+            self._counter += 1
+            name = f"{node.name}/{hint}_{self._counter}"
+            if name not in self._names:
+                self._names.add(name)
+                return name
+
+    def node(self, op_type: str, inputs: list[str], outputs: list[str], **attrs) -> str:
+        src = self.current.source if self.current is not None else {}
+        doc = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
+        self.nodes.append(self.helper.make_node(
+            op_type, list(inputs), list(outputs), name=self._node_name(op_type), doc_string=doc,
+            **attrs))
+        return outputs[0]
+
+    def _node_name(self, op_type: str) -> str:
+        return f"{self.current.name}/{op_type}" if self.current is not None else op_type
+
+    def const(self, array: np.ndarray, hint: str = "const") -> str:
+        array = np.asarray(array)
+        key = (array.dtype.str, array.shape, array.tobytes())
+        if key not in self._const_cache:
+            name = self.fresh(self.current, hint) if self.current is not None else hint
+            self.extra[name] = array
+            self._const_cache[key] = name
+        return self._const_cache[key]
+
+    def ints(self, values) -> str:
+        return self.const(np.asarray(values, dtype=np.int64), "ints")
+
+    def scalar(self, value, dtype: str) -> str:
+        return self.const(np.asarray(value, dtype=dtype), "scalar")
+
+    def dtype(self, value: str) -> str:
+        dtype = self.graph.dtype(value)
+        if dtype is None:
+            raise ConversionError(f"the ONNX emitter needs the dtype of '{value}'")
+        return dtype
+
+    def onnx_dtype(self, dtype: str) -> int:
+        from onnx import helper
+        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+    def unsupported(self, node, why: str) -> ConversionError:
+        return ConversionError(f"the ONNX emitter cannot write {node.op} node '{node.name}': {why}")
+
+
+def _value_info(helper, graph: Graph, name: str):
+    info = graph.info.get(name)
+    if info is None:
+        return helper.make_empty_tensor_value_info(name)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(info.dtype))
+    if info.shape is None:
+        return helper.make_tensor_value_info(name, elem, None)
+    dims = [d if d is not None else ("batch" if i == 0 else f"{_short(name)}_d{i}")
+            for i, d in enumerate(info.shape)]
+    return helper.make_tensor_value_info(name, elem, dims)
+
+
+def _short(name: str) -> str:
+    return name.replace("/", "_").replace(":", "_")
+
+
+def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
+                external: bool | None = None):
+    """Build the ModelProto. Weights go to out_dir/EXTERNAL_DATA when
+    `external` (default: when they would not fit in one protobuf)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    missing: dict[str, list[str]] = {}
+    for node in graph.nodes:
+        if node.op not in ONNX_OPS:
+            missing.setdefault(node.op, []).append(node.source.get("name", node.name))
+    if missing:
+        listing = "; ".join(f"{op} x{len(n)} (e.g. from '{n[0]}')" for op, n in missing.items())
+        raise ConversionError(f"the ONNX emitter has no translation for IR op(s): {listing}")
+    e = OnnxContext(graph, opset)
+    for node in graph.nodes:
+        e.current = node
+        ONNX_OPS[node.op](e, node)
+    e.current = None
+
+    tensors = {**graph.constants, **e.extra}
+    total = sum(int(a.nbytes) for a in tensors.values())
+    if external is None:
+        external = total > EMBED_LIMIT
+    initializers = []
+    data_file = None
+    offset = 0
+    if external:
+        data_file = open(out_dir / EXTERNAL_DATA, "wb")
+    try:
+        for name, array in tensors.items():
+            if data_file is None or array.nbytes < 1024:
+                initializers.append(numpy_helper.from_array(np.asarray(array), name))
+                continue
+            pad = (-offset) % 4096
+            data_file.write(b"\0" * pad)
+            offset += pad
+            contiguous = np.ascontiguousarray(array)
+            data_file.write(memoryview(contiguous.reshape(-1).view(np.uint8)))
+            tensor = TensorProto()
+            tensor.name = name
+            tensor.data_type = helper.np_dtype_to_tensor_dtype(array.dtype)
+            tensor.dims.extend(array.shape)
+            tensor.data_location = TensorProto.EXTERNAL
+            for key, value in (("location", EXTERNAL_DATA), ("offset", str(offset)),
+                               ("length", str(array.nbytes))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+            initializers.append(tensor)
+            offset += array.nbytes
+    finally:
+        if data_file is not None:
+            data_file.close()
+
+    onnx_graph = helper.make_graph(
+        e.nodes, "x2_model",
+        inputs=[_value_info(helper, graph, v) for v in graph.inputs],
+        outputs=[_value_info(helper, graph, v) for v in graph.outputs],
+        initializer=initializers)
+    model = helper.make_model(onnx_graph, producer_name="x2", producer_version="0.1.0",
+                              opset_imports=[helper.make_opsetid("", opset)])
+    # The oldest IR version that carries this opset: runtimes lag behind onnx's newest.
+    model.ir_version = helper.find_min_ir_version_for(list(model.opset_import))
+    return model, bool(external)
+
+
+def emit_onnx(graph: Graph, out_dir: str, opset: int = DEFAULT_OPSET) -> dict:
+    import onnx
+
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset <= newest:
+        raise X2Error(f"--opset {opset}: x2 writes ONNX opsets {MIN_OPSET} to {newest}")
+    out = Path(out_dir)
+    model, external = build_model(graph, opset, out)
+    path = out / "model.onnx"
+    onnx.save_model(model, str(path))
+    del model
+    # full_check runs ONNX shape inference too; by path so external data works.
+    onnx.checker.check_model(str(path), full_check=True)
+    files = ["model.onnx"] + ([EXTERNAL_DATA] if external else [])
+    return {"files": files, "opset": opset, "external_data": external}
+
+
+def run_onnx(out_dir: str, inputs: list[np.ndarray], threads: int = 0) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    session = ort.InferenceSession(str(Path(out_dir) / "model.onnx"), options,
+                                   providers=["CPUExecutionProvider"])
+    feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
+    return session.run(None, feed)

@@ -1,0 +1,281 @@
+"""IR op -> ONNX nodes, one small function per op (or family).
+
+Each function gets the emitter context `e` (x2/emitters/onnx.py) and the IR
+node, and adds ONNX nodes that write the node's outputs. `e.opset` selects
+the form an op takes where ONNX changed it (axes as attribute or input,
+Gelu as one op from opset 20)."""
+from __future__ import annotations
+
+import numpy as np
+
+ONNX_OPS: dict = {}
+
+
+def onnx_op(*names: str):
+    def decorate(fn):
+        for name in names:
+            ONNX_OPS[name] = fn
+        return fn
+    return decorate
+
+
+_SIMPLE = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
+           "sqrt": "Sqrt", "neg": "Neg", "abs": "Abs", "erf": "Erf", "softplus": "Softplus",
+           "identity": "Identity", "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div",
+           "pow": "Pow", "maximum": "Max", "minimum": "Min", "matmul": "MatMul",
+           "where": "Where"}
+
+
+@onnx_op(*_SIMPLE)
+def simple(e, node):
+    e.node(_SIMPLE[node.op], node.inputs, node.outputs)
+
+
+@onnx_op("rsqrt")
+def rsqrt(e, node):
+    root = e.node("Sqrt", node.inputs, [e.fresh(node, "sqrt")])
+    e.node("Reciprocal", [root], node.outputs)
+
+
+@onnx_op("square")
+def square(e, node):
+    e.node("Mul", [node.inputs[0], node.inputs[0]], node.outputs)
+
+
+@onnx_op("silu")
+def silu(e, node):
+    gate = e.node("Sigmoid", node.inputs, [e.fresh(node, "sigmoid")])
+    e.node("Mul", [node.inputs[0], gate], node.outputs)
+
+
+@onnx_op("selu")
+def selu(e, node):
+    e.node("Selu", node.inputs, node.outputs)
+
+
+@onnx_op("elu")
+def elu(e, node):
+    e.node("Elu", node.inputs, node.outputs, alpha=float(node.attrs.get("alpha", 1.0)))
+
+
+@onnx_op("leaky_relu")
+def leaky_relu(e, node):
+    e.node("LeakyRelu", node.inputs, node.outputs, alpha=float(node.attrs["alpha"]))
+
+
+@onnx_op("gelu")
+def gelu(e, node):
+    x = node.inputs[0]
+    approximate = bool(node.attrs.get("approximate"))
+    if e.opset >= 20:
+        e.node("Gelu", [x], node.outputs, approximate="tanh" if approximate else "none")
+        return
+    dtype = e.dtype(x)
+    if approximate:  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = e.node("Mul", [x, e.node("Mul", [x, x], [e.fresh(node, "x2")])],
+                      [e.fresh(node, "x3")])
+        inner = e.node("Add", [x, e.node("Mul", [cube, e.scalar(0.044715, dtype)],
+                                          [e.fresh(node, "c")])], [e.fresh(node, "inner")])
+        core = e.node("Tanh", [e.node("Mul", [inner, e.scalar(0.7978845608028654, dtype)],
+                                       [e.fresh(node, "scaled")])], [e.fresh(node, "tanh")])
+    else:  # 0.5 x (1 + erf(x / sqrt(2)))
+        core = e.node("Erf", [e.node("Div", [x, e.scalar(np.sqrt(2.0), dtype)],
+                                     [e.fresh(node, "scaled")])], [e.fresh(node, "erf")])
+    one_plus = e.node("Add", [core, e.scalar(1.0, dtype)], [e.fresh(node, "one_plus")])
+    half_x = e.node("Mul", [x, e.scalar(0.5, dtype)], [e.fresh(node, "half_x")])
+    e.node("Mul", [half_x, one_plus], node.outputs)
+
+
+@onnx_op("clip")
+def clip(e, node):
+    dtype = e.dtype(node.inputs[0])
+    lo, hi = node.attrs.get("min"), node.attrs.get("max")
+    e.node("Clip", [node.inputs[0], e.scalar(lo, dtype) if lo is not None else "",
+                    e.scalar(hi, dtype) if hi is not None else ""], node.outputs)
+
+
+@onnx_op("cast")
+def cast(e, node):
+    e.node("Cast", node.inputs, node.outputs, to=e.onnx_dtype(node.attrs["dtype"]))
+
+
+@onnx_op("conv2d")
+def conv2d(e, node):
+    a = node.attrs
+    kernel = list(e.graph.constants[node.inputs[1]].shape[2:]) \
+        if node.inputs[1] in e.graph.constants else None
+    extra = {"kernel_shape": kernel} if kernel else {}
+    e.node("Conv", node.inputs, node.outputs, strides=a["strides"], dilations=a["dilations"],
+           pads=a["pads"], group=a["groups"], **extra)
+
+
+@onnx_op("dense")
+def dense(e, node):
+    x = node.inputs[0]
+    rank = len(e.graph.shape(x) or ())
+    if rank == 2:
+        e.node("Gemm", node.inputs, node.outputs)
+        return
+    if len(node.inputs) == 2:
+        e.node("MatMul", node.inputs, node.outputs)
+        return
+    product = e.node("MatMul", node.inputs[:2], [e.fresh(node, "matmul")])
+    e.node("Add", [product, node.inputs[2]], node.outputs)
+
+
+@onnx_op("batch_norm")
+def batch_norm(e, node):
+    e.node("BatchNormalization", node.inputs, node.outputs,
+           epsilon=float(node.attrs["epsilon"]))
+
+
+@onnx_op("max_pool2d")
+def max_pool2d(e, node):
+    a = node.attrs
+    e.node("MaxPool", node.inputs, node.outputs, kernel_shape=a["kernel"], strides=a["strides"],
+           pads=a["pads"])
+
+
+@onnx_op("avg_pool2d")
+def avg_pool2d(e, node):
+    a = node.attrs
+    e.node("AveragePool", node.inputs, node.outputs, kernel_shape=a["kernel"],
+           strides=a["strides"], pads=a["pads"],
+           count_include_pad=int(bool(a.get("count_include_pad", False))))
+
+
+_REDUCE = {"reduce_mean": "ReduceMean", "reduce_sum": "ReduceSum", "reduce_max": "ReduceMax",
+           "reduce_min": "ReduceMin", "reduce_prod": "ReduceProd"}
+
+
+@onnx_op(*_REDUCE)
+def reduce(e, node):
+    op_type = _REDUCE[node.op]
+    keepdims = int(bool(node.attrs["keepdims"]))
+    axes = node.attrs["axes"]
+    # Axes became an input: ReduceSum at opset 13, the other reductions at 18.
+    if e.opset >= (13 if op_type == "ReduceSum" else 18):
+        e.node(op_type, [node.inputs[0], e.ints(axes)], node.outputs, keepdims=keepdims)
+    else:
+        e.node(op_type, node.inputs, node.outputs, axes=axes, keepdims=keepdims)
+
+
+@onnx_op("softmax", "log_softmax")
+def softmax(e, node):
+    e.node("Softmax" if node.op == "softmax" else "LogSoftmax", node.inputs, node.outputs,
+           axis=node.attrs["axis"])
+
+
+@onnx_op("concat")
+def concat(e, node):
+    e.node("Concat", node.inputs, node.outputs, axis=node.attrs["axis"])
+
+
+@onnx_op("stack")
+def stack(e, node):
+    axis = node.attrs["axis"]
+    parts = [e.node("Unsqueeze", [v, e.ints([axis])], [e.fresh(node, f"part{i}")])
+             for i, v in enumerate(node.inputs)]
+    e.node("Concat", parts, node.outputs, axis=axis)
+
+
+@onnx_op("pad")
+def pad(e, node):
+    mode = node.attrs.get("mode", "constant")
+    inputs = [node.inputs[0], e.ints(node.attrs["pads"])]
+    if mode == "constant":
+        inputs.append(e.scalar(node.attrs.get("value", 0.0), e.dtype(node.inputs[0])))
+    e.node("Pad", inputs, node.outputs, mode=mode)
+
+
+@onnx_op("transpose")
+def transpose(e, node):
+    e.node("Transpose", node.inputs, node.outputs, perm=node.attrs["perm"])
+
+
+@onnx_op("reshape")
+def reshape(e, node):
+    e.node("Reshape", [node.inputs[0], e.ints(node.attrs["shape"])], node.outputs)
+
+
+@onnx_op("reshape_dynamic")
+def reshape_dynamic(e, node):
+    shape = e.node("Cast", [node.inputs[1]], [e.fresh(node, "shape64")], to=e.onnx_dtype("int64"))
+    e.node("Reshape", [node.inputs[0], shape], node.outputs)
+
+
+@onnx_op("squeeze", "unsqueeze")
+def squeeze(e, node):
+    e.node(node.op.capitalize(), [node.inputs[0], e.ints(node.attrs["axes"])], node.outputs)
+
+
+@onnx_op("shape")
+def shape(e, node):
+    dtype = node.attrs.get("dtype", "int64")
+    if dtype == "int64":
+        e.node("Shape", node.inputs, node.outputs)
+        return
+    raw = e.node("Shape", node.inputs, [e.fresh(node, "shape")])
+    e.node("Cast", [raw], node.outputs, to=e.onnx_dtype(dtype))
+
+
+@onnx_op("layer_norm")
+def layer_norm(e, node):
+    x = node.inputs[0]
+    inputs = list(node.inputs)
+    if len(inputs) < 2 or not inputs[1]:
+        width = (e.graph.shape(x) or [None])[-1]
+        if width is None or node.attrs["axis"] % len(e.graph.shape(x)) != len(e.graph.shape(x)) - 1:
+            raise e.unsupported(node, "layer_norm without scale over several axes")
+        inputs = [x, e.const(np.ones(width, e.dtype(x)), "ones")] + inputs[2:]
+    e.node("LayerNormalization", inputs, node.outputs, axis=node.attrs["axis"],
+           epsilon=float(node.attrs["epsilon"]))
+
+
+@onnx_op("gather")
+def gather(e, node):
+    e.node("Gather", node.inputs, node.outputs, axis=node.attrs["axis"])
+
+
+@onnx_op("slice")
+def slice_(e, node):
+    a = node.attrs
+    e.node("Slice", [node.inputs[0], e.ints(a["starts"]), e.ints(a["ends"]), e.ints(a["axes"]),
+                     e.ints(a["steps"])], node.outputs)
+
+
+@onnx_op("split")
+def split(e, node):
+    e.node("Split", [node.inputs[0], e.ints(node.attrs["sizes"])], node.outputs,
+           axis=node.attrs["axis"])
+
+
+@onnx_op("expand")
+def expand(e, node):
+    e.node("Expand", [node.inputs[0], e.ints(node.attrs["shape"])], node.outputs)
+
+
+@onnx_op("strided_slice")
+def strided_slice(e, node):
+    a = node.attrs
+    if a.get("ellipsis_mask") or a.get("new_axis_mask"):
+        raise e.unsupported(node, "strided_slice with ellipsis or new-axis masks")
+    starts, ends, axes, steps, shrink = [], [], [], [], []
+    big = np.iinfo(np.int64).max
+    for i, (b, en, st) in enumerate(zip(a["begin"], a["end"], a["strides"])):
+        bit = 1 << i
+        if a.get("shrink_axis_mask", 0) & bit:
+            starts.append(b), ends.append(b + 1 if b != -1 else big), axes.append(i)
+            steps.append(1), shrink.append(i)
+            continue
+        starts.append(0 if a.get("begin_mask", 0) & bit and st > 0 else
+                      (-1 if a.get("begin_mask", 0) & bit else b))
+        ends.append((big if st > 0 else -big) if a.get("end_mask", 0) & bit else en)
+        axes.append(i), steps.append(st)
+    if not shrink:
+        e.node("Slice", [node.inputs[0], e.ints(starts), e.ints(ends), e.ints(axes),
+                         e.ints(steps)], node.outputs)
+        return
+    sliced = e.node("Slice", [node.inputs[0], e.ints(starts), e.ints(ends), e.ints(axes),
+                              e.ints(steps)], [e.fresh(node, "slice")])
+    e.node("Squeeze", [sliced, e.ints(shrink)], node.outputs)
