@@ -61,3 +61,11 @@ class Registry:
 
 TF = Registry("tensorflow", "mappers.tf")
 tf_mapper = TF.register
+
+# PyTorch mappers are keyed on the ATen op target string ("aten.relu.default").
+TORCH = Registry("pytorch", "mappers.torch")
+torch_mapper = TORCH.register
+
+# ONNX mappers are versioned: `since`/`until` are opsets of the default domain.
+ONNX = Registry("onnx", "mappers.onnx")
+onnx_mapper = ONNX.register
