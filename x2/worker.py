@@ -80,6 +80,48 @@ def paddle_run(args):
     return {}
 
 
+@task("onnx.read")
+def onnx_read(args):
+    from .frontends.common import map_graph, select_subgraph
+    from .frontends.onnx_model import read_onnx
+    from .ir import save_graph
+    from .registry import ONNX
+
+    source = read_onnx(args["model"])
+    _fix_input_shapes(source, args.get("input_shapes"))
+    source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
+    graph = map_graph(source, ONNX)
+    graph.meta["source_model"] = args["model"]
+    graph.meta["opset"] = source.version
+    save_graph(graph, args["ir"])
+    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes)}
+
+
+def _fix_input_shapes(source, shapes) -> None:
+    """--input-shape for formats whose inputs are declared in the file."""
+    from .errors import SelectionError
+    from .ir import TensorInfo
+    for name, dims in (shapes or {}).items():
+        if name not in source.inputs:
+            raise SelectionError(f"--input-shape: '{name}' is not an input; inputs are "
+                                 f"{', '.join(source.inputs)}")
+        info = source.info[name]
+        old = info.shape
+        if old is not None and (len(old) != len(dims) or any(
+                o is not None and o != d for o, d in zip(old, dims))):
+            raise SelectionError(f"--input-shape {name}: {dims} contradicts the model's "
+                                 f"shape {list(old)}")
+        source.info[name] = TensorInfo(info.dtype, tuple(dims))
+
+
+@task("onnx.run")
+def onnx_run(args):
+    from .frontends.onnx_model import run_onnx_source
+    _save_outputs(args["outputs"], run_onnx_source(args["model"], args["names"],
+                                                   _load_inputs(args["inputs"])))
+    return {}
+
+
 @task("onnx.emit")
 def onnx_emit(args):
     from .emitters.onnx import DEFAULT_OPSET, emit_onnx
@@ -92,6 +134,45 @@ def onnx_emit(args):
 def onnx_run_converted(args):
     from .emitters.onnx import run_onnx
     _save_outputs(args["outputs"], run_onnx(args["out"], _load_inputs(args["inputs"])))
+    return {}
+
+
+@task("torch.read")
+def torch_read(args):
+    from .frontends.common import map_graph, select_subgraph
+    from .frontends.torch_export import read_torch
+    from .ir import save_graph
+    from .registry import TORCH
+
+    source = read_torch(args["model"], args.get("input_shapes"), args.get("options"))
+    source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
+    graph = map_graph(source, TORCH)
+    graph.meta["source_model"] = args["model"]
+    graph.meta["io_layout"] = "source"
+    save_graph(graph, args["ir"])
+    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes)}
+
+
+@task("torch.run")
+def torch_run(args):
+    from .frontends.torch_export import run_torch
+    _save_outputs(args["outputs"], run_torch(args["model"], _load_inputs(args["inputs"]),
+                                             args.get("options")))
+    return {}
+
+
+@task("torch.emit")
+def torch_emit(args):
+    from .emitters.torch import emit_torch
+    from .ir import load_graph
+    return emit_torch(load_graph(args["ir"]), args["out"], args.get("source_desc", "a model"),
+                      channels_last=bool(args.get("options", {}).get("channels_last")))
+
+
+@task("torch.run_converted")
+def torch_run_converted(args):
+    from .emitters.torch import run_torch_model
+    _save_outputs(args["outputs"], run_torch_model(args["out"], _load_inputs(args["inputs"])))
     return {}
 
 

@@ -49,10 +49,14 @@ class MapContext:
 
     # facts about source values
     def shape(self, value: str):
-        return self.graph.shape(value) if value in self.graph.info else self.source.info[value].shape
+        info = self.graph.info.get(value) or self.source.info.get(value)
+        return None if info is None else info.shape
 
     def dtype(self, value: str) -> str:
-        info = self.graph.info.get(value) or self.source.info[value]
+        info = self.graph.info.get(value) or self.source.info.get(value)
+        if info is None:
+            raise ConversionError(f"{self.current.type} node '{self.current.name}': the dtype "
+                                  f"of '{value}' is unknown")
         return info.dtype
 
     def const(self, value: str) -> np.ndarray | None:

@@ -1,0 +1,131 @@
+"""Activations, softmax, dropout and layer normalization."""
+from __future__ import annotations
+
+import numpy as np
+
+from x2.errors import ConversionError
+from x2.registry import onnx_mapper
+
+from ._util import rank_of
+
+_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Exp": "exp",
+          "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Softplus": "softplus",
+          "Identity": "identity"}
+
+
+@onnx_mapper(*_UNARY)
+def unary(ctx, op):
+    """The elementwise IR op of the same name."""
+    ctx.emit(_UNARY[op.type], op.inputs[:1], outputs=op.outputs)
+
+
+@onnx_mapper("Reciprocal")
+def reciprocal(ctx, op):
+    """`1 / x`."""
+    one = ctx.constant(np.array(1, ctx.dtype(op.inputs[0])), "one")
+    ctx.emit("div", [one, op.inputs[0]], outputs=op.outputs)
+
+
+@onnx_mapper("LeakyRelu")
+def leaky_relu(ctx, op):
+    """`leaky_relu(alpha)` (ONNX default alpha 0.01)."""
+    ctx.emit("leaky_relu", op.inputs[:1], {"alpha": float(op.attrs.get("alpha", 0.01))},
+             outputs=op.outputs)
+
+
+@onnx_mapper("Elu")
+def elu(ctx, op):
+    """`elu(alpha)`."""
+    ctx.emit("elu", op.inputs[:1], {"alpha": float(op.attrs.get("alpha", 1.0))},
+             outputs=op.outputs)
+
+
+@onnx_mapper("Selu")
+def selu(ctx, op):
+    """`selu` (only the standard alpha/gamma)."""
+    alpha, gamma = op.attrs.get("alpha", 1.67326319217681884765625), op.attrs.get(
+        "gamma", 1.05070102214813232421875)
+    if abs(alpha - 1.6732632) > 1e-6 or abs(gamma - 1.0507010) > 1e-6:
+        raise ConversionError(f"Selu '{op.name}': non-standard alpha/gamma")
+    ctx.emit("selu", op.inputs[:1], outputs=op.outputs)
+
+
+@onnx_mapper("Gelu", since=20)
+def gelu(ctx, op):
+    """`gelu` (approximate='tanh' kept)."""
+    ctx.emit("gelu", op.inputs[:1], {"approximate": op.attrs.get("approximate") == "tanh"},
+             outputs=op.outputs)
+
+
+@onnx_mapper("HardSigmoid")
+def hard_sigmoid(ctx, op):
+    """`clip(alpha * x + beta, 0, 1)`."""
+    dtype = ctx.dtype(op.inputs[0])
+    shape = ctx.shape(op.inputs[0])
+    scaled = ctx.emit("mul", [op.inputs[0], ctx.constant(np.array(op.attrs.get("alpha", 0.2),
+                                                                   dtype))], shape=shape)
+    shifted = ctx.emit("add", [scaled, ctx.constant(np.array(op.attrs.get("beta", 0.5), dtype))],
+                       shape=shape)
+    ctx.emit("clip", [shifted], {"min": 0.0, "max": 1.0}, outputs=op.outputs)
+
+
+@onnx_mapper("Clip", until=11)
+def clip_attrs(ctx, op):
+    """`clip(min, max)` from attributes (opset < 11)."""
+    ctx.emit("clip", op.inputs[:1], {"min": op.attrs.get("min"), "max": op.attrs.get("max")},
+             outputs=op.outputs)
+
+
+@onnx_mapper("Clip", since=11)
+def clip_inputs(ctx, op):
+    """`clip(min, max)` from constant inputs (opset >= 11)."""
+    bounds = []
+    for index in (1, 2):
+        if len(op.inputs) > index and op.inputs[index]:
+            bounds.append(float(ctx.require_const(op.inputs[index], "the clip bound")))
+        else:
+            bounds.append(None)
+    ctx.emit("clip", op.inputs[:1], {"min": bounds[0], "max": bounds[1]}, outputs=op.outputs)
+
+
+def _softmax(ctx, op, ir_op):
+    rank = rank_of(ctx, op, op.inputs[0])
+    axis = op.attrs.get("axis", -1 if ctx.source.version >= 13 else 1) % rank
+    if ctx.source.version < 13 and axis != rank - 1:
+        # Before opset 13 softmax normalizes over all axes from `axis` on.
+        raise ConversionError(f"{op.type} '{op.name}': opset<13 softmax over axes "
+                              f"{axis}..{rank - 1} is not supported (only the last axis)")
+    ctx.emit(ir_op, op.inputs[:1], {"axis": axis}, outputs=op.outputs)
+
+
+@onnx_mapper("Softmax")
+def softmax(ctx, op):
+    """`softmax(axis)`; opset<13 semantics checked."""
+    _softmax(ctx, op, "softmax")
+
+
+@onnx_mapper("LogSoftmax")
+def log_softmax(ctx, op):
+    """`log_softmax(axis)`; opset<13 semantics checked."""
+    _softmax(ctx, op, "log_softmax")
+
+
+@onnx_mapper("Dropout")
+def dropout(ctx, op):
+    """Nothing: inference dropout is the identity (the mask output is refused)."""
+    if len([o for o in op.outputs if o]) > 1:
+        raise ConversionError(f"Dropout '{op.name}': its mask output is used; only inference "
+                              f"graphs are supported")
+    ctx.alias(op.outputs[0], op.inputs[0])
+
+
+@onnx_mapper("LayerNormalization", since=17)
+def layer_norm(ctx, op):
+    """`layer_norm(axis, epsilon)` with scale and bias."""
+    if len([o for o in op.outputs if o]) > 1:
+        raise ConversionError(f"LayerNormalization '{op.name}': mean/inv-std outputs are "
+                              f"not supported")
+    rank = rank_of(ctx, op, op.inputs[0])
+    ctx.emit("layer_norm", [v for v in op.inputs[:3]],
+             {"axis": op.attrs.get("axis", -1) % rank,
+              "epsilon": float(op.attrs.get("epsilon", 1e-5))}, outputs=op.outputs[:1])
