@@ -19,7 +19,7 @@ from .isolation import run_step
 from .passes import run_pipeline
 
 # --from NAME -> worker task that reads the model into IR (x2/worker.py).
-FRONTENDS = {"tf": "tf.read"}
+FRONTENDS = {"tf": "tf.read", "onnx": "onnx.read"}
 # --to NAME -> worker task that writes the IR as a model of that framework.
 EMITTERS = {"paddle": "paddle.emit", "onnx": "onnx.emit"}
 REPORT = "report.json"

@@ -21,7 +21,7 @@ from .errors import X2Error
 from .isolation import run_step
 
 # --from NAME -> worker task that runs the source model on saved inputs.
-SOURCE_RUNS = {"tf": "tf.run"}
+SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run"}
 # --to NAME -> (worker task, mode) pairs that run the converted model; each
 # mode is one way a user loads it (generated code, exported inference model).
 TARGET_RUNS = {"paddle": [("paddle.run", "python"), ("paddle.run", "inference")],
