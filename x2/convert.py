@@ -19,9 +19,9 @@ from .isolation import run_step
 from .passes import run_pipeline
 
 # --from NAME -> worker task that reads the model into IR (x2/worker.py).
-FRONTENDS = {"tf": "tf.read", "onnx": "onnx.read"}
+FRONTENDS = {"tf": "tf.read", "onnx": "onnx.read", "torch": "torch.read"}
 # --to NAME -> worker task that writes the IR as a model of that framework.
-EMITTERS = {"paddle": "paddle.emit", "onnx": "onnx.emit"}
+EMITTERS = {"paddle": "paddle.emit", "onnx": "onnx.emit", "torch": "torch.emit"}
 REPORT = "report.json"
 
 
@@ -96,7 +96,9 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             "options": emit_options or {}}))
         report = {
             "x2_version": "0.1.0",
-            "source": {"framework": source, "model": str(model), "signature": signature},
+            # Enough to re-create the source model for `x2 check` (torch needs options).
+            "source": {"framework": source, "model": str(model), "signature": signature,
+                       "input_shapes": input_shapes, "options": options or {}},
             "target": target,
             "target_details": {k: v for k, v in emitted.items() if k != "files"},
             "inputs": [{"name": v, **graph.info[v].to_json()} for v in graph.inputs],

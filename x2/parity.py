@@ -21,11 +21,12 @@ from .errors import X2Error
 from .isolation import run_step
 
 # --from NAME -> worker task that runs the source model on saved inputs.
-SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run"}
+SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run", "torch": "torch.run"}
 # --to NAME -> (worker task, mode) pairs that run the converted model; each
 # mode is one way a user loads it (generated code, exported inference model).
 TARGET_RUNS = {"paddle": [("paddle.run", "python"), ("paddle.run", "inference")],
-               "onnx": [("onnx.run_converted", "onnxruntime")]}
+               "onnx": [("onnx.run_converted", "onnxruntime")],
+               "torch": [("torch.run_converted", "python")]}
 
 
 @dataclass
@@ -88,6 +89,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
         np.savez(tmp_path / "inputs.npz", *arrays)
         run_step(SOURCE_RUNS[source], {"model": model, "signature": signature,
                                        "names": [i["name"] for i in spec["inputs"]],
+                                       "options": report["source"].get("options") or {},
                             "inputs": str(tmp_path / "inputs.npz"),
                             "outputs": str(tmp_path / "ref.npz")})
         with np.load(tmp_path / "ref.npz") as data:

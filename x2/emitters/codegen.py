@@ -6,8 +6,11 @@ expressions with `call`, never whole lines of text.
 """
 from __future__ import annotations
 
+import importlib.util
 import keyword
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 from dataclasses import dataclass, field
@@ -109,3 +112,130 @@ def _identifier(text: str) -> str:
     name = "_".join(re.sub(r"__\d+$", "", p) for p in tail) or "v"
     name = re.sub(r"\W+", "_", name).strip("_").lower() or "v"
     return f"v_{name}" if name[0].isdigit() else name
+
+
+class EmitContext:
+    """What every Python-code emitter shares: names for values, constants as
+    literals or registered buffers, weighted layers as submodules, and the
+    state dict they fill. Subclasses say how their framework writes a
+    buffer and a scalar tensor."""
+
+    framework = ""
+    base_class = ""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.namer = Namer()
+        self.layer_namer = Namer()
+        self.code = ModuleCode(docstring="", header=[], base_class=self.base_class)
+        self.state: dict[str, np.ndarray] = {}
+        self.buffers: dict[str, str] = {}
+
+    # framework specifics
+    def buffer_init(self, array: np.ndarray) -> Expr:
+        raise NotImplementedError
+
+    def scalar_tensor(self, value, dtype: str) -> Expr:
+        raise NotImplementedError
+
+    def is_const(self, value: str) -> bool:
+        return value in self.graph.constants
+
+    def const(self, value: str) -> np.ndarray:
+        return self.graph.constants[value]
+
+    def is_scalar(self, value: str) -> bool:
+        return self.is_const(value) and self.const(value).ndim == 0
+
+    def value(self, value: str, tensor: bool = False) -> Expr:
+        """The expression for a value: a local variable, a literal or a buffer."""
+        if value in self.graph.constants:
+            array = self.const(value)
+            if array.ndim == 0 and array.dtype.kind in "fiub":
+                # Scalars stay in the code: frameworks disagree on saving 0-d tensors.
+                if not tensor:
+                    return Expr(literal(array.item()))
+                return self.scalar_tensor(array.item(), str(array.dtype))
+            return Expr(f"self.{self._buffer(value, array)}")
+        return Expr(self.namer(value))
+
+    def _buffer(self, value: str, array: np.ndarray) -> str:
+        if value not in self.buffers:
+            name = self.layer_namer(value, "c_" + value)
+            self.buffers[value] = name
+            self.state[name] = array
+            self.code.buffers.append((name, self.buffer_init(array)))
+        return self.buffers[value]
+
+    def layer(self, node, kind: str, ctor: Expr, params: dict) -> str:
+        """Declare a submodule; `params` maps its parameter names to IR constants
+        (or to arrays already rearranged for the framework)."""
+        hint = node.source.get("name", node.name)
+        parts = [p for p in hint.split("/") if p and not p.endswith("PartitionedCall")
+                 and not p.startswith("functional")]
+        base = parts[-2] if len(parts) >= 2 else (parts[-1] if parts else kind)
+        weight = next(iter(params.values()), None)
+        if isinstance(weight, str) and weight.endswith(".weight"):
+            # Constants named after a state_dict key ("layer1.conv1.weight") name the layer.
+            base = weight.removesuffix(".weight")
+        name = self.layer_namer(f"layer:{node.name}", base)
+        self.code.submodules.append((name, ctor))
+        for param, value in params.items():
+            self.state[f"{name}.{param}"] = self.const(value) if isinstance(value, str) \
+                else np.asarray(value)
+        return name
+
+    def unsupported(self, node, why: str):
+        from ..errors import ConversionError
+        return ConversionError(f"the {self.framework} emitter cannot write {node.op} node "
+                               f"'{node.name}': {why}")
+
+
+def generate_module(e: EmitContext, ops: dict, docstring: str, header: list[str],
+                    footer: list[str]) -> tuple[str, dict[str, np.ndarray]]:
+    """Fill `e.code` from its graph with the per-op functions in `ops`; return
+    (module text, state dict as numpy arrays). Every op without code is
+    listed at once."""
+    from ..errors import ConversionError
+
+    graph = e.graph
+    missing: dict[str, list[str]] = {}
+    for node in graph.nodes:
+        if node.op not in ops:
+            missing.setdefault(node.op, []).append(node.source.get("name", node.name))
+    if missing:
+        listing = "; ".join(f"{op} x{len(n)} (e.g. from '{n[0]}')" for op, n in missing.items())
+        raise ConversionError(f"the {e.framework} emitter has no code for IR op(s): {listing}")
+    e.code.docstring = docstring
+    e.code.header = header
+    e.code.forward_args = [e.namer(v) for v in graph.inputs]
+    for node in graph.nodes:
+        expr = ops[node.op](e, node)
+        targets = [e.namer(o) for o in node.outputs]
+        src = node.source
+        comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
+        e.code.body.append((targets, expr, comment))
+    e.code.returns = [str(e.value(v)) for v in graph.outputs]
+    e.code.footer = footer
+    return render_module(e.code), e.state
+
+
+def subscript(x, rank: int, axes: list[int], starts: list[int], ends: list[int],
+              steps: list[int]) -> Expr:
+    """x[a:b:c, ...] for a `slice` node, with trailing full dims left out."""
+    parts = [":"] * rank
+    for axis, b, e, s in zip(axes, starts, ends, steps):
+        parts[axis] = f"{b}:{e}" + (f":{s}" if s != 1 else "")
+    while len(parts) > 1 and parts[-1] == ":":
+        parts.pop()
+    return Expr(f"{literal(x)}[{', '.join(parts)}]")
+
+
+def import_generated(path: Path):
+    """Import a generated model.py under a unique module name."""
+    name = f"x2_generated_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -5,7 +5,7 @@ expression computing the node's output. Layers with weights become nn.Layer
 submodules so that the generated model can be fine-tuned."""
 from __future__ import annotations
 
-from .codegen import Expr, binop, call
+from .codegen import Expr, binop, call, subscript
 
 PADDLE_OPS: dict = {}
 
@@ -195,3 +195,70 @@ def pad(e, node):
     paddle_mode = {"reflect": "reflect", "edge": "replicate"}[mode]
     return call("F.pad", x, [pads[3], pads[7], pads[2], pads[6]], mode=paddle_mode,
                 data_format="NCHW")
+
+
+@paddle_op("layer_norm")
+def layer_norm(e, node):
+    x = node.inputs[0]
+    shape = list(e.graph.shape(x)[node.attrs["axis"]:])
+    extra = [e.value(v) for v in node.inputs[1:]]
+    return call("F.layer_norm", e.value(x), shape, *extra, epsilon=node.attrs["epsilon"])
+
+
+@paddle_op("group_norm")
+def group_norm(e, node):
+    x, scale, bias = node.inputs
+    return call("F.group_norm", e.value(x), node.attrs["groups"], epsilon=node.attrs["epsilon"],
+                weight=e.value(scale), bias=e.value(bias))
+
+
+@paddle_op("gather")
+def gather(e, node):
+    x, idx = node.inputs
+    if node.attrs["axis"] == 0:
+        return call("F.embedding", e.value(idx), e.value(x))
+    return call("paddle.index_select", e.value(x), e.value(idx), axis=node.attrs["axis"]) \
+        if len(e.graph.shape(idx) or [0, 0]) == 1 else _gather_nd_unsupported(e, node)
+
+
+def _gather_nd_unsupported(e, node):
+    raise e.unsupported(node, "gathering with a multi-dimensional index off axis 0")
+
+
+@paddle_op("slice")
+def slice_(e, node):
+    a = node.attrs
+    return subscript(e.value(node.inputs[0]), len(e.graph.shape(node.inputs[0])), a["axes"],
+                     a["starts"], a["ends"], a["steps"])
+
+
+@paddle_op("expand")
+def expand(e, node):
+    return call("paddle.expand", e.value(node.inputs[0]), shape=node.attrs["shape"])
+
+
+@paddle_op("where")
+def where(e, node):
+    return call("paddle.where", *[e.value(v, tensor=True) for v in node.inputs])
+
+
+@paddle_op("equal")
+def equal(e, node):
+    return call("paddle.equal", *[e.value(v, tensor=True) for v in node.inputs])
+
+
+@paddle_op("logical_not")
+def logical_not(e, node):
+    return call("paddle.logical_not", e.value(node.inputs[0]))
+
+
+@paddle_op("reduce_any")
+def reduce_any(e, node):
+    return call("paddle.any", e.value(node.inputs[0]), axis=node.attrs["axes"],
+                keepdim=node.attrs["keepdims"])
+
+
+@paddle_op("split")
+def split(e, node):
+    return call("paddle.split", e.value(node.inputs[0]), node.attrs["sizes"],
+                axis=node.attrs["axis"])

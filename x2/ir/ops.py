@@ -83,6 +83,7 @@ for _name, _fn in {
 for _name, _fn in {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
     "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
+    "mod": np.mod,
 }.items():
     _binary(_name, lambda a, b, f=_fn: np.asarray(f(a, b)).astype(np.result_type(a, b)))
 
@@ -308,6 +309,23 @@ def _expand(xs, a):
 @_define("where", "elementwise")
 def _where(xs, a):
     return [np.where(xs[0], xs[1], xs[2])]
+
+
+@_define("group_norm")
+def _group_norm(xs, a):
+    x, scale, bias = xs
+    n, c = x.shape[:2]
+    g = x.reshape(n, a["groups"], -1)
+    mean = g.mean(axis=2, keepdims=True)
+    var = ((g - mean) ** 2).mean(axis=2, keepdims=True)
+    y = ((g - mean) / np.sqrt(var + a["epsilon"])).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    return [(y * scale.reshape(shape) + bias.reshape(shape)).astype(x.dtype)]
+
+
+OPS["equal"] = OpDef("equal", "elementwise", lambda xs, a: [np.equal(xs[0], xs[1])])
+OPS["logical_not"] = OpDef("logical_not", "elementwise", lambda xs, a: [np.logical_not(xs[0])])
+OPS["reduce_any"] = OpDef("reduce_any", "reduce", _reduce(np.any))
 
 
 # Semantics in docs/IR.md; the fold pass rewrites it to `reshape` when it can.

@@ -1,0 +1,188 @@
+"""Shape and data movement: views, permutes, concatenation, slicing and
+indexing, embedding lookups, casts, copies and tensor factories."""
+from __future__ import annotations
+
+import numpy as np
+
+from x2.registry import torch_mapper
+
+from ._util import args, axis, clamp_range, rank, unsupported
+
+
+@torch_mapper("aten.clone.default", "aten.alias.default", "aten.contiguous.default",
+              "aten.detach.default", "aten.lift_fresh_copy.default", "aten.dropout.default",
+              "aten.native_dropout.default")
+def identity(ctx, op):
+    """nothing (copies, aliases and eval-mode dropout; removed by the cleanup pass)."""
+    if op.type == "aten.native_dropout.default" and args(op, None, 0.0, False)[2]:
+        raise unsupported(op, "dropout in training mode; put the model in eval() first")
+    ctx.alias(op.outputs[0], op.inputs[0])
+
+
+@torch_mapper("aten._to_copy.default", "aten.to.dtype")
+def to_copy(ctx, op):
+    """`cast` to the new dtype (a copy with the same dtype is nothing)."""
+    x = op.inputs[0]
+    dtype = ctx.dtype(op.outputs[0])
+    if dtype == ctx.dtype(x):
+        ctx.alias(op.outputs[0], x)
+    else:
+        ctx.emit("cast", [x], {"dtype": dtype}, outputs=op.outputs)
+
+
+@torch_mapper("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+              "aten.flatten.using_ints")
+def view(ctx, op):
+    """`reshape` to the (static) output shape."""
+    shape = ctx.shape(op.outputs[0])
+    ctx.emit("reshape", op.inputs[:1], {"shape": [int(d) for d in shape]}, outputs=op.outputs)
+
+
+@torch_mapper("aten.permute.default")
+def permute(ctx, op):
+    """`transpose`."""
+    x, dims = args(op)
+    ctx.emit("transpose", [x], {"perm": [axis(ctx, x, d) for d in dims]}, outputs=op.outputs)
+
+
+@torch_mapper("aten.t.default", "aten.transpose.int", "aten.numpy_T.default")
+def transpose(ctx, op):
+    """`transpose` swapping two axes (the last two for t())."""
+    x, d0, d1 = args(op, None, 0, 1)
+    perm = list(range(rank(ctx, x)))
+    if len(perm) >= 2:
+        a, b = axis(ctx, x, d0), axis(ctx, x, d1)
+        perm[a], perm[b] = perm[b], perm[a]
+    ctx.emit("transpose", [x], {"perm": perm}, outputs=op.outputs)
+
+
+@torch_mapper("aten.expand.default")
+def expand(ctx, op):
+    """`expand` to the static output shape."""
+    ctx.emit("expand", op.inputs[:1], {"shape": [int(d) for d in ctx.shape(op.outputs[0])]},
+             outputs=op.outputs)
+
+
+@torch_mapper("aten.unsqueeze.default")
+def unsqueeze(ctx, op):
+    """`unsqueeze`."""
+    x, dim = args(op)
+    ctx.emit("unsqueeze", [x], {"axes": [dim % (rank(ctx, x) + 1)]}, outputs=op.outputs)
+
+
+@torch_mapper("aten.squeeze.dims", "aten.squeeze.dim", "aten.squeeze.default")
+def squeeze(ctx, op):
+    """`squeeze` of the size-1 dims among those named."""
+    x, dims = args(op, None, None)
+    shape = ctx.shape(x)
+    dims = range(len(shape)) if dims is None else ([dims] if isinstance(dims, int) else dims)
+    picked = sorted({axis(ctx, x, d) for d in dims if shape[d % len(shape)] == 1})
+    if not picked:
+        ctx.alias(op.outputs[0], x)
+    else:
+        ctx.emit("squeeze", [x], {"axes": picked}, outputs=op.outputs)
+
+
+@torch_mapper("aten.cat.default", "aten.concat.default")
+def cat(ctx, op):
+    """`concat`."""
+    values, dim = args(op, None, 0)
+    ctx.emit("concat", list(values), {"axis": axis(ctx, op.outputs[0], dim)},
+             outputs=op.outputs)
+
+
+@torch_mapper("aten.stack.default")
+def stack(ctx, op):
+    """`stack`."""
+    values, dim = args(op, None, 0)
+    ctx.emit("stack", list(values), {"axis": axis(ctx, op.outputs[0], dim)},
+             outputs=op.outputs)
+
+
+def _slice(ctx, x, out, dim, start, end, step=1):
+    size = ctx.shape(x)[dim]
+    start, end = clamp_range(size, start, end, step)
+    ctx.emit("slice", [x], {"axes": [dim], "starts": [start], "ends": [end], "steps": [step]},
+             outputs=[out])
+
+
+@torch_mapper("aten.slice.Tensor")
+def slice_(ctx, op):
+    """`slice` with bounds clamped to the static size."""
+    x, dim, start, end, step = args(op, None, 0, None, None, 1)
+    _slice(ctx, x, op.outputs[0], axis(ctx, x, dim), start, end, step)
+
+
+@torch_mapper("aten.select.int")
+def select(ctx, op):
+    """`slice` of one index + `squeeze`."""
+    x, dim, index = args(op)
+    dim = axis(ctx, x, dim)
+    shape = list(ctx.shape(x))
+    index %= shape[dim]
+    shape[dim] = 1
+    one = ctx.emit("slice", [x], {"axes": [dim], "starts": [index], "ends": [index + 1],
+                                  "steps": [1]}, shape=tuple(shape), hint="select")
+    ctx.emit("squeeze", [one], {"axes": [dim]}, outputs=op.outputs)
+
+
+@torch_mapper("aten.split.Tensor", "aten.split_with_sizes.default")
+def split(ctx, op):
+    """one `slice` per piece."""
+    x, sizes, dim = args(op, None, None, 0)
+    dim = axis(ctx, x, dim)
+    total = ctx.shape(x)[dim]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, total - s) for s in range(0, total, sizes)]
+    start = 0
+    for out, size in zip(op.outputs, sizes):
+        _slice(ctx, x, out, dim, start, start + size)
+        start += size
+
+
+@torch_mapper("aten.embedding.default")
+def embedding(ctx, op):
+    """`gather` of rows (axis 0) of the weight."""
+    weight, indices = args(op)[:2]
+    ctx.emit("gather", [weight, indices], {"axis": 0}, outputs=op.outputs)
+
+
+@torch_mapper("aten.index.Tensor", "aten.index_select.default")
+def index(ctx, op):
+    """`gather` along the one indexed axis (x[idx], x[:, idx], index_select)."""
+    if op.type == "aten.index_select.default":
+        x, dim, idx = args(op)
+        ctx.emit("gather", [x, idx], {"axis": axis(ctx, x, dim)}, outputs=op.outputs)
+        return
+    x, indices = args(op)
+    used = [i for i, v in enumerate(indices) if v is not None]
+    if len(used) != 1:
+        raise unsupported(op, "only indexing with one index tensor is supported")
+    ctx.emit("gather", [x, indices[used[0]]], {"axis": used[0]}, outputs=op.outputs)
+
+
+def _constant(ctx, op, array):
+    out = op.outputs[0]
+    ctx.graph.constants[out] = array
+    from x2.ir import TensorInfo
+    ctx.graph.info[out] = TensorInfo(str(array.dtype), tuple(array.shape))
+
+
+@torch_mapper("aten.full.default", "aten.full_like.default", "aten.zeros_like.default",
+              "aten.ones_like.default", "aten.scalar_tensor.default", "aten.zeros.default",
+              "aten.ones.default")
+def full(ctx, op):
+    """a constant of the (static) output shape."""
+    kind = op.type.split(".")[1]
+    value = {"zeros_like": 0, "ones_like": 1, "zeros": 0, "ones": 1}.get(kind)
+    if value is None:
+        value = args(op)[0] if kind == "scalar_tensor" else args(op)[1]
+    shape = ctx.shape(op.outputs[0])
+    _constant(ctx, op, np.full(shape, value, dtype=ctx.dtype(op.outputs[0])))
+
+
+@torch_mapper("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
+def arange(ctx, op):
+    """a constant."""
+    bounds = args(op)
+    _constant(ctx, op, np.arange(*bounds).astype(ctx.dtype(op.outputs[0])))

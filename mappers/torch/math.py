@@ -1,0 +1,123 @@
+"""Arithmetic, comparisons, matrix products and reductions."""
+from __future__ import annotations
+
+import numpy as np
+
+from x2.registry import torch_mapper
+
+from ._util import args, axes, is_value, operand, unsupported
+
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow",
+           "maximum": "maximum", "minimum": "minimum", "eq": "equal"}
+
+
+def _scaled(ctx, op, value: str, alpha, like: str) -> str:
+    """`value * alpha` for the alpha argument of add/sub (1 needs no node)."""
+    if alpha in (None, 1):
+        return value
+    return ctx.emit("mul", [value, operand(ctx, op, alpha, like)], shape=ctx.shape(value),
+                    hint="alpha")
+
+
+@torch_mapper(*[f"aten.{name}.{overload}" for name in _BINARY
+                for overload in ("Tensor", "Scalar", "default", "Tensor_Scalar",
+                                 "Tensor_Tensor")])
+def binary(ctx, op):
+    """the elementwise IR op (add/sub alpha becomes a mul; Python scalars become constants)."""
+    name = op.type.split(".")[1]
+    a, b = args(op)[:2]
+    if op.attrs["kwargs"].get("rounding_mode") is not None:
+        raise unsupported(op, "div with rounding_mode is not supported yet")
+    like = a if is_value(a) else b
+    a, b = operand(ctx, op, a, like), operand(ctx, op, b, like)
+    if name in ("add", "sub"):
+        b = _scaled(ctx, op, b, op.attrs["kwargs"].get("alpha"), like)
+    ctx.emit(_BINARY[name], [a, b], outputs=op.outputs)
+
+
+@torch_mapper("aten.rsub.Scalar", "aten.rsub.Tensor")
+def rsub(ctx, op):
+    """`sub(other, x * alpha)`."""
+    x, other = args(op)[:2]
+    x = _scaled(ctx, op, x, op.attrs["kwargs"].get("alpha"), x)
+    ctx.emit("sub", [operand(ctx, op, other, x), x], outputs=op.outputs)
+
+
+@torch_mapper("aten.where.self")
+def where(ctx, op):
+    """`where`."""
+    cond, a, b = args(op)
+    like = a if is_value(a) else b
+    ctx.emit("where", [cond, operand(ctx, op, a, like), operand(ctx, op, b, like)],
+             outputs=op.outputs)
+
+
+@torch_mapper("aten.mm.default", "aten.bmm.default", "aten.matmul.default")
+def matmul(ctx, op):
+    """`matmul` (a constant 2-D right operand becomes `dense` in the fuse pass)."""
+    ctx.emit("matmul", op.inputs[:2], outputs=op.outputs)
+
+
+@torch_mapper("aten.addmm.default")
+def addmm(ctx, op):
+    """`matmul` + `add` of the bias (fused into `dense` for constant weights)."""
+    bias, a, b = args(op)[:3]
+    beta, alpha = op.attrs["kwargs"].get("beta", 1), op.attrs["kwargs"].get("alpha", 1)
+    out_shape = ctx.shape(op.outputs[0])
+    product = ctx.emit("matmul", [a, b], shape=out_shape, hint="mm")
+    product = _scaled(ctx, op, product, alpha, a)
+    bias = _scaled(ctx, op, bias, beta, a)
+    ctx.emit("add", [product, bias], outputs=op.outputs)
+
+
+@torch_mapper("aten.linear.default")
+def linear(ctx, op):
+    """`matmul` by the transposed weight (+ bias): `dense` after the fuse pass."""
+    x, w, b = args(op, None, None, None)
+    wt = ctx.emit("transpose", [w], {"perm": [1, 0]}, shape=ctx.shape(w)[::-1], hint="wt")
+    if b is None:
+        ctx.emit("matmul", [x, wt], outputs=op.outputs)
+        return
+    y = ctx.emit("matmul", [x, wt], shape=ctx.shape(op.outputs[0]), hint="matmul")
+    ctx.emit("add", [y, b], outputs=op.outputs)
+
+
+_REDUCE = {"mean": "reduce_mean", "sum": "reduce_sum", "amax": "reduce_max",
+           "amin": "reduce_min", "any": "reduce_any", "prod": "reduce_prod"}
+
+
+@torch_mapper("aten.mean.dim", "aten.sum.dim_IntList", "aten.amax.default",
+              "aten.amin.default", "aten.any.dim", "aten.any.dims", "aten.mean.default",
+              "aten.sum.default")
+def reduce(ctx, op):
+    """the `reduce_*` op over dim (all axes when dim is empty)."""
+    x, dims, keepdim = args(op, None, None, False)[:3]
+    if op.attrs["kwargs"].get("dtype") is not None:
+        raise unsupported(op, "a reduction with a dtype argument is not supported yet")
+    ctx.emit(_REDUCE[op.type.split(".")[1]], [x],
+             {"axes": axes(ctx, x, dims), "keepdims": bool(keepdim)}, outputs=op.outputs)
+
+
+@torch_mapper("aten.var.correction", "aten.var.dim")
+def var(ctx, op):
+    """`reduce_mean` of squared deviations, times n/(n - correction)."""
+    x, dims = args(op, None, None)[:2]
+    kwargs = op.attrs["kwargs"]
+    correction = kwargs.get("correction", 1 if kwargs.get("unbiased", True) else 0)
+    keepdim = bool(kwargs.get("keepdim", (args(op) + [None, None, False])[3]
+                              if op.type == "aten.var.dim" else False))
+    red = axes(ctx, x, dims)
+    shape = ctx.shape(x)
+    kept = tuple(1 if i in red else d for i, d in enumerate(shape))
+    mean = ctx.emit("reduce_mean", [x], {"axes": red, "keepdims": True}, shape=kept,
+                    hint="mean")
+    dev = ctx.emit("sub", [x, mean], shape=shape, hint="dev")
+    sq = ctx.emit("mul", [dev, dev], shape=shape, hint="sq")
+    count = int(np.prod([shape[i] for i in red]))
+    if correction in (0, None):
+        ctx.emit("reduce_mean", [sq], {"axes": red, "keepdims": keepdim}, outputs=op.outputs)
+        return
+    total = ctx.emit("reduce_mean", [sq], {"axes": red, "keepdims": keepdim},
+                     shape=ctx.shape(op.outputs[0]), hint="var")
+    factor = ctx.constant(np.array(count / (count - correction), ctx.dtype(x)), "bessel")
+    ctx.emit("mul", [total, factor], outputs=op.outputs)
