@@ -119,17 +119,31 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--input-shape", multiple=True, help="NAME:D1,D2,... fixes an input's shape.")
 @click.option("--signature", help="SavedModel signature (default: serving_default).")
 @click.option("--opset", type=int, help="ONNX opset to write (--to onnx; default 17).")
+@click.option("--input-dtype", multiple=True,
+              help="[NAME:]DTYPE of the example inputs (--from torch; default float32).")
+@click.option("--trust-pickle", is_flag=True,
+              help="Allow torch.load to unpickle arbitrary objects (runs code from the file).")
+@click.option("--channels-last", is_flag=True,
+              help="--to torch: the model runs in torch.channels_last memory format.")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-def convert(source, target, model, out, inputs, outputs, input_shape, signature, opset, quiet,
-            debug):
+def convert(source, target, model, out, inputs, outputs, input_shape, signature, opset,
+            input_dtype, trust_pickle, channels_last, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     emit_options = {"opset": opset} if opset else {}
+    if channels_last:
+        emit_options["channels_last"] = True
+    # "NAME:DTYPE" for one input, a bare "DTYPE" for all ("*").
+    options = {"input_dtypes": {(v.rpartition(":")[0] or "*"): v.rpartition(":")[2]
+                                for v in input_dtype}} if input_dtype else {}
+    if trust_pickle:
+        options["trust_pickle"] = True
     try:
         report = run_convert(model, out, source=source, target=target, inputs=_split(inputs),
                              outputs=_split(outputs), input_shapes=parse_input_shapes(input_shape),
                              signature=signature, emit_options=emit_options,
+                             options=options,
                              progress=_Progress(quiet))
     except Exception as exc:
         _fail(exc, debug)

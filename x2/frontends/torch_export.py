@@ -136,7 +136,7 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None)
     names = [p.name for p in params]
     shapes = dict(input_shapes or {})
     dtypes = dict(input_dtypes or {})
-    for name in list(shapes) + list(dtypes):
+    for name in list(shapes) + [d for d in dtypes if d != "*"]:
         if name not in names:
             raise SelectionError(f"'{name}' is not an argument of {type(module).__name__}."
                                  f"forward; its arguments are {', '.join(names) or 'none'}")
@@ -148,9 +148,10 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None)
     gen = torch.Generator().manual_seed(0)
     args = []
     for name in names:
-        dtype = getattr(torch, dtypes.get(name, "float32"), None)
+        wanted = dtypes.get(name, dtypes.get("*", "float32"))
+        dtype = getattr(torch, wanted, None)
         if not isinstance(dtype, torch.dtype):
-            raise SelectionError(f"--input-dtype {name}: unknown dtype {dtypes[name]!r}")
+            raise SelectionError(f"--input-dtype {name}: unknown dtype {wanted!r}")
         if dtype.is_floating_point:
             args.append(torch.randn(shapes[name], generator=gen).to(dtype))
         else:
