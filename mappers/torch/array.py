@@ -38,10 +38,18 @@ def view(ctx, op):
     ctx.emit("reshape", op.inputs[:1], {"shape": [int(d) for d in shape]}, outputs=op.outputs)
 
 
+def _keep_origin(ctx, value: str, out: str) -> None:
+    """A transposed weight (nn.Linear's) is still 'fc.weight' for naming the emitted layer."""
+    if ctx.const(value) is not None:
+        origins = ctx.graph.meta.setdefault("const_origin", {})
+        origins[out] = origins.get(value, value)
+
+
 @torch_mapper("aten.permute.default")
 def permute(ctx, op):
-    """`transpose`."""
+    """`transpose` (folded for weights, which keep their state_dict name for the emitter)."""
     x, dims = args(op)
+    _keep_origin(ctx, x, op.outputs[0])
     ctx.emit("transpose", [x], {"perm": [axis(ctx, x, d) for d in dims]}, outputs=op.outputs)
 
 
@@ -49,6 +57,7 @@ def permute(ctx, op):
 def transpose(ctx, op):
     """`transpose` swapping two axes (the last two for t())."""
     x, d0, d1 = args(op, None, 0, 1)
+    _keep_origin(ctx, x, op.outputs[0])
     perm = list(range(rank(ctx, x)))
     if len(perm) >= 2:
         a, b = axis(ctx, x, d0), axis(ctx, x, d1)

@@ -167,14 +167,17 @@ class EmitContext:
             self.code.buffers.append((name, self.buffer_init(array)))
         return self.buffers[value]
 
-    def layer(self, node, kind: str, ctor: Expr, params: dict) -> str:
+    def layer(self, node, kind: str, ctor: Expr, params: dict, name_from: str | None = None
+              ) -> str:
         """Declare a submodule; `params` maps its parameter names to IR constants
         (or to arrays already rearranged for the framework)."""
         hint = node.source.get("name", node.name)
         parts = [p for p in hint.split("/") if p and not p.endswith("PartitionedCall")
                  and not p.startswith("functional")]
         base = parts[-2] if len(parts) >= 2 else (parts[-1] if parts else kind)
-        weight = next(iter(params.values()), None)
+        weight = name_from or next(iter(params.values()), None)
+        if isinstance(weight, str):
+            weight = self.graph.meta.get("const_origin", {}).get(weight, weight)
         if isinstance(weight, str) and weight.endswith(".weight"):
             # Constants named after a state_dict key ("layer1.conv1.weight") name the layer.
             base = weight.removesuffix(".weight")

@@ -60,7 +60,7 @@ def dense(e, node):
     # IR dense weights are [in, out]; nn.Linear keeps [out, in].
     params = {"weight": np.ascontiguousarray(weight.T), **({"bias": bias} if bias else {})}
     name = e.layer(node, "linear", call("nn.Linear", weight.shape[0], weight.shape[1],
-                                        bias=bias is not None), params)
+                                        bias=bias is not None), params, name_from=w)
     return call(f"self.{name}", e.value(x))
 
 

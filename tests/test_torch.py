@@ -1,0 +1,175 @@
+"""PyTorch in and PyTorch out: torch models (tests/torch_models.py) to Torch
+and Paddle, TF samples to Torch, and the frontend's error cases. Torch runs
+only in worker processes and subprocesses, never in the pytest process."""
+import json
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ENV, ROOT, run_cli
+from x2.convert import convert
+from x2.errors import ModelLoadError, UnsupportedOpsError
+from x2.parity import check
+
+RTOL = 1e-4
+MODELS = str(ROOT / "tests" / "torch_models.py")
+SHAPES = {"resnet": {"x": [2, 3, 32, 32]}, "encoder": {"tokens": [2, 16]},
+          "mlp": {"x": [3, 20]}}
+OPTIONS = {"encoder": {"input_dtypes": {"tokens": "int64"}}}
+RUNNERS = {"torch": {"torch:python"}, "paddle": {"paddle:python", "paddle:inference"}}
+
+
+def _assert_parity(result, target):
+    assert {r["runner"] for r in result["outputs"]} == RUNNERS[target]
+    for r in result["outputs"]:
+        assert not r["ref_constant"], f"reference output {r['name']} is constant"
+        assert r["ref_scale"] > 1e-3, f"reference output {r['name']} has vanished"
+        assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+@pytest.mark.parametrize("name", ["resnet", "encoder", "mlp"])
+def test_torch_models_convert_with_parity(tmp_path, name, target):
+    model, out = f"{MODELS}:{name}", tmp_path / "out"
+    report = convert(model, str(out), source="torch", target=target,
+                     input_shapes=SHAPES[name], options=OPTIONS.get(name))
+    assert report["source"]["input_shapes"] == SHAPES[name]
+    _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL), target)
+
+
+def test_generated_torch_code_is_layers_and_runs_standalone(tmp_path):
+    out = tmp_path / "out"
+    convert(f"{MODELS}:resnet", str(out), source="torch", target="torch",
+            input_shapes=SHAPES["resnet"])
+    code = (out / "model.py").read_text()
+    assert "class Model(nn.Module)" in code and "def load_model(path=None)" in code
+    assert code.count("nn.Conv2d(") == 7 and code.count("nn.BatchNorm2d(") == 6
+    assert "self.layer1_conv1 = nn.Conv2d(" in code  # named after the state_dict key
+    script = ("import torch, model\n"
+              "m = model.load_model()\n"
+              "state = torch.load('model.pt', weights_only=True)\n"
+              "assert m.fc.weight.shape == (10, 32), m.fc.weight.shape\n"
+              "y = m(torch.randn(2, 3, 32, 32))\n"
+              "print(tuple(y.shape))\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=out, capture_output=True,
+                          text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "(2, 10)"
+
+
+def test_channels_last_keeps_parity(tmp_path):
+    out = tmp_path / "out"
+    convert(f"{MODELS}:resnet", str(out), source="torch", target="torch",
+            input_shapes=SHAPES["resnet"], emit_options={"channels_last": True})
+    assert "CHANNELS_LAST = True" in (out / "model.py").read_text()
+    _assert_parity(check(f"{MODELS}:resnet", str(out), source="torch", target="torch",
+                         rtol=RTOL), "torch")
+
+
+@pytest.mark.parametrize("name", ["small_cnn", "mlp", "residual_cnn"])
+def test_tf_samples_to_torch(sample, tmp_path, name):
+    model, out = sample(name), tmp_path / "out"
+    report = convert(str(model), str(out), source="tf", target="torch")
+    assert report["inputs"][0]["shape"][-1] in (3, report["inputs"][0]["shape"][-1])
+    _assert_parity(check(str(model), str(out), source="tf", target="torch", rtol=RTOL), "torch")
+
+
+@pytest.mark.slow
+def test_mobilenet_v2_to_torch(sample, tmp_path):
+    model, out = sample("mobilenet_v2"), tmp_path / "out"
+    report = convert(str(model), str(out), source="tf", target="torch")
+    assert report["inputs"][0]["shape"] == [None, 224, 224, 3]  # NHWC interface kept
+    _assert_parity(check(str(model), str(out), source="tf", target="torch", rtol=RTOL), "torch")
+
+
+_EXPORT = """
+import sys, torch
+sys.path.insert(0, {tests!r})
+import torch_models
+m = torch_models.mlp()
+ep = torch.export.export(m, (torch.randn(3, 20),))
+torch.export.save(ep, {pt2!r})
+torch.jit.save(torch.jit.trace(m, torch.randn(3, 20)), {ts!r})
+"""
+
+
+def test_pt2_program_converts_and_torchscript_is_refused(tmp_path):
+    pt2, ts = tmp_path / "mlp.pt2", tmp_path / "mlp_script.pt"
+    proc = subprocess.run([sys.executable, "-c", _EXPORT.format(
+        tests=str(ROOT / "tests"), pt2=str(pt2), ts=str(ts))], capture_output=True, text=True,
+        env=ENV)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = tmp_path / "out"
+    report = convert(str(pt2), str(out), source="torch", target="paddle")
+    assert report["inputs"][0]["shape"] == [3, 20]
+    _assert_parity(check(str(pt2), str(out), source="torch", target="paddle", rtol=RTOL),
+                   "paddle")
+    with pytest.raises(ModelLoadError, match="TorchScript files are not supported yet"):
+        convert(str(ts), str(tmp_path / "out2"), source="torch", target="torch")
+
+
+def test_unsupported_aten_ops_are_listed_at_once(tmp_path):
+    with pytest.raises(UnsupportedOpsError) as info:
+        convert(f"{MODELS}:unsupported", str(tmp_path / "out"), source="torch",
+                target="torch", input_shapes={"x": [4, 5]})
+    unsupported = info.value.details["unsupported"]
+    assert unsupported["aten.cumsum.default"]["count"] == 2
+    assert unsupported["aten.sort.default"]["count"] == 1
+    assert not (tmp_path / "out").exists()
+
+
+class _Planted:
+    """Unpickling this creates a file: proof that code from the pickle ran."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_pickle_needing_trust_is_refused(tmp_path):
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.pt"
+    evil.write_bytes(pickle.dumps(_Planted(str(marker))))
+    with pytest.raises(ModelLoadError, match="--trust-pickle"):
+        convert(str(evil), str(tmp_path / "out"), source="torch", target="torch")
+    assert not marker.exists()
+    proc = run_cli("convert", "--from", "torch", "--to", "torch", "--model", str(evil),
+                   "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "--trust-pickle" in proc.stderr
+    assert "Traceback" not in proc.stderr and not marker.exists()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("no_such_pkg.models:build", "No module named 'no_such_pkg'"),
+    (f"{MODELS}:no_factory", "has no callable 'no_factory'"),
+    ("just-a-name", "expected 'package.module:factory'"),
+])
+def test_bad_module_spec_is_a_clear_cli_error(tmp_path, spec, message):
+    proc = run_cli("convert", "--from", "torch", "--to", "paddle", "--model", spec,
+                   "--input-shape", "x:1,3", "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_missing_input_shape_names_the_forward_arguments(tmp_path):
+    proc = run_cli("convert", "--from", "torch", "--to", "torch", "--model",
+                   f"{MODELS}:resnet", "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "--input-shape" in proc.stderr and "forward(x)" in proc.stderr
+
+
+def test_cli_check_reads_options_from_the_report(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("convert", "--from", "torch", "--to", "torch", "--model",
+                   f"{MODELS}:encoder", "--input-shape", "tokens:2,16", "--input-dtype", "int64",
+                   "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    saved = json.loads((out / "report.json").read_text())
+    assert saved["source"]["options"]["input_dtypes"] == {"*": "int64"}
+    assert saved["inputs"][0]["dtype"] == "int64"
+    proc = run_cli("check", "--from", "torch", "--to", "torch", "--model", f"{MODELS}:encoder",
+                   "--converted", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
