@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from x2.emitters.paddle_ops import PADDLE_OPS  # noqa: E402
-from x2.registry import TF  # noqa: E402
+from x2.emitters.torch_ops import TORCH_OPS  # noqa: E402
+from x2.registry import TF, TORCH  # noqa: E402
 
 TARGET = ROOT / "docs" / "supported_ops.md"
 
@@ -28,8 +29,17 @@ def render() -> str:
         fn = versions[0].fn
         doc = (fn.__doc__ or "—").strip().splitlines()[0]
         lines.append(f"| `{op_type}` | `{fn.__module__}.{fn.__name__}` | {doc} |")
+    torch_entries = TORCH.supported()
+    lines += ["", f"## PyTorch ({len(torch_entries)} ATen ops)", "",
+              "| ATen op | mapper | what it becomes |", "|---|---|---|"]
+    for op_type, versions in torch_entries.items():
+        fn = versions[0].fn
+        doc = (fn.__doc__ or "—").strip().splitlines()[0]
+        lines.append(f"| `{op_type}` | `{fn.__module__}.{fn.__name__}` | {doc} |")
     lines += ["", f"## IR ops the Paddle emitter writes ({len(PADDLE_OPS)})", "",
               ", ".join(f"`{op}`" for op in sorted(PADDLE_OPS)), ""]
+    lines += ["", f"## IR ops the PyTorch emitter writes ({len(TORCH_OPS)})", "",
+              ", ".join(f"`{op}`" for op in sorted(TORCH_OPS)), ""]
     return "\n".join(lines)
 
 

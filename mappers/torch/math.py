@@ -19,9 +19,15 @@ def _scaled(ctx, op, value: str, alpha, like: str) -> str:
                     hint="alpha")
 
 
-@torch_mapper(*[f"aten.{name}.{overload}" for name in _BINARY
-                for overload in ("Tensor", "Scalar", "default", "Tensor_Scalar",
-                                 "Tensor_Tensor")])
+# The ATen overloads that exist (checked against torch 2.13's op registry).
+_OVERLOADS = {"add": ("Tensor", "Scalar"), "sub": ("Tensor", "Scalar"),
+              "mul": ("Tensor", "Scalar"), "div": ("Tensor", "Scalar"),
+              "eq": ("Tensor", "Scalar"), "pow": ("Tensor_Scalar", "Tensor_Tensor", "Scalar"),
+              "maximum": ("default",), "minimum": ("default",)}
+
+
+@torch_mapper(*[f"aten.{name}.{overload}" for name, overloads in _OVERLOADS.items()
+                for overload in overloads])
 def binary(ctx, op):
     """the elementwise IR op (add/sub alpha becomes a mul; Python scalars become constants)."""
     name = op.type.split(".")[1]
