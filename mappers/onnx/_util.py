@@ -48,3 +48,11 @@ def require_2d(op, kernel) -> None:
     if len(kernel) != 2:
         raise ConversionError(f"{op.type} '{op.name}': only 2-D (NCHW) is supported, this one "
                               f"is {len(kernel)}-D")
+
+
+def norm_axes(ctx, op, value: str, axes: list[int], extra_rank: int = 0) -> list[int]:
+    """Non-negative, sorted axes; the rank is only needed for negative ones."""
+    if all(a >= 0 for a in axes):
+        return sorted(axes)
+    rank = rank_of(ctx, op, value) + extra_rank
+    return sorted(a % rank for a in axes)

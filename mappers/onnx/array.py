@@ -7,15 +7,14 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
-from ._util import const_ints, rank_of
+from ._util import const_ints, norm_axes, rank_of
 
 
 @onnx_mapper("Concat")
 def concat(ctx, op):
     """`concat(axis)`."""
-    rank = rank_of(ctx, op, op.inputs[0])
-    ctx.emit("concat", [v for v in op.inputs if v], {"axis": op.attrs["axis"] % rank},
-             outputs=op.outputs)
+    axis = norm_axes(ctx, op, op.inputs[0], [op.attrs["axis"]])[0]
+    ctx.emit("concat", [v for v in op.inputs if v], {"axis": axis}, outputs=op.outputs)
 
 
 @onnx_mapper("Reshape")
@@ -69,12 +68,11 @@ def squeeze(ctx, op):
     """`squeeze(axes)`; axes from the attribute (< 13) or input (>= 13), or every 1-dim."""
     axes = _axes(ctx, op, None)
     shape = ctx.shape(op.inputs[0])
-    rank = rank_of(ctx, op, op.inputs[0])
     if axes is None:
-        if any(d is None for d in shape):
+        if shape is None or any(d is None for d in shape):
             raise ConversionError(f"Squeeze '{op.name}': no axes and unknown dims")
         axes = [i for i, d in enumerate(shape) if d == 1]
-    ctx.emit("squeeze", op.inputs[:1], {"axes": sorted(a % rank for a in axes)},
+    ctx.emit("squeeze", op.inputs[:1], {"axes": norm_axes(ctx, op, op.inputs[0], axes)},
              outputs=op.outputs)
 
 
@@ -82,16 +80,15 @@ def squeeze(ctx, op):
 def unsqueeze(ctx, op):
     """`unsqueeze(axes)`; axes from the attribute (< 13) or input (>= 13)."""
     axes = _axes(ctx, op, None)
-    rank = rank_of(ctx, op, op.inputs[0]) + len(axes)
-    ctx.emit("unsqueeze", op.inputs[:1], {"axes": sorted(a % rank for a in axes)},
+    ctx.emit("unsqueeze", op.inputs[:1],
+             {"axes": norm_axes(ctx, op, op.inputs[0], axes, extra_rank=len(axes))},
              outputs=op.outputs)
 
 
 @onnx_mapper("Gather")
 def gather(ctx, op):
     """`gather(axis)` (numpy.take; negative constant indices wrapped)."""
-    rank = rank_of(ctx, op, op.inputs[0])
-    axis = op.attrs.get("axis", 0) % rank
+    axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
     indices = ctx.const(op.inputs[1])
     inputs = list(op.inputs[:2])
     if indices is not None and (indices < 0).any():
@@ -103,8 +100,11 @@ def gather(ctx, op):
 
 
 def _slice(ctx, op, starts, ends, axes, steps):
-    rank = rank_of(ctx, op, op.inputs[0])
-    axes = list(range(len(starts))) if axes is None else [a % rank for a in axes]
+    if axes is None:
+        axes = list(range(len(starts)))
+    elif any(a < 0 for a in axes):  # keep the order: starts/ends pair with axes by position
+        rank = rank_of(ctx, op, op.inputs[0])
+        axes = [a % rank for a in axes]
     steps = [1] * len(starts) if steps is None else steps
     big = np.iinfo(np.int64).max
     ends = [min(e, big) for e in ends]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
 from ._util import const_ints, rank_of
@@ -14,6 +15,14 @@ _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow"}
 def binary(ctx, op):
     """The broadcasting binary IR op (`add sub mul div pow`)."""
     ctx.emit(_BINARY[op.type], op.inputs[:2], outputs=op.outputs)
+
+
+@onnx_mapper("Mod")
+def mod(ctx, op):
+    """`mod` (Python/numpy sign convention; fmod=1 is refused)."""
+    if op.attrs.get("fmod"):
+        raise ConversionError(f"Mod '{op.name}': fmod=1 (C-style remainder) is not supported")
+    ctx.emit("mod", op.inputs[:2], outputs=op.outputs)
 
 
 _VARIADIC = {"Sum": "add", "Max": "maximum", "Min": "minimum"}

@@ -31,6 +31,14 @@ def simple(e, node):
     e.node(_SIMPLE[node.op], node.inputs, node.outputs)
 
 
+@onnx_op("mod")
+def mod(e, node):
+    # fmod=0 is numpy's sign convention, which the IR op follows; floats need fmod=1.
+    if e.dtype(node.inputs[0]).startswith("float"):
+        raise e.unsupported(node, "floating-point mod")
+    e.node("Mod", node.inputs, node.outputs)
+
+
 @onnx_op("rsqrt")
 def rsqrt(e, node):
     root = e.node("Sqrt", node.inputs, [e.fresh(node, "sqrt")])

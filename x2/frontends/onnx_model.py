@@ -64,7 +64,8 @@ def read_onnx(path: str) -> SourceGraph:
         raise ModelLoadError(f"{path}: opset {opset} is older than x2 supports "
                              f"({MIN_OPSET}+); upgrade it with onnx.version_converter")
     try:
-        inferred = shape_inference.infer_shapes(model, strict_mode=False)
+        # data_prop follows shape values through Shape -> Gather -> Concat -> Reshape.
+        inferred = shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception:  # shapes are a help, not a requirement
         inferred = model
     graph = inferred.graph

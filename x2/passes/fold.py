@@ -12,7 +12,14 @@ import numpy as np
 from ..ir import Graph, TensorInfo
 from ..ir.ops import evaluate
 
-_PARTIAL_OPS = {"strided_slice", "stack", "concat", "squeeze", "unsqueeze", "identity", "cast"}
+# Ops that move shape values around without computing on them: numpy runs
+# them on object arrays holding None for unknown dims.
+_PARTIAL_OPS = {"strided_slice", "stack", "concat", "squeeze", "unsqueeze", "identity", "cast",
+                "gather", "slice", "reshape"}
+# Arithmetic on shape values: an unknown operand gives an unknown result.
+_PARTIAL_ARITH = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
+                  "mul": lambda a, b: a * b, "div": lambda a, b: a // b,
+                  "mod": lambda a, b: a % b}
 # Folding these would only copy data around at conversion time; larger
 # constants stay as computed to keep memory down.
 _MAX_FOLD_ELEMENTS = 1 << 26
@@ -24,26 +31,70 @@ def fold_constants(graph: Graph) -> Graph:
     for node in graph.nodes:
         if _try_fold(graph, node):
             continue
-        if node.op == "shape":
-            shape = graph.shape(node.inputs[0])
-            if shape is not None:
-                partial[node.outputs[0]] = np.array(list(shape), dtype=object)
-        elif node.op in _PARTIAL_OPS and any(v in partial for v in node.inputs):
-            values = [partial.get(v, graph.constants.get(v)) for v in node.inputs]
-            if all(v is not None for v in values):
-                result = None if node.op == "cast" else evaluate(
-                    node.op, [np.asarray(v, dtype=object) for v in values], node.attrs)
-                partial[node.outputs[0]] = result[0] if result else values[0]
+        value = _partial_value(graph, node, partial)
+        if value is not None:
+            if all(d is not None for d in value.reshape(-1)):
+                # Fully known after all (e.g. Shape of a static tensor): a constant.
+                info = graph.info.get(node.outputs[0])
+                dtype = info.dtype if info is not None else "int64"
+                graph.constants[node.outputs[0]] = np.array(value.tolist(), dtype=dtype)
+                graph.info[node.outputs[0]] = TensorInfo(dtype, tuple(value.shape))
+                continue
+            partial[node.outputs[0]] = value
         elif node.op == "reshape_dynamic" and node.inputs[1] in partial:
-            target = list(partial[node.inputs[1]])
-            unknown = sum(d is None for d in target)
-            if unknown == 0 or (unknown == 1 and -1 not in target):
-                node.op = "reshape"
-                node.attrs = {"shape": [-1 if d is None else int(d) for d in target]}
-                node.inputs = node.inputs[:1]
+            _resolve_reshape(graph, node, list(partial[node.inputs[1]].reshape(-1)))
         kept.append(node)
     graph.nodes = kept
     return graph.remove_unused()
+
+
+def _partial_value(graph: Graph, node, partial) -> np.ndarray | None:
+    """The node's output as an object array with None for unknown entries."""
+    if node.op == "shape":
+        shape = graph.shape(node.inputs[0])
+        return None if shape is None else np.array(list(shape), dtype=object)
+    if not any(v in partial for v in node.inputs):
+        return None
+    values = [partial.get(v, graph.constants.get(v)) for v in node.inputs]
+    if any(v is None for v in values):
+        return None
+    if node.op in _PARTIAL_ARITH:
+        a, b = np.broadcast_arrays(*[np.asarray(v, dtype=object) for v in values])
+        fn = _PARTIAL_ARITH[node.op]
+        return np.array([None if x is None or y is None else int(fn(int(x), int(y)))
+                         for x, y in zip(a.reshape(-1), b.reshape(-1))],
+                        dtype=object).reshape(a.shape)
+    if node.op in _PARTIAL_OPS:
+        if node.op == "cast":
+            return np.asarray(values[0], dtype=object)
+        arrays = [np.asarray(v, dtype=object) if name in partial else v
+                  for name, v in zip(node.inputs, values)]
+        result = evaluate(node.op, arrays, node.attrs)
+        # np.take of one index returns a bare element: keep arrays.
+        return None if not result else np.asarray(result[0], dtype=object)
+    return None
+
+
+def _resolve_reshape(graph: Graph, node, target: list) -> None:
+    unknown = sum(d is None for d in target)
+    if not (unknown == 0 or (unknown == 1 and -1 not in target)):
+        return
+    node.op = "reshape"
+    node.attrs = {"shape": [-1 if d is None else int(d) for d in target]}
+    node.inputs = node.inputs[:1]
+    in_shape = graph.shape(node.inputs[0])
+    info = graph.info.get(node.outputs[0])
+    if in_shape is None or info is None:
+        return
+    dims = [in_shape[i] if d == 0 else (None if d == -1 else d)
+            for i, d in enumerate(node.attrs["shape"])]
+    known_in = [d for d in in_shape if d is not None]
+    if -1 in node.attrs["shape"] and len(known_in) == len(in_shape):
+        rest = int(np.prod([d for d in dims if d is not None]))
+        dims[node.attrs["shape"].index(-1)] = int(np.prod(in_shape)) // max(rest, 1)
+    old = info.shape if info.shape is not None and len(info.shape) == len(dims) else dims
+    graph.info[node.outputs[0]] = TensorInfo(info.dtype, tuple(
+        o if o is not None else d for o, d in zip(old, dims)))
 
 
 def _try_fold(graph: Graph, node) -> bool:
