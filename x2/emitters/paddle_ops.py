@@ -215,9 +215,13 @@ def group_norm(e, node):
 @paddle_op("gather")
 def gather(e, node):
     x, idx = node.inputs
-    if node.attrs["axis"] == 0:
+    axis = node.attrs["axis"]
+    if e.is_const(idx) and e.const(idx).ndim == 0:
+        # One constant index (ONNX Gather on a shape or a qkv stack): plain indexing.
+        return Expr(f"{e.value(x)}[{', '.join([':'] * axis + [str(int(e.const(idx)))])}]")
+    if axis == 0 and e.is_const(x):
         return call("F.embedding", e.value(idx), e.value(x))
-    return call("paddle.index_select", e.value(x), e.value(idx), axis=node.attrs["axis"]) \
+    return call("paddle.index_select", e.value(x), e.value(idx), axis=axis) \
         if len(e.graph.shape(idx) or [0, 0]) == 1 else _gather_nd_unsupported(e, node)
 
 
