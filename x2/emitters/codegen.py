@@ -227,11 +227,35 @@ def subscript(x, rank: int, axes: list[int], starts: list[int], ends: list[int],
               steps: list[int]) -> Expr:
     """x[a:b:c, ...] for a `slice` node, with trailing full dims left out."""
     parts = [":"] * rank
+    huge = 1 << 62  # ONNX/TF write "to the end" as INT64_MAX
     for axis, b, e, s in zip(axes, starts, ends, steps):
-        parts[axis] = f"{b}:{e}" + (f":{s}" if s != 1 else "")
+        begin = "" if (b == 0 and s > 0) else str(b)
+        end = "" if abs(e) >= huge else str(e)
+        parts[axis] = f"{begin}:{end}" + (f":{s}" if s != 1 else "")
     while len(parts) > 1 and parts[-1] == ":":
         parts.pop()
     return Expr(f"{literal(x)}[{', '.join(parts)}]")
+
+
+def strided_index(x, rank: int, attrs: dict) -> Expr:
+    """x[...] for a TF-style `strided_slice` node."""
+    from ..ir.ops import strided_slice_index
+    parts = []
+    for item in strided_slice_index(rank, attrs):
+        if item is None:
+            parts.append("None")
+        elif isinstance(item, slice):
+            text = ("" if item.start is None else str(item.start)) + ":" + \
+                ("" if item.stop is None else str(item.stop))
+            parts.append(text + (f":{item.step}" if item.step not in (None, 1) else ""))
+        else:
+            parts.append(str(item))
+    return Expr(f"{literal(x)}[{', '.join(parts) or '...'}]")
+
+
+def take(x, axis: int, index) -> Expr:
+    """numpy.take(x, index, axis) as indexing: x[:, :, index]."""
+    return Expr(f"{literal(x)}[{', '.join([':'] * axis + [literal(index)])}]")
 
 
 def import_generated(path: Path):

@@ -19,7 +19,7 @@ def onnx_op(*names: str):
     return decorate
 
 
-_SIMPLE = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
+_SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
            "sqrt": "Sqrt", "neg": "Neg", "abs": "Abs", "erf": "Erf", "softplus": "Softplus",
            "identity": "Identity", "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div",
            "pow": "Pow", "maximum": "Max", "minimum": "Min", "matmul": "MatMul",
@@ -154,6 +154,49 @@ def avg_pool2d(e, node):
 
 _REDUCE = {"reduce_mean": "ReduceMean", "reduce_sum": "ReduceSum", "reduce_max": "ReduceMax",
            "reduce_min": "ReduceMin", "reduce_prod": "ReduceProd"}
+
+
+@onnx_op("reduce_any")
+def reduce_any(e, node):
+    # ONNX has no boolean reduction: any(x) = max over x as 0/1.
+    as_int = e.node("Cast", node.inputs, [e.fresh(node, "as_int")], to=e.onnx_dtype("int32"))
+    reduced = e.fresh(node, "max")
+    fake = type(node)(op="reduce_max", inputs=[as_int], outputs=[reduced], attrs=node.attrs,
+                      name=node.name, source=node.source)
+    reduce(e, fake)
+    e.node("Cast", [reduced], node.outputs, to=e.onnx_dtype("bool"))
+
+
+@onnx_op("group_norm")
+def group_norm(e, node):
+    """Decomposed (ONNX's GroupNormalization changed meaning between opsets 18 and 21):
+    reshape to [N, G, -1], normalize over the last axis, reshape back, scale, shift."""
+    x, scale, bias = node.inputs
+    shape = e.graph.shape(x)
+    if shape is None or any(d is None for d in shape[1:]):
+        raise e.unsupported(node, "group_norm needs static non-batch dims")
+    dtype = e.dtype(x)
+    grouped = e.node("Reshape", [x, e.ints([0, node.attrs["groups"], -1])],
+                     [e.fresh(node, "grouped")])
+    mean = e.fresh(node, "mean")
+    reduce(e, type(node)(op="reduce_mean", inputs=[grouped], outputs=[mean],
+                         attrs={"axes": [2], "keepdims": True}, name=node.name,
+                         source=node.source))
+    centered = e.node("Sub", [grouped, mean], [e.fresh(node, "centered")])
+    var = e.fresh(node, "var")
+    squared = e.node("Mul", [centered, centered], [e.fresh(node, "squared")])
+    reduce(e, type(node)(op="reduce_mean", inputs=[squared], outputs=[var],
+                         attrs={"axes": [2], "keepdims": True}, name=node.name,
+                         source=node.source))
+    std = e.node("Sqrt", [e.node("Add", [var, e.scalar(node.attrs["epsilon"], dtype)],
+                                 [e.fresh(node, "var_eps")])], [e.fresh(node, "std")])
+    normed = e.node("Div", [centered, std], [e.fresh(node, "normed")])
+    back = e.node("Reshape", [normed, e.ints([0] + list(shape[1:]))], [e.fresh(node, "back")])
+    per_channel = [1, -1] + [1] * (len(shape) - 2)
+    scaled = e.node("Mul", [back, e.node("Reshape", [scale, e.ints(per_channel)],
+                                         [e.fresh(node, "scale")])], [e.fresh(node, "scaled")])
+    e.node("Add", [scaled, e.node("Reshape", [bias, e.ints(per_channel)],
+                                  [e.fresh(node, "bias")])], node.outputs)
 
 
 @onnx_op(*_REDUCE)

@@ -5,7 +5,7 @@ expression computing the node's output. Layers with weights become nn.Layer
 submodules so that the generated model can be fine-tuned."""
 from __future__ import annotations
 
-from .codegen import Expr, binop, call, subscript
+from .codegen import Expr, binop, call, strided_index, subscript, take
 
 PADDLE_OPS: dict = {}
 
@@ -218,15 +218,12 @@ def gather(e, node):
     axis = node.attrs["axis"]
     if e.is_const(idx) and e.const(idx).ndim == 0:
         # One constant index (ONNX Gather on a shape or a qkv stack): plain indexing.
-        return Expr(f"{e.value(x)}[{', '.join([':'] * axis + [str(int(e.const(idx)))])}]")
-    if axis == 0 and e.is_const(x):
+        return take(e.value(x), axis, Expr(str(int(e.const(idx)))))
+    if axis == 0 and e.is_const(x) and e.const(x).ndim == 2:
         return call("F.embedding", e.value(idx), e.value(x))
-    return call("paddle.index_select", e.value(x), e.value(idx), axis=axis) \
-        if len(e.graph.shape(idx) or [0, 0]) == 1 else _gather_nd_unsupported(e, node)
-
-
-def _gather_nd_unsupported(e, node):
-    raise e.unsupported(node, "gathering with a multi-dimensional index off axis 0")
+    if len(e.graph.shape(idx) or (0, 0)) == 1:
+        return call("paddle.index_select", e.value(x), e.value(idx), axis=axis)
+    return take(e.value(x), axis, e.value(idx, tensor=True))
 
 
 @paddle_op("slice")
@@ -266,3 +263,27 @@ def reduce_any(e, node):
 def split(e, node):
     return call("paddle.split", e.value(node.inputs[0]), node.attrs["sizes"],
                 axis=node.attrs["axis"])
+
+
+@paddle_op("mod")
+def mod(e, node):
+    # paddle's % (remainder) is floor-mod like numpy's, which the IR op follows.
+    return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
+
+
+@paddle_op("shape")
+def shape(e, node):
+    return call("paddle.cast", call("paddle.shape", e.value(node.inputs[0])),
+                node.attrs.get("dtype", "int64"))
+
+
+@paddle_op("reshape_dynamic")
+def reshape_dynamic(e, node):
+    return call("paddle.reshape", e.value(node.inputs[0]),
+                shape=call("paddle.cast", e.value(node.inputs[1]), "int32"))
+
+
+@paddle_op("strided_slice")
+def strided_slice(e, node):
+    rank = len(e.graph.shape(node.inputs[0]) or ())
+    return strided_index(e.value(node.inputs[0]), rank, node.attrs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codegen import Expr, binop, call, literal, subscript
+from .codegen import Expr, binop, call, literal, strided_index, subscript, take
 
 TORCH_OPS: dict = {}
 
@@ -281,11 +281,12 @@ def group_norm(e, node):
 @torch_op("gather")
 def gather(e, node):
     x, idx = node.inputs
-    if node.attrs["axis"] == 0:
+    if e.is_const(idx) and e.const(idx).ndim == 0:
+        return take(e.value(x), node.attrs["axis"], Expr(str(int(e.const(idx)))))
+    if node.attrs["axis"] == 0 and e.is_const(x) and e.const(x).ndim == 2:
         return call("F.embedding", e.value(idx), e.value(x))
-    if len(e.graph.shape(idx) or (0, 0)) != 1:
-        raise e.unsupported(node, "gathering with a multi-dimensional index off axis 0")
-    return call("torch.index_select", e.value(x), node.attrs["axis"], e.value(idx))
+    # Tensor indexing on one axis is numpy.take for any index shape.
+    return take(e.value(x), node.attrs["axis"], e.value(idx, tensor=True))
 
 
 @torch_op("slice")
@@ -304,3 +305,27 @@ def expand(e, node):
 def split(e, node):
     return call("torch.split", e.value(node.inputs[0]), node.attrs["sizes"],
                 dim=node.attrs["axis"])
+
+
+@torch_op("mod")
+def mod(e, node):
+    # torch's % is floor-mod like numpy's, which the IR op follows.
+    return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
+
+
+@torch_op("shape")
+def shape(e, node):
+    return call("torch.tensor", Expr(f"{e.value(node.inputs[0])}.shape"),
+                dtype=Expr(f"torch.{node.attrs.get('dtype', 'int64')}"))
+
+
+@torch_op("reshape_dynamic")
+def reshape_dynamic(e, node):
+    return call("torch.reshape", e.value(node.inputs[0]),
+                Expr(f"{e.value(node.inputs[1])}.tolist()"))
+
+
+@torch_op("strided_slice")
+def strided_slice(e, node):
+    rank = len(e.graph.shape(node.inputs[0]) or ())
+    return strided_index(e.value(node.inputs[0]), rank, node.attrs)
