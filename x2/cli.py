@@ -77,6 +77,8 @@ def _summary(report: dict) -> Table:
                   f"{report['nodes_before_passes']} → {report['nodes_after_passes']}")
     table.add_row("Transposes before → left",
                   f"{report['transposes_before_passes']} → {report['transposes_left']}")
+    for item in report.get("transposes_where", []):
+        table.add_row("  Transpose left", f"{item['where']}: {item['why']}")
     table.add_row("total time", f"{sum(report['timings_s'].values()):.2f} s")
     return table
 
@@ -118,6 +120,13 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--outputs", help="Comma-separated tensor names to use as outputs (prunes).")
 @click.option("--input-shape", multiple=True, help="NAME:D1,D2,... fixes an input's shape.")
 @click.option("--signature", help="SavedModel signature (default: serving_default).")
+@click.option("--layout", type=click.Choice(["nchw", "nhwc"]), default="nchw", show_default=True,
+              help="Layout inside the converted model (nhwc keeps a TF model's layout: "
+                   "data_format=NHWC for paddle, channels_last for torch).")
+@click.option("--io-layout", type=click.Choice(["source", "nchw"]), default="source",
+              show_default=True,
+              help="Inputs/outputs keep the source layout, or become NCHW (no Transpose "
+                   "at the boundary).")
 @click.option("--opset", type=int, help="ONNX opset to write (--to onnx; default 17).")
 @click.option("--input-dtype", multiple=True,
               help="[NAME:]DTYPE of the example inputs (--from torch; default float32).")
@@ -127,8 +136,8 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="--to torch: the model runs in torch.channels_last memory format.")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-def convert(source, target, model, out, inputs, outputs, input_shape, signature, opset,
-            input_dtype, trust_pickle, channels_last, quiet, debug):
+def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
+            io_layout, opset, input_dtype, trust_pickle, channels_last, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     emit_options = {"opset": opset} if opset else {}
@@ -143,7 +152,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         report = run_convert(model, out, source=source, target=target, inputs=_split(inputs),
                              outputs=_split(outputs), input_shapes=parse_input_shapes(input_shape),
                              signature=signature, emit_options=emit_options,
-                             options=options,
+                             options=options, layout=layout, io_layout=io_layout,
                              progress=_Progress(quiet))
     except Exception as exc:
         _fail(exc, debug)

@@ -16,7 +16,8 @@ from typing import Callable
 from .errors import ConversionError, X2Error
 from .ir import load_graph, save_graph
 from .isolation import run_step
-from .passes import run_pipeline
+from .passes import pipeline_for, run_pipeline
+from .passes.layout_modes import explain_transposes
 
 # --from NAME -> worker task that reads the model into IR (x2/worker.py).
 FRONTENDS = {"tf": "tf.read", "onnx": "onnx.read", "torch": "torch.read"}
@@ -58,14 +59,30 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             inputs: list[str] | None = None, outputs: list[str] | None = None,
             input_shapes: dict[str, list[int]] | None = None, signature: str | None = None,
             options: dict | None = None, emit_options: dict | None = None,
+            layout: str = "nchw", io_layout: str = "source",
             progress: Callable = _noop) -> dict:
     """Convert `model` into the directory `out`. `options` carries
     frontend-specific settings (e.g. input dtypes, trust flags) to the reader,
-    `emit_options` target-specific ones (e.g. the ONNX opset) to the writer."""
+    `emit_options` target-specific ones (e.g. the ONNX opset) to the writer.
+    `layout` is the layout inside the converted model (nchw, or nhwc to keep a
+    TF model's layout); `io_layout` whether its interface keeps the source's
+    layout ("source") or becomes NCHW ("nchw")."""
     if source not in FRONTENDS:
         raise X2Error(f"--from {source}: not supported; choose from {', '.join(FRONTENDS)}")
     if target not in EMITTERS:
         raise X2Error(f"--to {target}: not supported; choose from {', '.join(EMITTERS)}")
+    if layout not in ("nchw", "nhwc") or io_layout not in ("source", "nchw"):
+        raise X2Error(f"--layout {layout} / --io-layout {io_layout}: choose nchw|nhwc and "
+                      f"source|nchw")
+    emit_options = dict(emit_options or {})
+    if layout == "nhwc":
+        if target == "onnx":
+            raise X2Error("--layout nhwc: ONNX convolutions and pooling are NCHW-only; "
+                          "use --layout nchw (the default) for --to onnx")
+        if target == "torch":
+            # torch convolutions are NCHW; NHWC lives in the memory format.
+            emit_options["channels_last"] = True
+            layout = "nchw"
     out_path = Path(out)
     prepare_output(out_path)
     timings: dict[str, float] = {}
@@ -88,7 +105,8 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         graph = load_graph(work / "source_ir")
         nodes_before = len(graph.nodes)
         transposes_before = graph.count("transpose")
-        graph, pass_records = step("optimize IR", lambda: run_pipeline(graph))
+        graph, pass_records = step("optimize IR", lambda: run_pipeline(
+            graph, pipeline_for(layout, io_layout)))
         step("save IR", lambda: save_graph(graph, work / "ir"))
         emitted = step(f"write {target} model", lambda: run_step(EMITTERS[target], {
             "ir": str(work / "ir"), "out": str(staging),
@@ -111,6 +129,10 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             "nodes_after_passes": len(graph.nodes),
             "transposes_before_passes": transposes_before,
             "transposes_left": graph.count("transpose"),
+            "transposes_where": explain_transposes(graph),
+            "layout": {"inside": graph.meta.get("layout", "nchw"),
+                       "io": graph.meta.get("io_layout", "source"),
+                       "io_transposes": graph.meta.get("io_transposes", {})},
             "passes": pass_records,
             "timings_s": timings,
             "files": emitted.get("files", []),

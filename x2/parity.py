@@ -87,13 +87,21 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
         tmp_path = Path(tmp)
         arrays = inputs if inputs is not None else make_inputs(spec, seed, batch)
         np.savez(tmp_path / "inputs.npz", *arrays)
+        # --io-layout nchw: the source sees its own (NHWC) layout of the same data.
+        io = report.get("layout", {}).get("io_transposes", {})
+        names = [i["name"] for i in spec["inputs"]]
+        np.savez(tmp_path / "source_inputs.npz", *[
+            np.transpose(a, np.argsort(io[n]["perm"])) if io.get(n, {}).get("role") == "input"
+            else a for n, a in zip(names, arrays)])
         run_step(SOURCE_RUNS[source], {"model": model, "signature": signature,
-                                       "names": [i["name"] for i in spec["inputs"]],
+                                       "names": names,
                                        "options": report["source"].get("options") or {},
-                            "inputs": str(tmp_path / "inputs.npz"),
+                            "inputs": str(tmp_path / "source_inputs.npz"),
                             "outputs": str(tmp_path / "ref.npz")})
         with np.load(tmp_path / "ref.npz") as data:
             refs = [data[f"arr_{i}"] for i in range(len(data.files))]
+        refs = [np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
+                for n, r in zip(spec["outputs"], refs)]
         results: list[OutputParity] = []
         for task, mode in TARGET_RUNS[target]:
             out_file = tmp_path / f"{mode}.npz"

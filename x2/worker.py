@@ -45,8 +45,9 @@ def tf_read(args):
     source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
     graph = map_graph(source, TF)
     graph.meta["source_model"] = args["model"]
-    # Keras/TF graphs are NHWC at their interface.
+    # Keras/TF graphs are NHWC at their interface (--io-layout nchw changes that).
     graph.meta["io_layout"] = "source"
+    graph.meta["source_layout"] = "NHWC"
     save_graph(graph, args["ir"])
     return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes)}
 

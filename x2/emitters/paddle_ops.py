@@ -18,6 +18,11 @@ def paddle_op(*names: str):
     return decorate
 
 
+def _data_format(node) -> dict:
+    """data_format="NHWC" when --layout nhwc kept the source layout; NCHW is Paddle's default."""
+    return {"data_format": "NHWC"} if node.attrs.get("data_format") == "NHWC" else {}
+
+
 def _paddle_pads(pads: list[int]):
     top, left, bottom, right = pads
     if top == bottom and left == right:
@@ -33,13 +38,13 @@ def conv2d(e, node):
     if not e.is_const(w) or (bias and not e.is_const(bias)):
         args = [e.value(x), e.value(w)] + ([e.value(bias)] if bias else [])
         return call("F.conv2d", *args, stride=a["strides"], padding=_paddle_pads(a["pads"]),
-                    dilation=a["dilations"], groups=a["groups"])
+                    dilation=a["dilations"], groups=a["groups"], **_data_format(node))
     weight = e.const(w)
     out_ch, in_per_group, kh, kw = weight.shape
     layer = e.layer(node, "conv", call(
         "nn.Conv2D", in_per_group * a["groups"], out_ch, kernel_size=[kh, kw],
         stride=a["strides"], padding=_paddle_pads(a["pads"]), dilation=a["dilations"],
-        groups=a["groups"], bias_attr=Expr("None" if bias else "False")),
+        groups=a["groups"], bias_attr=Expr("None" if bias else "False"), **_data_format(node)),
         {"weight": w, **({"bias": bias} if bias else {})})
     return call(f"self.{layer}", e.value(x))
 
@@ -59,7 +64,8 @@ def dense(e, node):
 def batch_norm(e, node):
     x, scale, bias, mean, var = node.inputs
     channels = e.const(scale).shape[0]
-    layer = e.layer(node, "bn", call("nn.BatchNorm2D", channels, epsilon=node.attrs["epsilon"]),
+    layer = e.layer(node, "bn", call("nn.BatchNorm2D", channels, epsilon=node.attrs["epsilon"],
+                                     **_data_format(node)),
                     {"weight": scale, "bias": bias, "_mean": mean, "_variance": var})
     return call(f"self.{layer}", e.value(x))
 
@@ -68,7 +74,7 @@ def batch_norm(e, node):
 def pool2d(e, node):
     a = node.attrs
     kwargs = {"kernel_size": a["kernel"], "stride": a["strides"],
-              "padding": _paddle_pads(a["pads"])}
+              "padding": _paddle_pads(a["pads"]), **_data_format(node)}
     if node.op == "avg_pool2d":
         kwargs["exclusive"] = not a.get("count_include_pad", False)
         return call("F.avg_pool2d", e.value(node.inputs[0]), **kwargs)

@@ -37,6 +37,16 @@ def _define(name: str, layout: str | None = None):
     return decorate
 
 
+def _nhwc_aware(kernel):
+    """Run an NCHW kernel on data_format="NHWC" data (x2/passes/layout_modes.py)."""
+    def run(xs, a):
+        if a.get("data_format", "NCHW") != "NHWC":
+            return kernel(xs, a)
+        y = kernel([np.transpose(xs[0], (0, 3, 1, 2))] + list(xs[1:]), a)
+        return [np.transpose(y[0], (0, 2, 3, 1))]
+    return run
+
+
 def _unary(name: str, fn: Callable) -> None:
     OPS[name] = OpDef(name, "elementwise", lambda xs, a: [fn(xs[0], a)])
 
@@ -208,6 +218,7 @@ def strided_slice_index(rank: int, a: dict) -> tuple:
 
 
 @_define("batch_norm")
+@_nhwc_aware
 def _batch_norm(xs, a):
     x, scale, bias, mean, var = xs
     shape = (1, -1) + (1,) * (x.ndim - 2)
@@ -226,6 +237,7 @@ def _windows(x, kernel, strides, dilations, pads, fill):
 
 
 @_define("conv2d")
+@_nhwc_aware
 def _conv2d(xs, a):
     """NCHW input, OIHW weight, pads [top, left, bottom, right]."""
     x, w = xs[0], xs[1]
@@ -245,12 +257,14 @@ def _conv2d(xs, a):
 
 
 @_define("max_pool2d")
+@_nhwc_aware
 def _max_pool2d(xs, a):
     win = _windows(xs[0], a["kernel"], a["strides"], [1, 1], a["pads"], -np.inf)
     return [win.max(axis=(4, 5)).astype(xs[0].dtype)]
 
 
 @_define("avg_pool2d")
+@_nhwc_aware
 def _avg_pool2d(xs, a):
     x = xs[0]
     total = _windows(x, a["kernel"], a["strides"], [1, 1], a["pads"], 0).sum(axis=(4, 5))

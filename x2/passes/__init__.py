@@ -8,6 +8,7 @@ from .cleanup import remove_dead, remove_identities
 from .fold import fold_constants
 from .fuse import fold_affine_into_conv, matmul_to_dense
 from .layout import eliminate_transposes
+from .layout_modes import nchw_interface, nhwc_ops
 
 PIPELINE = [
     ("remove_identities", remove_identities),
@@ -19,6 +20,22 @@ PIPELINE = [
     ("matmul_to_dense", matmul_to_dense),
     ("remove_dead", remove_dead),
 ]
+
+
+def pipeline_for(layout: str = "nchw", io_layout: str = "source") -> list:
+    """The passes for a layout choice: --io-layout nchw renames the interface
+    first; --layout nhwc moves layout-sensitive ops back to NHWC after the
+    NCHW cleanup, then eliminates the Transposes that creates."""
+    passes = list(PIPELINE)
+    if io_layout == "nchw":
+        passes.insert(1, ("nchw_interface", nchw_interface))
+    if layout == "nhwc":
+        at = [name for name, _ in passes].index("remove_identities_after_layout") + 1
+        passes[at:at] = [("nhwc_ops", nhwc_ops),
+                         ("eliminate_transposes_nhwc", eliminate_transposes),
+                         ("fold_constants_nhwc", fold_constants),
+                         ("remove_identities_nhwc", remove_identities)]
+    return passes
 
 
 def run_pipeline(graph: Graph, pipeline=PIPELINE) -> tuple[Graph, list[dict]]:

@@ -13,8 +13,9 @@ import numpy as np
 from ..ir import Graph, Node
 
 
-def _channel_vector(graph: Graph, value: str, channels: int, rank: int) -> np.ndarray | None:
-    """The constant as a length-C vector if it broadcasts along axis 1 only."""
+def _channel_vector(graph: Graph, value: str, channels: int, rank: int,
+                    axis: int = 1) -> np.ndarray | None:
+    """The constant as a length-C vector if it broadcasts along `axis` only."""
     const = graph.constants.get(value)
     if const is None:
         return None
@@ -23,7 +24,8 @@ def _channel_vector(graph: Graph, value: str, channels: int, rank: int) -> np.nd
     if const.ndim > rank:
         return None
     full = const.reshape((1,) * (rank - const.ndim) + const.shape)
-    if full.shape[1] != channels or any(d != 1 for i, d in enumerate(full.shape) if i != 1):
+    if full.shape[axis] != channels or any(d != 1 for i, d in enumerate(full.shape)
+                                           if i != axis):
         return None
     return full.reshape(channels)
 
@@ -50,7 +52,8 @@ def fold_affine_into_conv(graph: Graph) -> Graph:
             if user.op == "sub" and user.inputs[0] != conv.outputs[0]:
                 continue
             weight = graph.constants[conv.inputs[1]]
-            vector = _channel_vector(graph, other, weight.shape[0], 4)
+            axis = 3 if conv.attrs.get("data_format") == "NHWC" else 1
+            vector = _channel_vector(graph, other, weight.shape[0], 4, axis)
             if vector is None or user.inputs.count(conv.outputs[0]) != 1:
                 continue
             bias = (graph.constants[conv.inputs[2]] if len(conv.inputs) > 2

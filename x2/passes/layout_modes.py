@@ -1,0 +1,120 @@
+"""Layout choices on top of transpose elimination (x2/passes/layout.py).
+
+* `nchw_interface`: the converted model takes and returns NCHW tensors where
+  the source had NHWC ones (--io-layout nchw). Done by renaming each NHWC
+  input/output behind a Transpose; elimination then cancels these against the
+  ones the frontend put around the first/last convolution, so no Transpose is
+  left at all.
+* `nhwc_ops`: keep the source's NHWC layout inside the model (--layout nhwc,
+  for targets whose convolutions take data_format="NHWC", e.g. Paddle). Each
+  layout-sensitive op is rewrapped as Transpose(to NHWC) -> op[NHWC] ->
+  Transpose(to NCHW) and elimination removes the pairs, as in the NCHW case.
+* `explain_transposes`: where each remaining Transpose sits and why it stays.
+"""
+from __future__ import annotations
+
+from ..ir import Graph, Node, TensorInfo
+
+TO_NCHW = [0, 3, 1, 2]
+TO_NHWC = [0, 2, 3, 1]
+LAYOUT_SENSITIVE = ("conv2d", "batch_norm", "max_pool2d", "avg_pool2d")
+
+
+def _permuted(shape, perm):
+    return None if shape is None else tuple(shape[i] for i in perm)
+
+
+def nchw_interface(graph: Graph) -> Graph:
+    """Make the NHWC (rank-4) inputs and outputs of a source-NHWC graph NCHW."""
+    if graph.meta.get("source_layout") != "NHWC":
+        return graph
+    changes = graph.meta.setdefault("io_transposes", {})
+    for name in list(graph.inputs):
+        info = graph.info[name]
+        if info.shape is None or len(info.shape) != 4:
+            continue
+        inner = graph.fresh_name(name + "_nhwc")
+        graph.replace_uses(name, inner)
+        graph.nodes.insert(0, Node("transpose", [name], [inner], {"perm": TO_NHWC}, inner,
+                                   {"op": "io-layout", "name": name}))
+        graph.info[inner] = info
+        graph.info[name] = TensorInfo(info.dtype, _permuted(info.shape, TO_NCHW))
+        # Feed the converted model x.transpose(TO_NCHW) for a source input x.
+        changes[name] = {"role": "input", "perm": TO_NCHW}
+    for name in list(graph.outputs):
+        info = graph.info.get(name)
+        if info is None or info.shape is None or len(info.shape) != 4:
+            continue
+        producer = graph.producers()[name]
+        inner = graph.fresh_name(name + "_nhwc")
+        producer.outputs = [inner if o == name else o for o in producer.outputs]
+        for node in graph.nodes:
+            node.inputs = [inner if v == name else v for v in node.inputs]
+        graph.add_node("transpose", [inner], attrs={"perm": TO_NCHW}, name=name,
+                       outputs=[name], source={"op": "io-layout", "name": name})
+        graph.info[inner] = info
+        graph.info[name] = TensorInfo(info.dtype, _permuted(info.shape, TO_NCHW))
+        changes[name] = {"role": "output", "perm": TO_NCHW}
+    graph.meta["io_layout"] = "nchw"
+    return graph.toposort()
+
+
+def nhwc_ops(graph: Graph) -> Graph:
+    """Rewrite NCHW layout-sensitive ops to run on NHWC data (data_format attr)."""
+    for node in list(graph.nodes):
+        if node.op not in LAYOUT_SENSITIVE or node.attrs.get("data_format") == "NHWC":
+            continue
+        x, out = node.inputs[0], node.outputs[0]
+        x_info, out_info = graph.info.get(x), graph.info.get(out)
+        to_nhwc = graph.add_node("transpose", [x], attrs={"perm": TO_NHWC},
+                                 name=graph.fresh_name(x + "_to_nhwc"), source=node.source)
+        if x_info is not None:
+            graph.info[to_nhwc.outputs[0]] = TensorInfo(x_info.dtype,
+                                                        _permuted(x_info.shape, TO_NHWC))
+        nhwc_out = graph.fresh_name(out + "_nhwc")
+        node.inputs = [to_nhwc.outputs[0]] + node.inputs[1:]
+        node.outputs = [nhwc_out]
+        node.attrs = {**node.attrs, "data_format": "NHWC"}
+        if out_info is not None:
+            graph.info[nhwc_out] = TensorInfo(out_info.dtype, _permuted(out_info.shape, TO_NHWC))
+        graph.add_node("transpose", [nhwc_out], attrs={"perm": TO_NCHW},
+                       name=graph.fresh_name(out + "_to_nchw"), outputs=[out],
+                       source=node.source)
+    graph.meta["layout"] = "nhwc"
+    return graph.toposort()
+
+
+def explain_transposes(graph: Graph) -> list[dict]:
+    """One record per Transpose left: where it sits and why it could not go."""
+    producers, consumers = graph.producers(), graph.consumers()
+    records = []
+    for node in graph.nodes:
+        if node.op != "transpose":
+            continue
+        src = node.inputs[0]
+        users = consumers.get(node.outputs[0], [])
+        user_ops = sorted({u.op for u in users})
+        nchw_io = graph.meta.get("io_layout") == "nchw"
+        nhwc_inside = graph.meta.get("layout") == "nhwc"
+        if src in graph.inputs or node.outputs[0] in graph.outputs:
+            at_input = src in graph.inputs
+            where = (f"at graph input '{src}'" if at_input
+                     else f"at graph output '{node.outputs[0]}'")
+            if nchw_io and nhwc_inside:
+                why = ("the interface is NCHW (--io-layout nchw) but the model computes in "
+                       "NHWC (--layout nhwc); drop one of the two to remove it")
+            elif nhwc_inside or not nchw_io:
+                why = ("the converted model keeps the source's layout at its interface and "
+                       "computes in the other one; --io-layout nchw (with --layout nchw) "
+                       "removes it")
+            else:
+                why = "a rank-4 interface tensor whose layout the graph could not absorb"
+        else:
+            producer = producers.get(src)
+            where = f"after {producer.op if producer else src!r} before {', '.join(user_ops)}"
+            blockers = [op for op in user_ops if op not in ("transpose",)]
+            why = (f"{', '.join(blockers) or 'its consumers'} has no layout rule to absorb it "
+                   f"(x2/ir/ops.py) and the producer is layout-sensitive")
+        records.append({"node": node.name, "perm": node.attrs["perm"],
+                        "source": node.source.get("name", ""), "where": where, "why": why})
+    return records
