@@ -35,5 +35,9 @@ test: $(STAMP)
 	  else echo "pytest collected no tests: the suite is missing"; exit 1; fi; \
 	fi; exit $$rc
 
+# x2 vs tf2onnx on the same SavedModels (tf2onnx gets its own venv under build/).
+bench: $(STAMP)
+	$(BIN)/python tools/bench_convert.py --json build/bench/bench.json
+
 clean:
 	rm -rf $(VENV) build

@@ -1,16 +1,23 @@
-"""Conversion benchmark: wall time, peak RSS, nodes and Transposes left for
-the built-in samples (Keras MobileNetV2, ResNet50, ...), TF -> Paddle.
+"""Side-by-side conversion benchmark: x2 `--to onnx` against tf2onnx on the
+same SavedModels, in one run.
 
-    python tools/bench_convert.py [--models mobilenet_v2,resnet50] [--json bench.json]
+    python tools/bench_convert.py [--models mobilenet_v2,resnet50,small_cnn,residual_cnn]
+                                  [--json build/bench/bench.json] [--threads 1] [--runs 30]
 
-Each conversion runs in a fresh process; peak RSS is the largest of that
-process and its workers (the TF reader dominates). Samples are built once
-into --work (default build/bench)."""
+For each model: conversion wall time and peak RSS (each conversion in a fresh
+process; RSS is the largest of it and its workers), ONNX node count,
+Transposes left, and onnxruntime latency of each output model (median of
+--runs, same thread count, same input). x2 runs twice: with the default
+interface (NHWC in, like tf2onnx) and with --io-layout nchw.
+
+tf2onnx lives in its own virtual environment (--tf2onnx-venv, created on
+first use with pip: tf2onnx, tensorflow==2.21.0, onnxruntime), so it never
+shares packages with x2. Samples are built once into --work."""
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import subprocess
 import sys
 import time
@@ -18,58 +25,131 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Runs one command and reports its wall time and the peak RSS of its process tree.
+TIMED = r"""
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+wall = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+print(json.dumps({"rc": proc.returncode, "wall_s": wall, "peak_rss": rss,
+                  "stderr": proc.stderr[-2000:]}))
+"""
 
-def measure_one(model: str, out: str) -> None:
-    """Child mode: convert once and print a JSON line with time and RSS."""
-    sys.path.insert(0, str(ROOT))
-    from x2.convert import convert
-    start = time.perf_counter()
-    report = convert(model, out)
-    wall = time.perf_counter() - start
-    self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(json.dumps({"wall_s": round(wall, 2), "peak_rss_mb": round(max(self_kb, child_kb) / 1024),
-                      "nodes": report["nodes_after_passes"],
-                      "transposes_left": report["transposes_left"],
-                      "timings_s": report["timings_s"]}))
+# Facts about an ONNX file and its onnxruntime latency.
+PROBE = r"""
+import json, statistics, sys, time
+import numpy as np, onnx, onnxruntime as ort
+path, threads, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+model = onnx.load(path, load_external_data=False)
+ops = [n.op_type for n in model.graph.node]
+options = ort.SessionOptions()
+options.intra_op_num_threads = threads
+options.inter_op_num_threads = 1
+session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+rng = np.random.default_rng(0)
+feed = {}
+for i in session.get_inputs():
+    shape = [d if isinstance(d, int) else 1 for d in i.shape]
+    feed[i.name] = rng.standard_normal(shape).astype(np.float32)
+for _ in range(3):
+    session.run(None, feed)
+times = []
+for _ in range(runs):
+    t = time.perf_counter(); session.run(None, feed); times.append(time.perf_counter() - t)
+print(json.dumps({"nodes": len(ops), "transposes": ops.count("Transpose"),
+                  "latency_ms": statistics.median(times) * 1000}))
+"""
+
+
+def timed(cmd: list[str], env=None) -> dict:
+    proc = subprocess.run([sys.executable, "-c", TIMED, *cmd], capture_output=True, text=True,
+                          env=env)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def probe(path: Path, threads: int, runs: int) -> dict:
+    """Node counts and latency; a model onnxruntime refuses counts as failed."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(path), str(threads), str(runs)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "probe failed"
+        return {"rc": 1, "stderr": "output does not run in onnxruntime: " + last[-300:]}
+    return json.loads(proc.stdout)
+
+
+def ensure_tf2onnx(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"creating {venv} for tf2onnx (one time) ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "tf2onnx",
+                        "tensorflow==2.21.0", "onnxruntime"], check=True)
+    return python
+
+
+def bench_model(name: str, work: Path, tf2onnx_python: Path, threads: int, runs: int) -> dict:
+    saved = work / f"{name}_savedmodel"
+    if not saved.exists():
+        subprocess.run([sys.executable, "-m", "x2.samples", name, str(saved)], check=True,
+                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    rows = {}
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    x2 = [sys.executable, "-m", "x2", "convert", "--from", "tf", "--to", "onnx", "--model",
+          str(saved), "--quiet"]
+    for label, extra in (("x2", []), ("x2 --io-layout nchw", ["--io-layout", "nchw"])):
+        out = work / f"{name}_{label.replace(' ', '_').replace('-', '')}"
+        subprocess.run(["rm", "-rf", str(out)])
+        run = timed(x2 + ["--out", str(out), *extra], env={**env, "PYTHONPATH": str(ROOT)})
+        rows[label] = {**run, **(probe(out / "model.onnx", threads, runs) if run["rc"] == 0
+                                 else {})}
+    out = work / f"{name}_tf2onnx.onnx"
+    run = timed([str(tf2onnx_python), "-m", "tf2onnx.convert", "--saved-model", str(saved),
+                 "--output", str(out), "--opset", "17"], env=env)
+    rows["tf2onnx"] = {**run, **(probe(out, threads, runs) if run["rc"] == 0 else {})}
+    return rows
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mobilenet_v2,resnet50")
+    parser.add_argument("--models", default="mobilenet_v2,resnet50,small_cnn,residual_cnn")
     parser.add_argument("--work", default=str(ROOT / "build" / "bench"))
+    parser.add_argument("--tf2onnx-venv", default=str(ROOT / "build" / "tf2onnx-venv"))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json")
-    parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one:
-        measure_one(*args.one)
-        return 0
     from rich.console import Console
     from rich.table import Table
+
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    rows = {}
+    tf2onnx_python = ensure_tf2onnx(Path(args.tf2onnx_venv))
+    results = {}
     for name in args.models.split(","):
-        saved = work / f"{name}_savedmodel"
-        if not saved.exists():
-            subprocess.run([sys.executable, "-m", "x2.samples", name, str(saved)], check=True,
-                           cwd=ROOT)
-        out = work / f"{name}_paddle"
-        proc = subprocess.run([sys.executable, __file__, "--one", str(saved), str(out)],
-                              capture_output=True, text=True, cwd=ROOT)
-        if proc.returncode != 0:
-            print(proc.stderr[-3000:], file=sys.stderr)
-            return 1
-        rows[name] = json.loads(proc.stdout.strip().splitlines()[-1])
-    table = Table(title="x2 convert --from tf --to paddle")
-    for col in ("model", "wall s", "peak RSS MB", "IR nodes", "Transposes left"):
+        print(f"benchmarking {name} ...", file=sys.stderr)
+        results[name] = bench_model(name, work, tf2onnx_python, args.threads, args.runs)
+
+    table = Table(title=f"TF SavedModel -> ONNX (onnxruntime: {args.threads} thread(s), "
+                        f"median of {args.runs})")
+    for col in ("model", "converter", "wall s", "peak RSS MB", "nodes", "Transposes",
+                "ORT ms", "wall vs tf2onnx", "RSS vs tf2onnx"):
         table.add_column(col)
-    for name, r in rows.items():
-        table.add_row(name, f"{r['wall_s']:.2f}", str(r["peak_rss_mb"]), str(r["nodes"]),
-                      str(r["transposes_left"]))
-    Console().print(table)
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
+    for name, rows in results.items():
+        base = rows["tf2onnx"]
+        for label, r in rows.items():
+            if r["rc"] != 0:
+                reason = (r.get("stderr") or "").strip().splitlines()[-1:] or ["failed"]
+                table.add_row(name, label, "failed: " + reason[0][-70:], "", "", "", "", "", "")
+                continue
+            ratio = (lambda k: f"{r[k] / base[k]:.2f}x" if base["rc"] == 0 else "-")  # noqa: E731
+            table.add_row(name, label, f"{r['wall_s']:.2f}", f"{r['peak_rss'] / 2**20:.0f}",
+                          str(r["nodes"]), str(r["transposes"]), f"{r['latency_ms']:.2f}",
+                          ratio("wall_s"), ratio("peak_rss"))
+    Console(width=200).print(table)
+    path = Path(args.json) if args.json else work / "bench.json"
+    path.write_text(json.dumps(results, indent=2))
+    print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
