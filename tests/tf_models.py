@@ -103,7 +103,145 @@ def backbone_pair(out):
     keras.Model(inp, feat).export(os.path.join(out, "backbone"), verbose=False)
 
 
-MODELS = {f.__name__: f for f in (raw_ops, unsupported, two_inputs, backbone_pair)}
+def _slim_graph(tf, np):
+    """A TF-Slim-like v1 graph: variables, conv/bias/relu/pool, a backbone scope, a head."""
+    rng = np.random.default_rng(2)
+    v1 = tf.compat.v1
+    x = v1.placeholder(tf.float32, [None, 16, 16, 3], name="input")
+    labels = v1.placeholder(tf.int64, [None], name="labels")  # training-only input
+
+    def var(name, shape, scale=0.3):
+        return v1.get_variable(name, initializer=rng.normal(0, scale, shape).astype("float32"))
+
+    with v1.variable_scope("backbone"):
+        y = tf.nn.conv2d(x, var("conv1/weights", [3, 3, 3, 8]), 1, "SAME")
+        y = tf.nn.relu(tf.nn.bias_add(y, var("conv1/biases", [8], 0.1)))
+        y = tf.nn.max_pool2d(y, 2, 2, "VALID")
+        y = tf.nn.conv2d(y, var("conv2/weights", [3, 3, 8, 8]), 1, "SAME")
+        feat = tf.nn.relu(tf.nn.bias_add(y, var("conv2/biases", [8], 0.1)), name="features")
+    with v1.variable_scope("head"):
+        pooled = tf.reduce_mean(feat, axis=[1, 2])
+        logits = tf.add(tf.matmul(pooled, var("fc/weights", [8, 5])), var("fc/biases", [5]),
+                        name="logits")
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=labels, logits=logits))
+    v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    return x, feat, logits
+
+
+def tf1_forms(out):
+    """One TF1 graph saved as: ckpt/model.ckpt (+ .meta), ckpt_nometa/model.ckpt,
+    frozen.pb (inference graph only) and saved_v1/ (SavedModelBuilder, tags serve)."""
+    tf = _tf()
+    import numpy as np
+    v1 = tf.compat.v1
+    os.makedirs(out, exist_ok=True)
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x, feat, logits = _slim_graph(tf, np)
+        sess.run(v1.global_variables_initializer())
+        saver = v1.train.Saver()
+        saver.save(sess, os.path.join(out, "ckpt", "model.ckpt"))
+        saver.save(sess, os.path.join(out, "ckpt_nometa", "model.ckpt"), write_meta_graph=False)
+        frozen = v1.graph_util.convert_variables_to_constants(
+            sess, graph.as_graph_def(), ["head/logits"])
+        with open(os.path.join(out, "frozen.pb"), "wb") as fh:
+            fh.write(frozen.SerializeToString())
+        builder = v1.saved_model.Builder(os.path.join(out, "saved_v1"))
+        sig = v1.saved_model.signature_def_utils.predict_signature_def(
+            inputs={"images": x}, outputs={"logits": logits, "features": feat})
+        builder.add_meta_graph_and_variables(sess, ["serve"],
+                                             signature_def_map={"serving_default": sig})
+        builder.save()
+
+
+def keras_zoo():
+    """Keras layers that need the wider op set (also the --model-def factory)."""
+    import keras
+    keras.utils.set_random_seed(3)
+    L = keras.layers
+    inp = keras.Input((12, 12, 3), name="image")
+    x = L.Conv2D(8, 3, padding="same", activation="relu", name="stem")(inp)
+    x = L.SeparableConv2D(8, 3, padding="same", name="sep")(x)
+    x = L.Conv2DTranspose(6, 3, strides=2, padding="same", name="up_conv")(x)      # 24x24
+    x = L.UpSampling2D(interpolation="bilinear", name="up_bilinear")(x)         # 48x48
+    x = L.Conv2D(8, 3, strides=4, padding="same", name="down")(x)              # 12x12
+    n = L.UpSampling2D(name="up_nearest")(x)
+    n = L.MaxPooling2D(2)(n)
+    x = L.Concatenate()([x, L.Multiply()([x, n])])
+    x = L.LayerNormalization(name="ln")(x)
+    x = L.Reshape((144, 16))(x)
+    x = L.Conv1D(12, 3, padding="same", activation="tanh", name="conv1d")(x)
+    x = x[:, 2:50:3, :]
+    x = L.Dense(10, name="proj")(x)
+    out = L.Dense(4, name="logits")(L.Flatten()(x))
+    return keras.Model(inp, out, name="keras_zoo")
+
+
+def keras_forms(out):
+    """keras_zoo saved as model.keras, model.h5 and a TF2 checkpoint ckpt/ck-1."""
+    tf = _tf()
+    model = keras_zoo()
+    os.makedirs(out, exist_ok=True)
+    model.save(os.path.join(out, "model.keras"))
+    model.save(os.path.join(out, "model.h5"))
+    tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
+
+
+def two_signatures(out):
+    """A SavedModel with two signatures using array/math ops (Split, Tile, Gather, ...)."""
+    tf = _tf()
+    import numpy as np
+    rng = np.random.default_rng(4)
+
+    class M(tf.Module):
+        def __init__(self):
+            self.w = tf.Variable(rng.normal(0, 0.5, (6, 6)).astype("float32"))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6], tf.float32, name="x")])
+        def mix(self, x):
+            a, b, c = tf.split(x, [2, 1, 3], axis=1)
+            t = tf.tile(b, [1, 2])
+            g = tf.gather(x, [5, 0, 3], axis=1)
+            u = tf.unstack(tf.reshape(x, [-1, 2, 3]), axis=1)
+            s = tf.stack([a, t], axis=1)
+            y = tf.concat([g * tf.sqrt(tf.square(c) + 1.0), u[0] - u[1],
+                           tf.reduce_sum(s, axis=1), tf.transpose(s, [0, 2, 1])[:, :, 0]], 1)
+            y = tf.where(y > 0.1, tf.exp(-tf.abs(y)), tf.math.softplus(y))
+            y = tf.maximum(tf.minimum(y, 2.0), -2.0) + tf.pow(tf.abs(y) + 1.0, 0.5)
+            z = tf.einsum("bi,ij->bj", x, self.w)
+            return {"mixed": y, "proj": tf.math.log(tf.abs(z) + 1.0)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4, 4, 8], tf.float32, name="image")])
+        def shuffle(self, image):
+            d = tf.nn.space_to_depth(image, 2)
+            e = tf.nn.depth_to_space(d * 2.0, 2)
+            idx = tf.argmax(tf.reduce_mean(d, axis=[1, 2]), axis=-1)
+            return {"pixels": e + tf.cast(image > 0, tf.float32), "top": tf.cast(idx, tf.float32)
+                    + tf.reduce_prod(tf.ones_like(image[:, 0, 0, :2]) * 1.5, axis=1)}
+
+    m = M()
+    tf.saved_model.save(m, out, signatures={"serving_default": m.mix, "shuffle": m.shuffle})
+
+
+def malicious_keras(out):
+    """A Keras model whose Lambda writes OUT/pwned when executed; saved as .keras and .h5.
+    The marker written while building is removed again."""
+    _tf()
+    import keras
+    marker = os.path.join(out, "pwned")
+    os.makedirs(out, exist_ok=True)
+    evil = eval(f"lambda x: x + 0.0 * float(open({marker!r}, 'w').write('ran') or 0)")
+    inp = keras.Input((4,), name="x")
+    y = keras.layers.Dense(3)(keras.layers.Lambda(evil, name="evil")(inp))
+    model = keras.Model(inp, y)
+    model.save(os.path.join(out, "evil.keras"))
+    model.save(os.path.join(out, "evil.h5"))
+    if os.path.exists(marker):
+        os.remove(marker)
+
+
+MODELS = {f.__name__: f for f in (raw_ops, unsupported, two_inputs, backbone_pair, tf1_forms,
+                                  keras_forms, two_signatures, malicious_keras)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

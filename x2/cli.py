@@ -114,7 +114,7 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="Source framework.")
 @click.option("--to", "target", required=True, type=click.Choice(sorted(EMITTERS)),
               help="Target framework.")
-@click.option("--model", required=True, help="Source model (SavedModel directory for tf).")
+@click.option("--model", required=True, help="Source model (tf: SavedModel dir, frozen .pb, checkpoint .meta/prefix, .keras/.h5).")
 @click.option("--out", required=True, help="Output directory (written atomically).")
 @click.option("--inputs", help="Comma-separated tensor names to use as inputs (prunes the graph).")
 @click.option("--outputs", help="Comma-separated tensor names to use as outputs (prunes).")
@@ -132,12 +132,19 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="[NAME:]DTYPE of the example inputs (--from torch; default float32).")
 @click.option("--trust-pickle", is_flag=True,
               help="Allow torch.load to unpickle arbitrary objects (runs code from the file).")
+@click.option("--model-def", help="--from tf, TF2 checkpoint: package.module:factory or "
+              "file.py:factory returning the Keras model / tf.Module to restore into.")
+@click.option("--trust-code", is_flag=True,
+              help="--from tf, Keras files: allow Lambda layers (runs Python code from the file).")
+@click.option("--tags", help="--from tf, TF1 SavedModel: comma-separated meta graph tags "
+              "(default: serve).")
 @click.option("--channels-last", is_flag=True,
               help="--to torch: the model runs in torch.channels_last memory format.")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
-            io_layout, opset, input_dtype, trust_pickle, channels_last, quiet, debug):
+            io_layout, opset, input_dtype, trust_pickle, model_def, trust_code, tags,
+            channels_last, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     emit_options = {"opset": opset} if opset else {}
@@ -148,6 +155,12 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
                                 for v in input_dtype}} if input_dtype else {}
     if trust_pickle:
         options["trust_pickle"] = True
+    if model_def:
+        options["model_def"] = model_def
+    if trust_code:
+        options["trust_code"] = True
+    if tags:
+        options["tags"] = _split(tags)
     try:
         report = run_convert(model, out, source=source, target=target, inputs=_split(inputs),
                              outputs=_split(outputs), input_shapes=parse_input_shapes(input_shape),

@@ -55,6 +55,22 @@ def publish(staging: Path, out: Path) -> None:
         os.rename(staging, out)
 
 
+def value_map(graph, target: str, names: dict | None) -> list[dict]:
+    """One entry per node output: the name it has in the converted model (a
+    variable of model.py; the ONNX value name itself), its IR op and source."""
+    entries = []
+    for node in graph.nodes:
+        for value in node.outputs:
+            var = value if target == "onnx" else (names or {}).get(value)
+            if var is None:
+                continue
+            info = graph.info.get(value)
+            entries.append({"var": var, "value": value, "ir_op": node.op,
+                            "ir_node": node.name, "dtype": info.dtype if info else None,
+                            "source": dict(node.source)})
+    return entries
+
+
 def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             inputs: list[str] | None = None, outputs: list[str] | None = None,
             input_shapes: dict[str, list[int]] | None = None, signature: str | None = None,
@@ -116,9 +132,11 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             "x2_version": "0.1.0",
             # Enough to re-create the source model for `x2 check` (torch needs options).
             "source": {"framework": source, "model": str(model), "signature": signature,
-                       "input_shapes": input_shapes, "options": options or {}},
+                       "input_shapes": input_shapes, "options": options or {},
+                       **read.get("source", {})},  # format, tags, tensors spanned (tf)
             "target": target,
-            "target_details": {k: v for k, v in emitted.items() if k != "files"},
+            "target_details": {k: v for k, v in emitted.items()
+                               if k not in ("files", "value_names")},
             "inputs": [{"name": v, **graph.info[v].to_json()} for v in graph.inputs],
             "outputs": [{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
                         for v in graph.outputs],
@@ -136,6 +154,9 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             "passes": pass_records,
             "timings_s": timings,
             "files": emitted.get("files", []),
+            # generated variable / ONNX value -> IR value -> source node, in
+            # execution order: what `x2 check --bisect` compares.
+            "values": value_map(graph, target, emitted.get("value_names")),
         }
         (staging / REPORT).write_text(json.dumps(report, indent=2))
         publish(staging, out_path)

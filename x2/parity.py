@@ -7,6 +7,12 @@ seeded random inputs. An output passes when
 
 i.e. the error is measured relative to the output's scale, which stays
 meaningful for logits near zero (an elementwise relative error does not).
+
+Inputs are seeded random (one seed per --batches) or the user's own arrays.
+Each side runs on its device (cpu, gpu:N; checked against the devices each
+framework reports in its worker), the converted model in fp32, fp16 or bf16.
+With --bisect, a mismatch is traced to the first mapped intermediate tensor
+that diverges, named by its source node (report.json "values").
 """
 from __future__ import annotations
 
@@ -24,9 +30,16 @@ from .isolation import run_step
 SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run", "torch": "torch.run"}
 # --to NAME -> (worker task, mode) pairs that run the converted model; each
 # mode is one way a user loads it (generated code, exported inference model).
-TARGET_RUNS = {"paddle": [("paddle.run", "python"), ("paddle.run", "inference")],
-               "onnx": [("onnx.run_converted", "onnxruntime")],
-               "torch": [("torch.run_converted", "python")]}
+# The tasks (x2/parity_runtime.py) take a device and a precision.
+TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run", "inference")],
+               "onnx": [("onnx.parity_run", "onnxruntime")],
+               "torch": [("torch.parity_run", "python")]}
+# The framework asked for devices on each side (x2/parity_runtime.list_devices).
+FRAMEWORK = {"tf": "tf", "onnx": "onnx", "torch": "torch", "paddle": "paddle"}
+# Default tolerances per precision of the converted model (--rtol/--atol override).
+PRECISION_TOLERANCES = {"fp32": (1e-4, 1e-6), "fp16": (1e-2, 1e-3), "bf16": (5e-2, 1e-2)}
+# Which sources can be bisected (their intermediates fetched by IR value name).
+BISECT_SOURCES = {"tf"}
 
 
 @dataclass
@@ -69,53 +82,253 @@ def compare(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> tuple
     return max_abs, max_rel, scale, constant, max_abs <= atol + rtol * scale
 
 
+def parse_device(value: str | None, option: str = "--device") -> str | None:
+    if value is None:
+        return None
+    text = value.strip().lower().replace("cuda", "gpu")
+    if text == "cpu":
+        return "cpu"
+    if text == "gpu":
+        return "gpu:0"
+    if text.startswith("gpu:") and text[4:].isdigit():
+        return f"gpu:{int(text[4:])}"
+    raise X2Error(f"{option} {value!r}: expected cpu, gpu or gpu:N")
+
+
+def resolve_device(device: str, framework: str, soft: bool, side: str,
+                   warnings: list[str]) -> str:
+    """`device` if `framework` has it here; else a clear error (or, with
+    soft placement, CPU and a warning)."""
+    if device == "cpu":
+        return device
+    found = run_step(f"{framework}.devices", {})
+    available = found["devices"]
+    if device in available:
+        return device
+    gpus = [d for d in available if d != "cpu"]
+    why = ("this machine has no GPU" if not gpus else
+           f"{framework} sees {len(gpus)} GPU(s)")
+    message = (f"{device} requested for the {side} ({framework}) but {why}; "
+               f"available: {', '.join(available)} (asked {found['how']})")
+    if soft:
+        warnings.append(f"{message}; --soft-placement: running the {side} on cpu")
+        return "cpu"
+    raise X2Error(message + ". Use --device cpu, one of the available devices, or "
+                  "--soft-placement to fall back to cpu.")
+
+
+def parse_tolerances(values) -> dict[str, tuple[float, float | None]]:
+    """--tol NAME:RTOL[:ATOL] (repeatable)."""
+    out = {}
+    for value in values or ():
+        parts = value.rsplit(":", 2) if value.count(":") >= 2 else value.rsplit(":", 1)
+        try:
+            if len(parts) == 3 and _is_number(parts[1]):
+                name, rtol, atol = parts[0], float(parts[1]), float(parts[2])
+            elif len(parts) >= 2:
+                name, rtol, atol = ":".join(parts[:-1]), float(parts[-1]), None
+            else:
+                raise ValueError
+        except ValueError:
+            raise X2Error(f"--tol {value!r}: expected OUTPUT:RTOL or OUTPUT:RTOL:ATOL, "
+                          f"e.g. logits:1e-3:1e-5") from None
+        out[name] = (rtol, atol)
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def load_inputs_file(path: str, spec_inputs: list[dict]) -> list[np.ndarray]:
+    """Arrays from a .npy (one input) or .npz (named by input name, or arr_0...)
+    checked against the converted model's interface."""
+    file = Path(path)
+    if not file.is_file():
+        raise X2Error(f"--inputs-file {path}: no such file")
+    names = [i["name"] for i in spec_inputs]
+    try:
+        loaded = np.load(file, allow_pickle=False)
+    except Exception as exc:
+        raise X2Error(f"--inputs-file {path}: not a .npy/.npz file numpy can read ({exc})") \
+            from None
+    if isinstance(loaded, np.ndarray):
+        if len(names) != 1:
+            raise X2Error(f"--inputs-file {path}: a .npy holds one array but the model has "
+                          f"{len(names)} inputs ({', '.join(names)}); use a .npz with "
+                          f"arrays named after them")
+        arrays = [loaded]
+    else:
+        with loaded:
+            keys = list(loaded.files)
+            if all(n in keys for n in names):
+                arrays = [loaded[n] for n in names]
+            elif all(f"arr_{i}" in keys for i in range(len(names))):
+                arrays = [loaded[f"arr_{i}"] for i in range(len(names))]
+            else:
+                raise X2Error(f"--inputs-file {path}: has arrays {', '.join(keys) or 'none'}; "
+                              f"expected {', '.join(names)} (or arr_0..arr_{len(names) - 1})")
+    result = []
+    for item, array in zip(spec_inputs, arrays):
+        shape = item.get("shape")
+        if shape is not None and (array.ndim != len(shape) or any(
+                d is not None and d != a for d, a in zip(shape, array.shape))):
+            raise X2Error(f"--inputs-file {path}: input '{item['name']}' has shape "
+                          f"{list(array.shape)}, the converted model expects "
+                          f"{['N' if d is None else d for d in shape]}")
+        want = np.dtype(item["dtype"]) if item.get("dtype") not in (None, "bfloat16") else None
+        if want is not None and array.dtype != want:
+            if array.dtype.kind != want.kind and not (array.dtype.kind in "iu" and
+                                                      want.kind in "iu"):
+                raise X2Error(f"--inputs-file {path}: input '{item['name']}' is "
+                              f"{array.dtype}, the model expects {want}")
+            array = array.astype(want)
+        result.append(np.ascontiguousarray(array))
+    return result
+
+
+def _load(path: Path) -> list[np.ndarray]:
+    with np.load(path) as data:
+        return [data[f"arr_{i}"] for i in range(len(data.files))]
+
+
 def check(model: str, converted: str, *, source: str = "tf", target: str = "paddle",
-          signature: str | None = None, rtol: float = 1e-4, atol: float = 1e-6,
-          seed: int = 0, batch: int = 2, inputs: list[np.ndarray] | None = None) -> dict:
+          signature: str | None = None, rtol: float | None = None, atol: float | None = None,
+          seed: int = 0, batch: int = 2, inputs: list[np.ndarray] | None = None,
+          inputs_file: str | None = None, batches: int = 1,
+          tolerances: dict[str, tuple[float, float | None]] | None = None,
+          device: str = "cpu", source_device: str | None = None,
+          target_device: str | None = None, soft_placement: bool = False,
+          precision: str = "fp32", bisect: bool = False) -> dict:
+    """Run source and converted model on the same inputs and compare outputs.
+
+    Returns a JSON-able report; "passed" is the verdict over every batch,
+    runner and output. `rtol`/`atol` default to the precision's tolerances
+    (PRECISION_TOLERANCES); `tolerances` overrides them per output name."""
     if source not in SOURCE_RUNS:
         raise X2Error(f"--from {source}: parity is not supported for this source yet")
     if target not in TARGET_RUNS:
         raise X2Error(f"--to {target}: parity is not supported for this target yet")
+    if precision not in PRECISION_TOLERANCES:
+        raise X2Error(f"--precision {precision}: choose fp32, fp16 or bf16")
+    if batches < 1:
+        raise X2Error(f"--batches {batches}: must be at least 1")
+    if (inputs is not None or inputs_file) and batches > 1:
+        raise X2Error("--batches runs several seeded random batches; it cannot be combined "
+                      "with --inputs-file (put several samples along the batch axis instead)")
     report_path = Path(converted) / "report.json"
     if not report_path.exists():
         raise X2Error(f"{converted}: not an x2 output directory (report.json is missing)")
     # The converted model's interface (names, shapes after --input-shape) drives the inputs.
     report = json.loads(report_path.read_text())
     spec = {"inputs": report["inputs"], "outputs": [o["name"] for o in report["outputs"]]}
+    tolerances = dict(tolerances or {})
+    unknown = [n for n in tolerances if n not in spec["outputs"]]
+    if unknown:
+        raise X2Error(f"--tol {unknown[0]}: not an output; outputs are "
+                      f"{', '.join(spec['outputs'])}")
+    default_rtol, default_atol = PRECISION_TOLERANCES[precision]
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
     signature = signature or report["source"].get("signature")
+    if inputs_file:
+        inputs = load_inputs_file(inputs_file, spec["inputs"])
+
+    warnings: list[str] = []
+    src_dev = parse_device(source_device, "--source-device") or parse_device(device)
+    tgt_dev = parse_device(target_device, "--target-device") or parse_device(device)
+    src_dev = resolve_device(src_dev, FRAMEWORK[source], soft_placement, "source", warnings)
+    tgt_dev = resolve_device(tgt_dev, FRAMEWORK[target], soft_placement, "converted model",
+                             warnings)
+    if src_dev != "cpu" and source in ("onnx", "torch"):
+        warnings.append(f"the {source} source runs through its frontend's CPU runner; "
+                        f"{src_dev} is visible to it but not used")
+    notes: list[str] = []
+    io = report.get("layout", {}).get("io_transposes", {})
+    names = [i["name"] for i in spec["inputs"]]
+    results: list[OutputParity] = []
+    batch_info = []
+    bisect_result = None
     with tempfile.TemporaryDirectory(prefix="x2-check-") as tmp:
         tmp_path = Path(tmp)
-        arrays = inputs if inputs is not None else make_inputs(spec, seed, batch)
-        np.savez(tmp_path / "inputs.npz", *arrays)
-        # --io-layout nchw: the source sees its own (NHWC) layout of the same data.
-        io = report.get("layout", {}).get("io_transposes", {})
-        names = [i["name"] for i in spec["inputs"]]
-        np.savez(tmp_path / "source_inputs.npz", *[
-            np.transpose(a, np.argsort(io[n]["perm"])) if io.get(n, {}).get("role") == "input"
-            else a for n, a in zip(names, arrays)])
-        run_step(SOURCE_RUNS[source], {"model": model, "signature": signature,
-                                       "names": names,
-                                       "options": report["source"].get("options") or {},
-                            "inputs": str(tmp_path / "source_inputs.npz"),
-                            "outputs": str(tmp_path / "ref.npz")})
-        with np.load(tmp_path / "ref.npz") as data:
-            refs = [data[f"arr_{i}"] for i in range(len(data.files))]
-        refs = [np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
-                for n, r in zip(spec["outputs"], refs)]
-        results: list[OutputParity] = []
-        for task, mode in TARGET_RUNS[target]:
-            out_file = tmp_path / f"{mode}.npz"
-            run_step(task, {"out": converted, "inputs": str(tmp_path / "inputs.npz"),
-                            "outputs": str(out_file), "mode": mode})
-            with np.load(out_file) as data:
-                got = [data[f"arr_{i}"] for i in range(len(data.files))]
-            if len(got) != len(refs):
-                raise X2Error(f"{target} ({mode}) returned {len(got)} outputs, the source "
-                              f"{len(refs)}")
-            for name, ref, out in zip(spec["outputs"], refs, got):
-                max_abs, max_rel, scale, constant, ok = compare(ref, out, rtol, atol)
-                results.append(OutputParity(f"{target}:{mode}", name, max_abs, max_rel, scale,
-                                            constant, ok))
-    return {"passed": all(r.passed for r in results), "rtol": rtol, "atol": atol, "seed": seed,
-            "batch": batch, "input_shapes": [list(a.shape) for a in arrays],
-            "outputs": [r.to_json() for r in results]}
+        for b in range(batches):
+            bseed = seed + b
+            arrays = inputs if inputs is not None else make_inputs(spec, bseed, batch)
+            batch_info.append({"seed": None if inputs is not None else bseed,
+                               "input_shapes": [list(a.shape) for a in arrays]})
+            refs, got_all = _run_batch(tmp_path / f"b{b}", model, converted, source, target,
+                                       report, signature, names, spec, io, arrays, src_dev,
+                                       tgt_dev, precision, notes)
+            for runner, got in got_all:
+                for name, ref, out in zip(spec["outputs"], refs, got):
+                    o_rtol, o_atol = tolerances.get(name, (rtol, None))
+                    o_atol = atol if o_atol is None else o_atol
+                    max_abs, max_rel, scale, constant, ok = compare(ref, out, o_rtol, o_atol)
+                    row = OutputParity(runner, name, max_abs, max_rel, scale, constant, ok)
+                    results.append(row)
+                    row_json = row.to_json()
+                    row_json.update(batch=b, seed=batch_info[-1]["seed"], rtol=o_rtol,
+                                    atol=o_atol)
+                    results[-1] = row_json
+            if bisect and bisect_result is None and not all(r["passed"] for r in results
+                                                            if r["batch"] == b):
+                from .bisect import bisect as run_bisect
+                bisect_result = run_bisect(tmp_path / f"bisect{b}", model, converted, source,
+                                           target, report, signature, names, io, arrays,
+                                           src_dev, tgt_dev, precision, rtol, atol)
+                bisect_result["batch"] = b
+    passed = all(r["passed"] for r in results)
+    if bisect and passed:
+        bisect_result = {"ran": False, "why": "every output matched; nothing to bisect"}
+    return {"passed": passed, "rtol": rtol, "atol": atol, "seed": seed, "batch": batch,
+            "input_shapes": batch_info[0]["input_shapes"], "batches": batch_info,
+            "inputs": "file " + str(inputs_file) if inputs_file else (
+                "given" if inputs is not None else "seeded random"),
+            "precision": precision,
+            "tolerance_note": (f"{precision}: rtol {rtol:g}, atol {atol:g} "
+                               f"(defaults for {precision}: rtol {default_rtol:g}, "
+                               f"atol {default_atol:g}); error measured against the "
+                               f"source in float32"),
+            "tolerances": {k: {"rtol": v[0], "atol": atol if v[1] is None else v[1]}
+                           for k, v in tolerances.items()},
+            "devices": {"source": src_dev, "target": tgt_dev}, "warnings": warnings,
+            "notes": sorted(set(notes)), "bisect": bisect_result,
+            "outputs": results}
+
+
+def _source_inputs(arrays, names, io):
+    # --io-layout nchw: the source sees its own (NHWC) layout of the same data.
+    return [np.transpose(a, np.argsort(io[n]["perm"])) if io.get(n, {}).get("role") == "input"
+            else a for n, a in zip(names, arrays)]
+
+
+def _run_batch(work: Path, model, converted, source, target, report, signature, names, spec,
+               io, arrays, src_dev, tgt_dev, precision, notes):
+    work.mkdir(parents=True)
+    np.savez(work / "inputs.npz", *arrays)
+    np.savez(work / "source_inputs.npz", *_source_inputs(arrays, names, io))
+    run_step(SOURCE_RUNS[source], {"model": model, "signature": signature, "names": names,
+                                   "options": report["source"].get("options") or {},
+                                   "source": report["source"], "device": src_dev,
+                                   "inputs": str(work / "source_inputs.npz"),
+                                   "outputs": str(work / "ref.npz")})
+    refs = _load(work / "ref.npz")
+    refs = [np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
+            for n, r in zip(spec["outputs"], refs)]
+    got_all = []
+    for task, mode in TARGET_RUNS[target]:
+        out_file = work / f"{mode}.npz"
+        result = run_step(task, {"out": converted, "inputs": str(work / "inputs.npz"),
+                                 "outputs": str(out_file), "mode": mode, "device": tgt_dev,
+                                 "precision": precision})
+        notes.extend(result.get("notes", []))
+        got = _load(out_file)
+        if len(got) != len(refs):
+            raise X2Error(f"{target} ({mode}) returned {len(got)} outputs, the source "
+                          f"{len(refs)}")
+        got_all.append((f"{target}:{mode}", got))
+    return refs, got_all

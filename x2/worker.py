@@ -36,20 +36,27 @@ def _save_outputs(path: str, outputs: list[np.ndarray]) -> None:
 
 @task("tf.read")
 def tf_read(args):
+    from .frontends import tf_formats
     from .frontends.common import map_graph, select_subgraph
-    from .frontends.tf_savedmodel import read_savedmodel
+    from .frontends.tf_graphdef import tensor_name
     from .ir import save_graph
     from .registry import TF
 
-    source = read_savedmodel(args["model"], args.get("signature"), args.get("input_shapes"))
+    source, record = tf_formats.read(args["model"], args.get("signature"),
+                                     args.get("input_shapes"), args.get("options") or {},
+                                     args.get("outputs"))
     source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
+    # What `x2 check` needs to run the source: the tensors the converted model spans.
+    record.update(feeds=[tensor_name(v) for v in source.inputs],
+                  fetches=[tensor_name(v) for v in source.outputs],
+                  pruned=bool(args.get("inputs") or args.get("outputs")))
     graph = map_graph(source, TF)
     graph.meta["source_model"] = args["model"]
     # Keras/TF graphs are NHWC at their interface (--io-layout nchw changes that).
     graph.meta["io_layout"] = "source"
     graph.meta["source_layout"] = "NHWC"
     save_graph(graph, args["ir"])
-    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes)}
+    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes), "source": record}
 
 
 @task("tf.spec")
@@ -60,9 +67,10 @@ def tf_spec(args):
 
 @task("tf.run")
 def tf_run(args):
-    from .frontends.tf_savedmodel import run_savedmodel
-    inputs = dict(zip(args["names"], _load_inputs(args["inputs"])))
-    _save_outputs(args["outputs"], run_savedmodel(args["model"], args.get("signature"), inputs))
+    from .frontends import tf_formats
+    _save_outputs(args["outputs"], tf_formats.run(
+        args["model"], args.get("signature"), args["names"], _load_inputs(args["inputs"]),
+        args.get("options") or {}, args.get("source") or {}))
     return {}
 
 
@@ -177,10 +185,32 @@ def torch_run_converted(args):
     return {}
 
 
+# `x2 check` with devices, precision and --bisect (x2/parity_runtime.py).
+def _parity_tasks(framework: str) -> None:
+    def devices(args):
+        from .parity_runtime import list_devices
+        return list_devices(framework)
+
+    def parity_run(args):
+        from .parity_runtime import run
+        return run(framework, args)
+
+    TASKS[f"{framework}.devices"] = devices
+    TASKS[f"{framework}.parity_run"] = parity_run
+
+
+for _framework in ("tf", "paddle", "torch", "onnx"):
+    _parity_tasks(_framework)
+
+
 def main() -> int:
     name = sys.argv[1]
     args = json.loads(sys.stdin.read())
     result_path = args["result"]
+    if args.get("device"):
+        # Device visibility and GPU memory settings, before any framework import.
+        from .parity_runtime import configure_env
+        configure_env(name.split(".")[0], args["device"])
     try:
         result = {"ok": True, "result": TASKS[name](args)}
         code = 0
