@@ -84,17 +84,68 @@ def _summary(report: dict) -> Table:
 
 
 def parity_table(result: dict) -> Table:
-    table = Table(title=f"parity (rtol={result['rtol']:g}, atol={result['atol']:g}, "
-                        f"seed={result['seed']}, inputs {result['input_shapes']})")
-    for col in ("runner", "output", "max abs err", "max rel err", "ref scale", "result"):
+    devices = result.get("devices", {})
+    title = (f"parity (rtol={result['rtol']:g}, atol={result['atol']:g}, "
+             f"precision={result.get('precision', 'fp32')}, "
+             f"devices source={devices.get('source', 'cpu')} "
+             f"converted={devices.get('target', 'cpu')}, inputs {result['input_shapes']})")
+    table = Table(title=title)
+    for col in ("batch", "runner", "output", "max abs err", "max rel err", "ref scale", "tol",
+                "result"):
         table.add_column(col)
     for r in result["outputs"]:
         verdict = "[green]pass[/]" if r["passed"] else "[red]FAIL[/]"
         if r["ref_constant"]:
             verdict += " [yellow](reference output is constant)[/]"
-        table.add_row(r["runner"], r["name"], f"{r['max_abs']:.3e}", f"{r['max_rel']:.3e}",
-                      f"{r['ref_scale']:.3g}", verdict)
+        seed = r.get("seed")
+        table.add_row(f"{r.get('batch', 0)}" + (f" (seed {seed})" if seed is not None else ""),
+                      r["runner"], r["name"], f"{r['max_abs']:.3e}", f"{r['max_rel']:.3e}",
+                      f"{r['ref_scale']:.3g}",
+                      f"{r.get('rtol', result['rtol']):g}/{r.get('atol', result['atol']):g}",
+                      verdict)
     return table
+
+
+def bisect_table(bisect: dict) -> Table:
+    first = bisect.get("first_divergence")
+    table = Table(title=f"bisect ({bisect['runner']}, batch {bisect.get('batch', 0)}): "
+                        f"{bisect['compared']} mapped points compared, "
+                        f"{bisect['skipped']} without a source counterpart")
+    for col in ("converted var", "IR op", "source op", "source node", "max rel err", "layout",
+                "result"):
+        table.add_column(col)
+    for p in bisect["points"]:
+        table.add_row(p["var"], p["ir_op"], p["source_op"] or "", p["source_name"] or "",
+                      f"{p['max_rel']:.3e}", p["layout"],
+                      "[green]match[/]" if p["passed"] else "[red]FIRST DIVERGENCE[/]")
+    if first is None:
+        table.caption = bisect.get("why", "")
+    return table
+
+
+def print_parity(result: dict) -> None:
+    out = Console()
+    out.print(parity_table(result))
+    for line in result.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {line}", highlight=False)
+    for line in result.get("notes", []):
+        out.print(f"[dim]note: {line}[/]", highlight=False)
+    out.print(f"tolerance: {result.get('tolerance_note', '')}", highlight=False)
+    bisect = result.get("bisect")
+    if bisect and bisect.get("ran"):
+        out.print(bisect_table(bisect))
+        first = bisect.get("first_divergence")
+        if first:
+            out.print(f"[bold red]first diverging op:[/] {first['source_op']} "
+                      f"'{first['source_name']}' (IR {first['ir_op']}, mapper "
+                      f"{first['mapper']}, converted variable {first['var']}): max rel err "
+                      f"{first['max_rel']:.3e}", highlight=False)
+            for u in bisect.get("unmatched_before", []):
+                out.print(f"  also unchecked just before it: {u['source_op']} "
+                          f"'{u['source_name']}' (IR {u['ir_op']}, {u['var']})",
+                          highlight=False)
+    elif bisect:
+        out.print(f"bisect: {bisect.get('why')}", highlight=False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -177,29 +228,68 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
 
 
 @main.command()
-@click.option("--from", "source", required=True, type=click.Choice(sorted(SOURCE_RUNS)))
-@click.option("--to", "target", required=True, type=click.Choice(sorted(TARGET_RUNS)))
+@click.option("--from", "source", required=True, type=click.Choice(sorted(SOURCE_RUNS)),
+              help="Source framework.")
+@click.option("--to", "target", required=True, type=click.Choice(sorted(TARGET_RUNS)),
+              help="Target framework of the conversion.")
 @click.option("--model", required=True, help="The source model that was converted.")
 @click.option("--converted", required=True, help="The x2 output directory.")
 @click.option("--signature", help="SavedModel signature (default: the one converted).")
-@click.option("--rtol", default=1e-4, show_default=True, type=float)
-@click.option("--atol", default=1e-6, show_default=True, type=float)
+@click.option("--inputs-file", type=click.Path(),
+              help="Real inputs instead of seeded random ones: a .npy (one input) or a .npz "
+                   "with arrays named after the inputs (or arr_0, arr_1, ...), in the "
+                   "converted model's input layout.")
+@click.option("--batches", default=1, show_default=True, type=int,
+              help="Number of random batches, seeds SEED, SEED+1, ...")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--batch", default=2, show_default=True, type=int,
               help="Batch size used for dynamic batch dimensions.")
+@click.option("--rtol", type=float,
+              help="Relative tolerance (of the output's max |value|). Default by precision: "
+                   "fp32 1e-4, fp16 1e-2, bf16 5e-2.")
+@click.option("--atol", type=float,
+              help="Absolute tolerance. Default by precision: fp32 1e-6, fp16 1e-3, bf16 1e-2.")
+@click.option("--tol", "tols", multiple=True, metavar="NAME:RTOL[:ATOL]",
+              help="Tolerance for one output (repeatable), e.g. --tol logits:1e-3:1e-5.")
+@click.option("--device", default="cpu", show_default=True,
+              help="cpu, gpu or gpu:N for both sides; a device the frameworks do not report "
+                   "is an error listing the available ones. On GPU no framework takes all "
+                   "memory (TF memory growth, Paddle auto_growth, onnxruntime arena limit).")
+@click.option("--source-device", help="Device of the source model only (overrides --device).")
+@click.option("--target-device", help="Device of the converted model only (overrides --device).")
+@click.option("--soft-placement", is_flag=True,
+              help="Fall back to cpu, with a warning, when the requested device is missing.")
+@click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16"]), default="fp32",
+              show_default=True,
+              help="Run the converted model in this precision (torch: model.to(dtype); paddle: "
+                   "amp auto_cast on GPU, weights/inputs rounded on CPU; onnxruntime: "
+                   "weights/inputs rounded, computed in fp32); the error is measured against "
+                   "the fp32 source.")
+@click.option("--bisect", is_flag=True,
+              help="On a mismatch, compare intermediate tensors at points mapped between "
+                   "source and converted model and name the first op that diverges "
+                   "(TF sources; paddle, torch and onnx targets).")
 @click.option("--json", "json_path", help="Also write the parity report as JSON here.")
-@click.option("--debug", is_flag=True)
-def check(source, target, model, converted, signature, rtol, atol, seed, batch, json_path,
-          debug):
-    """Run source and converted model on the same inputs and compare outputs."""
-    from .parity import check as run_check
+@click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+def check(source, target, model, converted, signature, inputs_file, batches, seed, batch, rtol,
+          atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
+          json_path, debug):
+    """Run source and converted model on the same inputs and compare outputs.
+
+    An output passes when max|converted - source| <= atol + rtol * max|source|.
+    Exit status: 0 all outputs match, 1 a mismatch, 2 bad input (or a missing device)."""
+    from .parity import check as run_check, parse_tolerances
     try:
         result = run_check(model, converted, source=source, target=target, signature=signature,
-                           rtol=rtol, atol=atol, seed=seed, batch=batch)
+                           rtol=rtol, atol=atol, seed=seed, batch=batch,
+                           inputs_file=inputs_file, batches=batches,
+                           tolerances=parse_tolerances(tols), device=device,
+                           source_device=source_device, target_device=target_device,
+                           soft_placement=soft_placement, precision=precision, bisect=bisect)
     except Exception as exc:
         _fail(exc, debug)
         return
-    Console().print(parity_table(result))
+    print_parity(result)
     if json_path:
         with open(json_path, "w") as fh:
             json.dump(result, fh, indent=2)

@@ -34,9 +34,10 @@ class TorchContext(EmitContext):
         return call("torch.tensor", value, dtype=Expr(f"torch.{dtype}"))
 
 
-def generate(graph: Graph, source_desc: str, channels_last: bool = False
-             ) -> tuple[str, dict[str, np.ndarray]]:
-    """Return (model.py text, state dict as numpy arrays)."""
+def generate(graph: Graph, source_desc: str, channels_last: bool = False,
+             names: dict | None = None) -> tuple[str, dict[str, np.ndarray]]:
+    """Return (model.py text, state dict as numpy arrays); `names`, when given,
+    receives IR value -> generated variable name (for `x2 check --bisect`)."""
     e = TorchContext(graph)
     text, state = generate_module(
         e, TORCH_OPS,
@@ -45,6 +46,8 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False
         header=["import os", "", "import torch", "import torch.nn.functional as F",
                 "from torch import nn", "", f"CHANNELS_LAST = {channels_last}"],
         footer=[_LOAD])
+    if names is not None:
+        names.update(e.namer.names)
     if channels_last:
         # Rank-4 inputs switch memory format once; every op keeps it from there.
         lines = text.splitlines()
@@ -61,14 +64,16 @@ def emit_torch(graph: Graph, out_dir: str, source_desc: str, channels_last: bool
     import torch
 
     out = Path(out_dir)
-    text, state = generate(graph, source_desc, channels_last)
+    value_names: dict[str, str] = {}
+    text, state = generate(graph, source_desc, channels_last, value_names)
     (out / "model.py").write_text(text)
     torch.save({k: torch.from_numpy(np.array(v)) for k, v in state.items()},
                str(out / "model.pt"))
     del state
     # Loading it back proves model.py and model.pt fit together.
     import_generated(out / "model.py").load_model()
-    return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())}
+    return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
+            "value_names": value_names}
 
 
 def run_torch_model(out_dir: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
