@@ -68,10 +68,9 @@ class Graph:
 
     # -- construction -----------------------------------------------------
     def fresh_name(self, hint: str) -> str:
-        taken = self.info.keys() | self.constants.keys()
         while True:
             name = f"{hint}__{next(self._names)}"
-            if name not in taken:
+            if name not in self.info and name not in self.constants:
                 return name
 
     def add_input(self, name: str, dtype: str, shape: Shape | None) -> str:
