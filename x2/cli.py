@@ -296,5 +296,44 @@ def check(source, target, model, converted, signature, inputs_file, batches, see
     sys.exit(0 if result["passed"] else 1)
 
 
+@main.command("convert-many")
+@click.option("--from", "source", required=True, type=click.Choice(sorted(FRONTENDS)))
+@click.option("--to", "target", required=True, type=click.Choice(sorted(EMITTERS)))
+@click.option("--out-dir", required=True, help="Each model goes to OUT_DIR/<name>/.")
+@click.option("--jobs", "-j", default=2, show_default=True, help="Conversions at once.")
+@click.option("--layout", type=click.Choice(["nchw", "nhwc"]), default="nchw")
+@click.option("--io-layout", type=click.Choice(["source", "nchw"]), default="source")
+@click.argument("models", nargs=-1, required=True)
+def convert_many_command(source, target, out_dir, jobs, layout, io_layout, models):
+    """Convert MODELS (paths, directories of models, or @list files) in parallel."""
+    from pathlib import Path
+
+    from .batch import convert_many, expand_models
+    try:
+        paths = expand_models(list(models))
+    except Exception as exc:
+        _fail(exc, False)
+        return
+    console.print(f"converting {len(paths)} model(s) with {jobs} job(s) ...")
+    done = []
+
+    def progress(row):
+        done.append(row)
+        mark = "[green]✓[/]" if row["status"] == "ok" else "[red]✗[/]"
+        console.print(f"{mark} [{len(done)}/{len(paths)}] {row['model']} ({row['seconds']} s)")
+
+    rows = convert_many(paths, Path(out_dir), ["--from", source, "--to", target, "--layout",
+                                               layout, "--io-layout", io_layout], jobs, progress)
+    table = Table(title=f"convert-many: {sum(r['status'] == 'ok' for r in rows)} of "
+                        f"{len(rows)} converted")
+    for col in ("model", "status", "seconds", "Transposes left", "error"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["model"], r["status"], str(r["seconds"]),
+                      str(r.get("transposes_left", "")), r.get("error", ""))
+    Console().print(table)
+    sys.exit(0 if all(r["status"] == "ok" for r in rows) else 1)
+
+
 if __name__ == "__main__":
     main()

@@ -102,8 +102,12 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
     out_path = Path(out)
     prepare_output(out_path)
     timings: dict[str, float] = {}
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.x2-staging-",
-                                    dir=out_path.parent if str(out_path.parent) else "."))
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.x2-staging-",
+                                        dir=out_path.parent if str(out_path.parent) else "."))
+    except OSError as exc:
+        raise X2Error(f"--out {out}: cannot create files in {out_path.parent}: "
+                      f"{exc.strerror or exc}") from exc
     work = Path(tempfile.mkdtemp(prefix="x2-ir-"))
     try:
         def step(name, fn):

@@ -217,6 +217,12 @@ def main() -> int:
     except X2Error as exc:
         result = {"ok": False, "error": exc.to_json(), "traceback": traceback.format_exc()}
         code = 3
+    except OSError as exc:  # disk full, permissions, a file vanished: name it
+        where = f" {exc.filename}" if exc.filename else ""
+        result = {"ok": False, "error": {"kind": "io", "message":
+                  f"{name}: cannot read or write{where}: {exc.strerror or exc}",
+                  "details": {"errno": exc.errno}}, "traceback": traceback.format_exc()}
+        code = 3
     except Exception as exc:  # a bug or an unexpected framework error
         result = {"ok": False, "error": {"kind": "internal", "message":
                   f"{type(exc).__name__}: {exc}", "details": {}},
