@@ -27,6 +27,10 @@ def reshape(ctx, op):
     """`reshape`; a computed shape becomes `reshape_dynamic`, folded when possible."""
     x, shape_value = op.inputs
     shape = ctx.const(shape_value)
+    out = ctx.shape(op.outputs[0])
+    if shape is None and out is not None and sum(d is None for d in out) <= 1:
+        # TF inferred every dim but (at most) the batch: a static reshape with -1.
+        shape = np.array([-1 if d is None else d for d in out])
     if shape is None:
         ctx.emit("reshape_dynamic", [x, shape_value], outputs=op.outputs)
     else:
@@ -123,9 +127,98 @@ def strided_slice(ctx, op):
 
 @tf_mapper("ZerosLike", "OnesLike")
 def fill_like(ctx, op):
-    """a constant of the input's static shape."""
+    """a constant of the input's static shape; dynamic shapes: `pow(x, 0)` (minus 1)."""
     shape = ctx.shape(op.inputs[0])
     if shape is None or any(d is None for d in shape):
-        raise ConversionError(f"{op.type} '{op.name}' on a tensor of unknown shape")
+        # x**0 is 1 everywhere (NaN and inf included) and keeps x's dynamic shape.
+        dtype = ctx.dtype(op.inputs[0])
+        zero = ctx.constant(np.array(0, dtype=dtype), "zero")
+        if op.type == "OnesLike":
+            ctx.emit("pow", [op.inputs[0], zero], outputs=op.outputs)
+            return
+        ones = ctx.emit("pow", [op.inputs[0], zero], shape=shape, hint="ones")
+        ctx.emit("sub", [ones, ctx.constant(np.array(1, dtype=dtype), "one")],
+                 outputs=op.outputs)
+        return
     fill = np.zeros if op.type == "ZerosLike" else np.ones
     ctx.emit("identity", [ctx.constant(fill(shape, ctx.dtype(op.inputs[0])))], outputs=op.outputs)
+
+
+@tf_mapper("GatherV2", "Gather")
+def gather(ctx, op):
+    """`gather` along a constant axis (batch_dims 0)."""
+    x, idx = op.inputs[:2]
+    axis = int(ctx.require_const(op.inputs[2], "the axis")) if len(op.inputs) > 2 else 0
+    if int(op.attrs.get("batch_dims", 0) or 0):
+        raise ConversionError(f"{op.type} '{op.name}': batch_dims is not supported")
+    ctx.emit("gather", [x, idx], {"axis": axis % len(ctx.shape(x))}, outputs=op.outputs)
+
+
+@tf_mapper("Tile")
+def tile(ctx, op):
+    """`tile` with constant multiples."""
+    reps = ctx.require_const(op.inputs[1], "the multiples").astype(int).tolist()
+    ctx.emit("tile", op.inputs[:1], {"repeats": reps}, outputs=op.outputs)
+
+
+@tf_mapper("Split", "SplitV")
+def split(ctx, op):
+    """`split` (Split: equal pieces; SplitV: sizes, one -1 inferred)."""
+    if op.type == "Split":
+        axis_value, x = op.inputs
+        axis = int(ctx.require_const(axis_value, "the axis")) % len(ctx.shape(x))
+        n = int(op.attrs["num_split"])
+        sizes = [ctx.shape(x)[axis] // n] * n
+    else:
+        x, sizes_value, axis_value = op.inputs
+        axis = int(ctx.require_const(axis_value, "the axis")) % len(ctx.shape(x))
+        sizes = ctx.require_const(sizes_value, "the sizes").astype(int).tolist()
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = ctx.shape(x)[axis] - sum(s for s in sizes if s != -1)
+    ctx.emit("split", [x], {"axis": axis, "sizes": sizes}, outputs=op.outputs)
+
+
+@tf_mapper("Unpack")
+def unpack(ctx, op):
+    """`split` into size-1 pieces, each `squeeze`d."""
+    x = op.inputs[0]
+    shape = ctx.shape(x)
+    axis = int(op.attrs.get("axis", 0)) % len(shape)
+    piece = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    parts = [ctx.graph.fresh_name(f"{op.name}/piece") for _ in op.outputs]
+    ctx.emit("split", [x], {"axis": axis, "sizes": [1] * len(op.outputs)}, outputs=parts)
+    for part, out in zip(parts, op.outputs):
+        ctx.graph.info[part] = type(ctx.graph.info.get(out) or ctx.source.info[out])(
+            ctx.dtype(x), piece)
+        ctx.emit("squeeze", [part], {"axes": [axis]}, outputs=[out])
+
+
+@tf_mapper("Select", "SelectV2")
+def select(ctx, op):
+    """`where`."""
+    ctx.emit("where", op.inputs[:3], outputs=op.outputs)
+
+
+@tf_mapper("Fill")
+def fill(ctx, op):
+    """a constant (dims and value must be constants)."""
+    dims = ctx.require_const(op.inputs[0], "the dims").astype(int).tolist()
+    value = ctx.require_const(op.inputs[1], "the value")
+    ctx.emit("identity", [ctx.constant(np.full(dims, value, dtype=value.dtype))],
+             outputs=op.outputs)
+
+
+@tf_mapper("SpaceToDepth", "DepthToSpace")
+def space_depth(ctx, op):
+    """`reshape` + `transpose` + `reshape` (NHWC, DCR order as TF)."""
+    if op.attrs.get("data_format", "NHWC") != "NHWC":
+        raise ConversionError(f"{op.type} '{op.name}': only NHWC is supported")
+    b = int(op.attrs["block_size"])
+    _, h, w, c = ctx.shape(op.inputs[0])
+    if op.type == "SpaceToDepth":
+        first, last = [0, h // b, b, w // b, b, c], [0, h // b, w // b, b * b * c]
+    else:
+        first, last = [0, h, w, b, b, c // (b * b)], [0, h * b, w * b, c // (b * b)]
+    y = ctx.emit("reshape", op.inputs[:1], {"shape": first}, hint="blocks")
+    y = ctx.emit("transpose", [y], {"perm": [0, 1, 3, 2, 4, 5]}, hint="swap")
+    ctx.emit("reshape", [y], {"shape": last}, outputs=op.outputs)

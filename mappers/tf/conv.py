@@ -52,3 +52,32 @@ def bias_add(ctx, op):
         else:
             b = ctx.constant(bias.reshape((-1,) + (1,) * (rank - 2)), "bias")
     ctx.emit("add", [x, b], outputs=op.outputs)
+
+
+@tf_mapper("Conv2DBackpropInput")
+def conv2d_transpose(ctx, op):
+    """`conv_transpose2d` (Conv2DTranspose), HWOI filter to IOHW; SAME/VALID as a crop."""
+    from x2.errors import ConversionError
+    sizes_value, w, x = op.inputs
+    sizes = list(ctx.shape(op.outputs[0]) or [None] * 4)
+    if any(d is None for d in spatial(op, sizes)):  # height/width from the sizes input
+        sizes = ctx.require_const(sizes_value, "the output size").astype(int).tolist()
+    hwoi = ctx.require_const(w, "the filter")
+    kh, kw = hwoi.shape[:2]
+    strides = spatial(op, op.attrs.get("strides", [1, 1, 1, 1]))
+    if spatial(op, op.attrs.get("dilations", [1, 1, 1, 1])) != [1, 1]:
+        raise ConversionError(f"Conv2DBackpropInput '{op.name}': dilation is not supported")
+    in_hw = spatial(op, list(ctx.shape(x)))
+    out_hw = spatial(op, sizes)
+    pads = []
+    for size_in, size_out, k, s in zip(in_hw, out_hw, (kh, kw), strides):
+        pads.append((size_in - 1) * s + k - size_out)  # total crop of the full output
+    if any(p < 0 for p in pads):
+        raise ConversionError(f"Conv2DBackpropInput '{op.name}': output size {out_hw} needs "
+                              f"output padding, which is not supported")
+    if op.attrs.get("padding") == "VALID":
+        crop = [0, 0, pads[0], pads[1]]
+    else:  # SAME: the forward conv padded total//2 before
+        crop = [pads[0] // 2, pads[1] // 2, pads[0] - pads[0] // 2, pads[1] - pads[1] // 2]
+    weight = ctx.constant(np.ascontiguousarray(hwoi.transpose(3, 2, 0, 1)), "weight")
+    emit_nchw(ctx, op, "conv_transpose2d", [x, weight], {"strides": strides, "pads": crop})

@@ -68,3 +68,54 @@ def reduce(ctx, op):
     axes = sorted(a % rank for a in axes)
     ctx.emit(_REDUCE[op.type], [x], {"axes": axes, "keepdims": bool(op.attrs.get("keep_dims"))},
              outputs=op.outputs)
+
+
+_COMPARE = {"Greater": ("greater", False), "Less": ("less", False),
+            "GreaterEqual": ("less", True), "LessEqual": ("greater", True),
+            "Equal": ("equal", False), "NotEqual": ("equal", True)}
+
+
+@tf_mapper(*_COMPARE)
+def compare(ctx, op):
+    """`greater` / `less` / `equal`, negated by `logical_not` for >=, <=, !=."""
+    ir_op, negate = _COMPARE[op.type]
+    if not negate:
+        ctx.emit(ir_op, op.inputs[:2], outputs=op.outputs)
+        return
+    y = ctx.emit(ir_op, op.inputs[:2], dtype="bool", shape=ctx.shape(op.outputs[0]))
+    ctx.emit("logical_not", [y], outputs=op.outputs)
+
+
+@tf_mapper("LogicalNot")
+def logical_not(ctx, op):
+    """`logical_not`."""
+    ctx.emit("logical_not", op.inputs[:1], outputs=op.outputs)
+
+
+@tf_mapper("ArgMax")
+def argmax(ctx, op):
+    """`argmax` (int64), `cast` to int32 when asked."""
+    x, axis_value = op.inputs
+    axis = int(ctx.require_const(axis_value, "the axis")) % len(ctx.shape(x))
+    if op.attrs.get("output_type", "int64") == "int64":
+        ctx.emit("argmax", [x], {"axis": axis}, outputs=op.outputs)
+        return
+    y = ctx.emit("argmax", [x], {"axis": axis}, dtype="int64", shape=ctx.shape(op.outputs[0]))
+    ctx.emit("cast", [y], {"dtype": op.attrs["output_type"]}, outputs=op.outputs)
+
+
+@tf_mapper("Einsum")
+def einsum(ctx, op):
+    """`matmul` for matrix-product forms ('bi,ij->bj', '...ij,...jk->...ik')."""
+    from x2.errors import ConversionError
+    equation = op.attrs.get("equation", "").replace(" ", "")
+    lhs, _, out = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) == 2:
+        a, b = terms
+        if len(b) >= 2 and a[-1] == b[-2] and a[-1] not in out and \
+                out == a[:-1] + b[-1] and (len(b) == 2 or b[:-2] == a[:len(b) - 2]):
+            ctx.emit("matmul", op.inputs[:2], outputs=op.outputs)
+            return
+    raise ConversionError(f"Einsum '{op.name}': equation {equation!r} is not a matrix "
+                          f"product x2 maps (e.g. 'bi,ij->bj', 'bij,bjk->bik')")

@@ -109,3 +109,17 @@ def erfc(ctx, op):
     erf = ctx.emit("erf", op.inputs[:1], shape=ctx.shape(op.outputs[0]), hint="erf")
     one = ctx.constant(np.array(1, dtype=ctx.dtype(op.inputs[0])), "one")
     ctx.emit("sub", [one, erf], outputs=op.outputs)
+
+
+@tf_mapper("ResizeBilinear", "ResizeNearestNeighbor")
+def resize(ctx, op):
+    """`resize` (bilinear: half_pixel_centers / align_corners / legacy; nearest: legacy)."""
+    x, size_value = op.inputs
+    size = ctx.require_const(size_value, "the output size").astype(int).tolist()
+    align, half = op.attrs.get("align_corners", False), op.attrs.get("half_pixel_centers", False)
+    mode = "bilinear" if op.type == "ResizeBilinear" else "nearest"
+    coord = "align_corners" if align else ("half_pixel" if half else "asymmetric")
+    if mode == "nearest" and coord != "asymmetric":
+        raise ConversionError(f"{op.type} '{op.name}': nearest with {coord} is not supported "
+                              f"(only the legacy mode, as Keras UpSampling2D emits)")
+    emit_nchw(ctx, op, "resize", [x], {"size": size, "mode": mode, "coord": coord})

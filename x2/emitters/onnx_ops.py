@@ -330,3 +330,45 @@ def strided_slice(e, node):
     sliced = e.node("Slice", [node.inputs[0], e.ints(starts), e.ints(ends), e.ints(axes),
                               e.ints(steps)], [e.fresh(node, "slice")])
     e.node("Squeeze", [sliced, e.ints(shrink)], node.outputs)
+
+
+@onnx_op("conv_transpose2d")
+def conv_transpose2d(e, node):
+    a = node.attrs
+    kernel = list(e.graph.constants[node.inputs[1]].shape[2:])
+    full = e.node("ConvTranspose", node.inputs, [e.fresh(node, "full")], strides=a["strides"],
+                  kernel_shape=kernel)
+    t, l, b, r = a["pads"]
+    huge = (1 << 62)
+    e.node("Slice", [full, e.ints([t, l]), e.ints([-b if b else huge, -r if r else huge]),
+                     e.ints([2, 3])], node.outputs)
+
+
+@onnx_op("resize")
+def resize(e, node):
+    a = node.attrs
+    x = node.inputs[0]
+    batch_channels = e.node("Slice", [e.node("Shape", [x], [e.fresh(node, "shape")]),
+                                      e.ints([0]), e.ints([2])], [e.fresh(node, "nc")])
+    sizes = e.node("Concat", [batch_channels, e.ints(a["size"])], [e.fresh(node, "sizes")],
+                   axis=0)
+    extra = {"nearest_mode": "floor"} if a["mode"] == "nearest" else {}
+    e.node("Resize", [x, "", "", sizes], node.outputs,
+           mode="linear" if a["mode"] == "bilinear" else "nearest",
+           coordinate_transformation_mode=a["coord"], **extra)
+
+
+@onnx_op("tile")
+def tile(e, node):
+    e.node("Tile", [node.inputs[0], e.ints(node.attrs["repeats"])], node.outputs)
+
+
+@onnx_op("argmax")
+def argmax(e, node):
+    e.node("ArgMax", node.inputs[:1], node.outputs, axis=node.attrs["axis"],
+           keepdims=int(bool(node.attrs.get("keepdims"))))
+
+
+@onnx_op("greater", "less")
+def compare(e, node):
+    e.node("Greater" if node.op == "greater" else "Less", node.inputs, node.outputs)

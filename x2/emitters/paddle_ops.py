@@ -293,3 +293,50 @@ def reshape_dynamic(e, node):
 def strided_slice(e, node):
     rank = len(e.graph.shape(node.inputs[0]) or ())
     return strided_index(e.value(node.inputs[0]), rank, node.attrs)
+
+
+def _crop(x, pads):
+    """x[:, :, top:-bottom, left:-right] for conv_transpose2d's crop."""
+    t, l, b, r = pads
+    huge = 1 << 62
+    return subscript(x, 4, [2, 3], [t, l], [-b if b else huge, -r if r else huge], [1, 1])
+
+
+@paddle_op("conv_transpose2d")
+def conv_transpose2d(e, node):
+    a = node.attrs
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    in_ch, out_ch, kh, kw = e.const(w).shape
+    layer = e.layer(node, "deconv", call(
+        "nn.Conv2DTranspose", in_ch, out_ch, kernel_size=[kh, kw], stride=a["strides"],
+        bias_attr=Expr("None" if bias else "False")),
+        {"weight": w, **({"bias": bias} if bias else {})})
+    return _crop(call(f"self.{layer}", e.value(x)), a["pads"])
+
+
+@paddle_op("resize")
+def resize(e, node):
+    a = node.attrs
+    extra = {"align_corners": a["coord"] == "align_corners"}
+    if a["mode"] == "bilinear":
+        extra["align_mode"] = 1 if a["coord"] == "asymmetric" else 0
+    return call("F.interpolate", e.value(node.inputs[0]), size=a["size"], mode=a["mode"],
+                **extra)
+
+
+@paddle_op("tile")
+def tile(e, node):
+    return call("paddle.tile", e.value(node.inputs[0]), repeat_times=node.attrs["repeats"])
+
+
+@paddle_op("argmax")
+def argmax(e, node):
+    return call("paddle.argmax", e.value(node.inputs[0]), axis=node.attrs["axis"],
+                keepdim=bool(node.attrs.get("keepdims")))
+
+
+@paddle_op("greater", "less")
+def compare(e, node):
+    fn = "paddle.greater_than" if node.op == "greater" else "paddle.less_than"
+    return call(fn, *[e.value(v, tensor=True) for v in node.inputs])

@@ -329,3 +329,45 @@ def reshape_dynamic(e, node):
 def strided_slice(e, node):
     rank = len(e.graph.shape(node.inputs[0]) or ())
     return strided_index(e.value(node.inputs[0]), rank, node.attrs)
+
+
+@torch_op("conv_transpose2d")
+def conv_transpose2d(e, node):
+    a = node.attrs
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    in_ch, out_ch, kh, kw = e.const(w).shape
+    layer = e.layer(node, "deconv", call(
+        "nn.ConvTranspose2d", in_ch, out_ch, kernel_size=[kh, kw], stride=a["strides"],
+        bias=bias is not None), {"weight": w, **({"bias": bias} if bias else {})})
+    t, l, b, r = a["pads"]
+    huge = 1 << 62
+    return subscript(call(f"self.{layer}", e.value(x)), 4, [2, 3], [t, l],
+                     [-b if b else huge, -r if r else huge], [1, 1])
+
+
+@torch_op("resize")
+def resize(e, node):
+    a = node.attrs
+    if a["mode"] == "bilinear" and a["coord"] == "asymmetric":
+        raise ValueError("resize: bilinear with asymmetric coordinates has no torch equivalent")
+    extra = {"align_corners": a["coord"] == "align_corners"} if a["mode"] == "bilinear" else {}
+    return call("F.interpolate", e.value(node.inputs[0]), size=a["size"], mode=a["mode"],
+                **extra)
+
+
+@torch_op("tile")
+def tile(e, node):
+    return call("torch.tile", e.value(node.inputs[0]), list(node.attrs["repeats"]))
+
+
+@torch_op("argmax")
+def argmax(e, node):
+    return call("torch.argmax", e.value(node.inputs[0]), dim=node.attrs["axis"],
+                keepdim=bool(node.attrs.get("keepdims")))
+
+
+@torch_op("greater", "less")
+def compare(e, node):
+    fn = "torch.gt" if node.op == "greater" else "torch.lt"
+    return call(fn, *[e.value(v, tensor=True) for v in node.inputs])

@@ -338,6 +338,71 @@ def _group_norm(xs, a):
 
 
 OPS["equal"] = OpDef("equal", "elementwise", lambda xs, a: [np.equal(xs[0], xs[1])])
+OPS["greater"] = OpDef("greater", "elementwise", lambda xs, a: [np.greater(xs[0], xs[1])])
+OPS["less"] = OpDef("less", "elementwise", lambda xs, a: [np.less(xs[0], xs[1])])
+
+
+@_define("conv_transpose2d")
+@_nhwc_aware
+def _conv_transpose2d(xs, a):
+    """NCHW transposed conv, weight [C_in, C_out, kH, kW] (groups=1, dilation 1); the
+    full output (in-1)*stride + k is cropped by `pads` [top, left, bottom, right]."""
+    x, w = xs[0], xs[1]
+    n, c, h, wd = x.shape
+    _, o, kh, kw = w.shape
+    sh, sw = a["strides"]
+    full = np.zeros((n, o, (h - 1) * sh + kh, (wd - 1) * sw + kw), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            full[:, :, i:i + (h - 1) * sh + 1:sh, j:j + (wd - 1) * sw + 1:sw] += np.einsum(
+                "nchw,co->nohw", x.astype(np.float64), w[:, :, i, j].astype(np.float64))
+    t, l, b, r = a["pads"]
+    y = full[:, :, t:full.shape[2] - b, l:full.shape[3] - r]
+    if len(xs) > 2 and xs[2] is not None:
+        y = y + xs[2].reshape(1, -1, 1, 1)
+    return [y.astype(x.dtype)]
+
+
+def _resize_index(out_size, in_size, coord):
+    """Source coordinates of each output pixel along one axis."""
+    out = np.arange(out_size, dtype=np.float64)
+    if coord == "align_corners":
+        return out * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
+    if coord == "half_pixel":
+        return np.maximum((out + 0.5) * in_size / out_size - 0.5, 0.0)
+    return out * in_size / out_size  # asymmetric
+
+
+@_define("resize")
+@_nhwc_aware
+def _resize(xs, a):
+    """NCHW resize of H, W to `size`; mode bilinear|nearest; coord half_pixel |
+    align_corners | asymmetric (nearest: asymmetric, floor of the source coordinate)."""
+    x = xs[0].astype(np.float64)
+    (oh, ow), (ih, iw) = a["size"], x.shape[2:]
+    ys, xs_ = _resize_index(oh, ih, a["coord"]), _resize_index(ow, iw, a["coord"])
+    if a["mode"] == "nearest":
+        yi = np.minimum(np.floor(ys).astype(int), ih - 1)
+        xi = np.minimum(np.floor(xs_).astype(int), iw - 1)
+        return [x[:, :, yi][:, :, :, xi].astype(xs[0].dtype)]
+    y0 = np.minimum(np.floor(ys).astype(int), ih - 1)
+    x0 = np.minimum(np.floor(xs_).astype(int), iw - 1)
+    y1, x1 = np.minimum(y0 + 1, ih - 1), np.minimum(x0 + 1, iw - 1)
+    dy, dx = (ys - y0)[:, None], (xs_ - x0)[None, :]
+    top = x[:, :, y0][:, :, :, x0] * (1 - dx) + x[:, :, y0][:, :, :, x1] * dx
+    bottom = x[:, :, y1][:, :, :, x0] * (1 - dx) + x[:, :, y1][:, :, :, x1] * dx
+    return [(top * (1 - dy) + bottom * dy).astype(xs[0].dtype)]
+
+
+@_define("tile")
+def _tile(xs, a):
+    return [np.tile(xs[0], a["repeats"])]
+
+
+@_define("argmax")
+def _argmax(xs, a):
+    y = np.argmax(xs[0], axis=a["axis"])
+    return [np.expand_dims(y, a["axis"]) if a.get("keepdims") else y.astype(np.int64)]
 OPS["logical_not"] = OpDef("logical_not", "elementwise", lambda xs, a: [np.logical_not(xs[0])])
 OPS["reduce_any"] = OpDef("reduce_any", "reduce", _reduce(np.any))
 

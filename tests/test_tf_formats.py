@@ -1,0 +1,105 @@
+"""--from tf on every input form: frozen .pb, TF1 checkpoint (+meta), TF1
+SavedModel with tags, SavedModel with two signatures, .keras / .h5, TF2
+checkpoint with --model-def. Each converts and matches TensorFlow within rtol
+1e-4 of the output scale; pruning, dynamic batch and Keras code safety."""
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from x2.convert import convert
+from x2.errors import X2Error
+from x2.parity import check
+
+RTOL = 1e-4
+MODEL_DEF = f"{ROOT / 'tests' / 'tf_models.py'}:keras_zoo"
+
+
+def _parity(model, out, target, batch=2, **kwargs):
+    report = convert(str(model), str(out), target=target, **kwargs)
+    result = check(str(model), str(out), target=target, rtol=RTOL, batch=batch)
+    for r in result["outputs"]:
+        assert not r["ref_constant"], f"reference output {r['name']} is constant"
+        assert r["ref_scale"] > 1e-3, f"reference output {r['name']} has vanished"
+        assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+    return report, result
+
+
+FORMS = {
+    "frozen_pb": ("tf1_forms", "frozen.pb", {}, None, "graphdef"),
+    "ckpt_prefix": ("tf1_forms", "ckpt/model.ckpt", {}, None, "checkpoint_v1"),
+    "saved_v1_tags": ("tf1_forms", "saved_v1", {"tags": ["serve"]}, None, "savedmodel_v1"),
+    "keras": ("keras_forms", "model.keras", {}, None, "keras"),
+    "h5": ("keras_forms", "model.h5", {}, None, "keras"),
+    "ckpt_v2": ("keras_forms", "ckpt/ck", {"model_def": MODEL_DEF}, None, "checkpoint_v2"),
+    "sig_default": ("two_signatures", "", {}, None, "savedmodel"),
+    "sig_shuffle": ("two_signatures", "", {}, "shuffle", "savedmodel"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_form_to_paddle(tf_model, tmp_path, form):
+    builder, rel, options, signature, fmt = FORMS[form]
+    model = tf_model(builder) / rel
+    report, result = _parity(model, tmp_path / "out", "paddle", options=options,
+                             signature=signature)
+    assert report["source"]["format"] == fmt
+    assert report["source"]["options"] == options
+    assert {r["runner"] for r in result["outputs"]} == {"paddle:python", "paddle:inference"}
+
+
+@pytest.mark.parametrize("target", ["onnx", "torch"])
+@pytest.mark.parametrize("form", ["keras", "frozen_pb", "ckpt_prefix"])
+def test_form_to_onnx_and_torch_dynamic_batch(tf_model, tmp_path, form, target):
+    """New mappers (Conv2DTranspose, bilinear/nearest upsampling, SeparableConv2D,
+    Conv1D, LayerNormalization, multiply/concat/slicing) at batch 1 and 7."""
+    builder, rel, options, signature, _ = FORMS[form]
+    model = tf_model(builder) / rel
+    report, _ = _parity(model, tmp_path / "out", target, batch=1, options=options)
+    assert report["inputs"][0]["shape"][0] is None
+    result = check(str(model), str(tmp_path / "out"), target=target, rtol=RTOL, batch=7)
+    assert result["passed"] and result["input_shapes"][0][0] == 7
+
+
+def test_sig_shuffle_to_onnx(tf_model, tmp_path):
+    _parity(tf_model("two_signatures"), tmp_path / "out", "onnx", signature="shuffle")
+
+
+def test_pruned_backbone_of_a_checkpoint(tf_model, tmp_path):
+    """--outputs backbone/features: exactly that tensor, equal to the source's."""
+    model = tf_model("tf1_forms") / "ckpt" / "model.ckpt.meta"
+    report, result = _parity(model, tmp_path / "out", "paddle",
+                             outputs=["backbone/features"])
+    assert [i["name"] for i in report["inputs"]] == ["input"]
+    assert [o["name"] for o in report["outputs"]] == ["backbone/features"]
+    assert report["outputs"][0]["shape"] == [None, 8, 8, 8]
+    assert report["source"]["fetches"] == ["backbone/features:0"]
+
+
+def test_pruned_keras_from_an_intermediate_input(tf_model, tmp_path):
+    model = tf_model("keras_forms") / "model.keras"
+    report, _ = _parity(model, tmp_path / "out", "onnx",
+                        inputs=["keras_zoo_1/stem_1/Relu"], outputs=["keras_zoo_1/sep_1/BiasAdd"])
+    assert len(report["inputs"]) == 1 and len(report["outputs"]) == 1
+
+
+def test_checkpoint_without_meta_graph_is_a_clear_error(tf_model, tmp_path):
+    with pytest.raises(X2Error, match=r"without its meta graph \(model.ckpt.meta is missing\)"):
+        convert(str(tf_model("tf1_forms") / "ckpt_nometa" / "model.ckpt"), str(tmp_path / "o"))
+
+
+def test_tf2_checkpoint_without_model_def_names_the_flag(tf_model, tmp_path):
+    with pytest.raises(X2Error, match="--model-def"):
+        convert(str(tf_model("keras_forms") / "ckpt" / "ck"), str(tmp_path / "o"))
+
+
+@pytest.mark.parametrize("name", ["evil.keras", "evil.h5"])
+def test_malicious_lambda_is_not_executed(tf_model, tmp_path, name):
+    folder = tf_model("malicious_keras")
+    marker = Path(folder) / "pwned"
+    assert not marker.exists()
+    with pytest.raises(X2Error, match="--trust-code") as info:
+        convert(str(folder / name), str(tmp_path / "o"))
+    assert "evil" in info.value.message
+    assert not marker.exists(), "the Lambda's code ran"
+    assert not (tmp_path / "o").exists()
