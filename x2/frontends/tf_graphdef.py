@@ -193,6 +193,10 @@ def run_session(fmt: str, path: str, signature, options: dict, source: dict,
                 feeds: dict[str, np.ndarray], fetches: list[str]) -> list[np.ndarray]:
     """Run the source in a v1 Session, feeding and fetching tensors by name."""
     tf = _quiet_tf()
+    frozen = None
+    if fmt not in ("graphdef", "checkpoint_v1", "savedmodel_v1"):
+        from .tf_keras import frozen_graph_def  # built eagerly, outside the v1 graph
+        frozen = frozen_graph_def(fmt, path, signature, options)
     graph = tf.Graph()
     with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
         if fmt == "graphdef":
@@ -203,7 +207,6 @@ def run_session(fmt: str, path: str, signature, options: dict, source: dict,
         elif fmt == "savedmodel_v1":
             _load_v1(tf, sess, path, source.get("tags") or options.get("tags"))
         else:  # SavedModel / Keras / TF2 checkpoint: the graph TF froze for conversion
-            from .tf_keras import frozen_graph_def
-            tf.graph_util.import_graph_def(frozen_graph_def(fmt, path, signature, options),
-                                           name="")
-        return [np.asarray(v) for v in sess.run(fetches, feed_dict=feeds)]
+            tf.graph_util.import_graph_def(frozen, name="")
+        values = sess.run(fetches, feed_dict=feeds)
+    return [np.asarray(v) for v in values]
