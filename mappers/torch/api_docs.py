@@ -1,0 +1,455 @@
+"""API-difference reference entries for PyTorch APIs (docs/api_diff/torch/).
+
+Not a mapper module: metadata only (see x2/api_diff.py). `ops` are the ATen
+targets (as captured by torch.export) that x2 maps for the API; an entry
+without ops is reference only.
+"""
+from __future__ import annotations
+
+from x2.api_diff import ApiTable, a
+
+TABLE = ApiTable("torch")
+api = TABLE.api
+
+T = "torch.tensor(x)"
+P = "paddle.to_tensor(x)"
+INPUT = a("input", "x", "renamed")
+OUT = a("out", "—", "unsupported", "Paddle returns a new tensor")
+
+
+def aten(*names):
+    return tuple(f"aten.{n}" for n in names)
+
+
+def elementwise(name, ops, paddle, family="math", src=None, pd=None, notes=(), atol=1e-5):
+    api(name, family, aten(*ops), paddle, f"{name}(input, *, out=None)", f"{paddle}(x, name=None)",
+        [INPUT, OUT], src or f"out = {name}({T})", pd or f"out = {paddle}({P})", notes, atol=atol)
+
+
+def module(name, family, ops, paddle, sig, pd_sig, rows, src, pd, notes=(), **kw):
+    api(name, family, aten(*ops), paddle, sig, pd_sig, rows, src, pd, notes, **kw)
+
+
+# ---------------------------------------------------------------- elementwise
+elementwise("torch.abs", ["abs.default"], "paddle.abs")
+elementwise("torch.neg", ["neg.default"], "paddle.neg")
+elementwise("torch.exp", ["exp.default"], "paddle.exp")
+elementwise("torch.log", ["log.default"], "paddle.log", src="out = torch.log(torch.tensor(np.abs(x) + 0.1))",
+            pd="out = paddle.log(paddle.to_tensor(np.abs(x) + 0.1))")
+elementwise("torch.sqrt", ["sqrt.default"], "paddle.sqrt", src="out = torch.sqrt(torch.tensor(np.abs(x)))",
+            pd="out = paddle.sqrt(paddle.to_tensor(np.abs(x)))")
+elementwise("torch.rsqrt", ["rsqrt.default"], "paddle.rsqrt", src="out = torch.rsqrt(torch.tensor(np.abs(x) + 0.1))",
+            pd="out = paddle.rsqrt(paddle.to_tensor(np.abs(x) + 0.1))", atol=1e-4)
+elementwise("torch.erf", ["erf.default"], "paddle.erf")
+elementwise("torch.tanh", ["tanh.default"], "paddle.tanh")
+elementwise("torch.sigmoid", ["sigmoid.default"], "paddle.nn.functional.sigmoid", family="activation")
+elementwise("torch.relu", ["relu.default"], "paddle.nn.functional.relu", family="activation")
+elementwise("torch.logical_not", ["logical_not.default"], "paddle.logical_not", family="comparison",
+            src="out = torch.logical_not(torch.tensor(x) > 0)", pd="out = paddle.logical_not(paddle.to_tensor(x) > 0)")
+for cls, op, pd in [("ReLU", "relu.default", "ReLU"), ("Sigmoid", "sigmoid.default", "Sigmoid"),
+                    ("Tanh", "tanh.default", "Tanh"), ("SiLU", "silu.default", "Silu"),
+                    ("Hardswish", "hardswish.default", "Hardswish")]:
+    module(f"torch.nn.{cls}", "activation", [op], f"paddle.nn.{pd}", f"torch.nn.{cls}(inplace=False)" if cls in ("ReLU", "SiLU", "Hardswish") else f"torch.nn.{cls}()",
+           f"paddle.nn.{pd}(name=None)", [a("inplace", "—", "unsupported", "Paddle layers are not in place")] if cls in ("ReLU", "SiLU", "Hardswish") else [],
+           f"out = nn.{cls}()({T} * 4)", f"out = paddle.nn.{pd}()(paddle.to_tensor(x * 4))",
+           "Hardswish decomposes to clamps in some exports; x2 maps both forms." if cls == "Hardswish" else ())
+module("torch.nn.functional.silu", "activation", ["silu.default"], "paddle.nn.functional.silu",
+       "torch.nn.functional.silu(input, inplace=False)", "paddle.nn.functional.silu(x, name=None)", [INPUT, a("inplace", "—", "unsupported")],
+       f"out = F.silu({T})", f"out = F.silu({P})")
+module("torch.nn.GELU", "activation", ["gelu.default"], "paddle.nn.GELU", "torch.nn.GELU(approximate='none')",
+       "paddle.nn.GELU(approximate=False, name=None)",
+       [a("approximate", "approximate", "semantics", "torch 'none'/'tanh' (string), Paddle False/True (bool)")],
+       f"out = [nn.GELU()({T}), nn.GELU(approximate='tanh')({T})]",
+       f"out = [paddle.nn.GELU()({P}), paddle.nn.GELU(approximate=True)({P})]")
+module("torch.nn.functional.gelu", "activation", ["gelu.default"], "paddle.nn.functional.gelu",
+       "torch.nn.functional.gelu(input, approximate='none')", "paddle.nn.functional.gelu(x, approximate=False, name=None)",
+       [INPUT, a("approximate", "approximate", "semantics", "'tanh' is True")],
+       f"out = F.gelu({T}, approximate='tanh')", f"out = F.gelu({P}, approximate=True)")
+module("torch.nn.LeakyReLU", "activation", ["leaky_relu.default"], "paddle.nn.LeakyReLU",
+       "torch.nn.LeakyReLU(negative_slope=0.01, inplace=False)", "paddle.nn.LeakyReLU(negative_slope=0.01, name=None)",
+       [a("negative_slope", "negative_slope", "same", "0.01 on both (TF 0.2, Keras 0.3)"), a("inplace", "—", "unsupported")],
+       f"out = nn.LeakyReLU(0.1)({T})", f"out = paddle.nn.LeakyReLU(0.1)({P})")
+module("torch.nn.functional.leaky_relu", "activation", ["leaky_relu.default"], "paddle.nn.functional.leaky_relu",
+       "torch.nn.functional.leaky_relu(input, negative_slope=0.01, inplace=False)", "paddle.nn.functional.leaky_relu(x, negative_slope=0.01, name=None)",
+       [INPUT, a("negative_slope", "negative_slope"), a("inplace", "—", "unsupported")],
+       f"out = F.leaky_relu({T})", f"out = F.leaky_relu({P})")
+module("torch.nn.ReLU6", "activation", ["hardtanh.default"], "paddle.nn.ReLU6", "torch.nn.ReLU6(inplace=False)",
+       "paddle.nn.ReLU6(name=None)", [a("inplace", "—", "unsupported")], f"out = nn.ReLU6()({T} * 4)",
+       "out = paddle.nn.ReLU6()(paddle.to_tensor(x * 4))", "Exported as hardtanh(0, 6); x2 writes `clip`.")
+module("torch.nn.Hardtanh", "activation", ["hardtanh.default"], "paddle.nn.Hardtanh",
+       "torch.nn.Hardtanh(min_val=-1.0, max_val=1.0, inplace=False)", "paddle.nn.Hardtanh(min=-1.0, max=1.0, name=None)",
+       [a("min_val", "min", "renamed"), a("max_val", "max", "renamed"), a("inplace", "—", "unsupported")],
+       f"out = nn.Hardtanh()({T})", f"out = paddle.nn.Hardtanh()({P})")
+module("torch.clamp", "math", ["clamp.default"], "paddle.clip", "torch.clamp(input, min=None, max=None, *, out=None)",
+       "paddle.clip(x, min=None, max=None, name=None)", [INPUT, a("min", "min"), a("max", "max"), OUT],
+       f"out = torch.clamp({T}, -0.5, 0.5)", f"out = paddle.clip({P}, -0.5, 0.5)")
+module("torch.nn.Softmax", "activation", ["_softmax.default", "softmax.int"], "paddle.nn.Softmax",
+       "torch.nn.Softmax(dim=None)", "paddle.nn.Softmax(axis=-1, name=None)",
+       [a("dim", "axis", "default", "torch None picks an implicit dim (0 for 0/1/3-D input, else 1) with a warning; Paddle -1")],
+       f"out = nn.Softmax(dim=1)({T})", f"out = paddle.nn.Softmax(axis=1)({P})", "Always pass the axis explicitly.")
+module("torch.nn.functional.softmax", "activation", ["_softmax.default", "softmax.int"], "paddle.nn.functional.softmax",
+       "torch.nn.functional.softmax(input, dim=None, _stacklevel=3, dtype=None)", "paddle.nn.functional.softmax(x, axis=-1, dtype=None, name=None)",
+       [INPUT, a("dim", "axis", "default", "implicit dim in torch, -1 in Paddle"), a("dtype", "dtype")],
+       f"out = F.softmax({T}, dim=-1)", f"out = F.softmax({P}, axis=-1)")
+module("torch.nn.functional.log_softmax", "activation", ["_log_softmax.default", "log_softmax.int"], "paddle.nn.functional.log_softmax",
+       "torch.nn.functional.log_softmax(input, dim=None, _stacklevel=3, dtype=None)", "paddle.nn.functional.log_softmax(x, axis=-1, dtype=None, name=None)",
+       [INPUT, a("dim", "axis", "default", "implicit dim in torch, -1 in Paddle"), a("dtype", "dtype")],
+       f"out = F.log_softmax({T}, dim=1)", f"out = F.log_softmax({P}, axis=1)")
+module("torch.nn.LogSoftmax", "activation", ["_log_softmax.default"], "paddle.nn.LogSoftmax",
+       "torch.nn.LogSoftmax(dim=None)", "paddle.nn.LogSoftmax(axis=-1, name=None)", [a("dim", "axis", "default")],
+       f"out = nn.LogSoftmax(dim=-1)({T})", f"out = paddle.nn.LogSoftmax()({P})")
+
+# ---------------------------------------------------------------- binary math
+_Y = "y = rng.randn(3, 4).astype('float32')\n"
+module("torch.add", "math", ["add.Tensor", "add.Scalar"], "paddle.add", "torch.add(input, other, *, alpha=1, out=None)",
+       "paddle.add(x, y, name=None)", [INPUT, a("other", "y", "renamed"), a("alpha", "—", "unsupported", "multiply y first"), OUT],
+       _Y + f"out = [torch.add({T}, torch.tensor(y), alpha=2), {T} + 1.5]",
+       _Y + f"out = [paddle.add({P}, 2 * paddle.to_tensor(y)), {P} + 1.5]", "x2 folds alpha into a `mul`.")
+module("torch.sub", "math", ["sub.Tensor", "sub.Scalar"], "paddle.subtract", "torch.sub(input, other, *, alpha=1, out=None)",
+       "paddle.subtract(x, y, name=None)", [INPUT, a("other", "y", "renamed"), a("alpha", "—", "unsupported"), OUT],
+       _Y + f"out = [torch.sub({T}, torch.tensor(y)), {T} - 1.5]",
+       _Y + f"out = [paddle.subtract({P}, paddle.to_tensor(y)), {P} - 1.5]")
+module("torch.rsub", "math", ["rsub.Tensor", "rsub.Scalar"], "paddle.subtract (swapped)", "torch.rsub(input, other, *, alpha=1)",
+       "paddle.subtract(y, x)", [a("input, other", "y, x", "semantics", "computes other - alpha * input")],
+       f"out = [torch.rsub({T}, 2.0), 1.0 - {T}]", f"out = [2.0 - {P}, 1.0 - {P}]")
+module("torch.mul", "math", ["mul.Tensor", "mul.Scalar"], "paddle.multiply", "torch.mul(input, other, *, out=None)",
+       "paddle.multiply(x, y, name=None)", [INPUT, a("other", "y", "renamed"), OUT],
+       _Y + f"out = [torch.mul({T}, torch.tensor(y)), {T} * 3]", _Y + f"out = [paddle.multiply({P}, paddle.to_tensor(y)), {P} * 3]")
+module("torch.div", "math", ["div.Tensor", "div.Scalar"], "paddle.divide", "torch.div(input, other, *, rounding_mode=None, out=None)",
+       "paddle.divide(x, y, name=None)",
+       [INPUT, a("other", "y", "renamed"), a("rounding_mode", "—", "semantics", "'floor' is paddle.floor_divide; 'trunc' has no direct op"), OUT],
+       _Y + f"out = [torch.div({T}, torch.tensor(np.abs(y) + 0.5)), {T} / 2]",
+       _Y + f"out = [paddle.divide({P}, paddle.to_tensor(np.abs(y) + 0.5)), {P} / 2]", "x2 maps true division.")
+module("torch.pow", "math", ["pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar"], "paddle.pow",
+       "torch.pow(input, exponent, *, out=None)", "paddle.pow(x, y, name=None)", [INPUT, a("exponent", "y", "renamed"), OUT],
+       f"b = torch.tensor(np.abs(x) + 0.5)\nout = [torch.pow(b, 2), torch.pow(b, b), torch.pow(2.0, b)]",
+       f"b = paddle.to_tensor(np.abs(x) + 0.5)\nout = [paddle.pow(b, 2.0), paddle.pow(b, b), paddle.pow(paddle.full_like(b, 2.0), b)]",
+       "A Python-number base (pow.Scalar) needs a tensor base in Paddle.", atol=1e-4)
+module("torch.maximum", "math", ["maximum.default"], "paddle.maximum", "torch.maximum(input, other, *, out=None)",
+       "paddle.maximum(x, y, name=None)", [INPUT, a("other", "y", "renamed"), OUT],
+       _Y + f"out = torch.maximum({T}, torch.tensor(y))", _Y + f"out = paddle.maximum({P}, paddle.to_tensor(y))")
+module("torch.minimum", "math", ["minimum.default"], "paddle.minimum", "torch.minimum(input, other, *, out=None)",
+       "paddle.minimum(x, y, name=None)", [INPUT, a("other", "y", "renamed"), OUT],
+       _Y + f"out = torch.minimum({T}, torch.tensor(y))", _Y + f"out = paddle.minimum({P}, paddle.to_tensor(y))")
+module("torch.eq", "comparison", ["eq.Tensor", "eq.Scalar"], "paddle.equal", "torch.eq(input, other, *, out=None)",
+       "paddle.equal(x, y, name=None)", [INPUT, a("other", "y", "renamed", "a Python number needs a tensor in Paddle"), OUT],
+       "r = torch.tensor(np.round(x))\nout = [torch.eq(r, r.flip(0)), r == 0]",
+       "r = paddle.to_tensor(np.round(x))\nout = [paddle.equal(r, r.flip(0)), paddle.equal(r, paddle.zeros_like(r))]")
+module("torch.where", "comparison", ["where.self"], "paddle.where", "torch.where(condition, input, other, *, out=None)",
+       "paddle.where(condition, x=None, y=None, name=None)",
+       [a("condition", "condition"), a("input", "x", "renamed"), a("other", "y", "renamed")],
+       f"t = {T}\nout = torch.where(t > 0, t, -t)", f"t = {P}\nout = paddle.where(t > 0, t, -t)")
+
+# ---------------------------------------------------------------- linear
+_LIN_NOTE = ("torch Linear weight is [out_features, in_features]; Paddle Linear weight is [in_features, out_features]: "
+             "x2 transposes it once at conversion (Keras Dense kernels are already [in, out]).",)
+module("torch.nn.Linear", "linear", ["linear.default", "addmm.default", "t.default"], "paddle.nn.Linear",
+       "torch.nn.Linear(in_features, out_features, bias=True, device=None, dtype=None)",
+       "paddle.nn.Linear(in_features, out_features, weight_attr=None, bias_attr=None, name=None)",
+       [a("in_features", "in_features"), a("out_features", "out_features"), a("bias", "bias_attr", "semantics", "bias=False is bias_attr=False"),
+        a("device / dtype", "—", "unsupported", "use paddle.set_device / set_default_dtype")],
+       """
+       layer = nn.Linear(4, 5)
+       w, b = rng.randn(5, 4).astype('float32'), rng.randn(5).astype('float32')
+       layer.weight.data = torch.tensor(w)
+       layer.bias.data = torch.tensor(b)
+       out = layer(torch.tensor(x))
+       """,
+       """
+       layer = paddle.nn.Linear(4, 5)
+       w, b = rng.randn(5, 4).astype('float32'), rng.randn(5).astype('float32')
+       layer.weight.set_value(w.T)  # [out, in] -> [in, out]
+       layer.bias.set_value(b)
+       out = layer(paddle.to_tensor(x))
+       """, _LIN_NOTE + ("Older exports decompose it to t + addmm; x2 maps both.",), atol=1e-4)
+module("torch.nn.functional.linear", "linear", ["linear.default"], "paddle.nn.functional.linear",
+       "torch.nn.functional.linear(input, weight, bias=None)", "paddle.nn.functional.linear(x, weight, bias=None, name=None)",
+       [INPUT, a("weight", "weight", "semantics", "[out, in] vs [in, out]"), a("bias", "bias")],
+       "w = rng.randn(5, 4).astype('float32')\nout = F.linear(torch.tensor(x), torch.tensor(w))",
+       "w = rng.randn(5, 4).astype('float32')\nout = F.linear(paddle.to_tensor(x), paddle.to_tensor(w.T))", _LIN_NOTE, atol=1e-4)
+module("torch.addmm", "linear", ["addmm.default"], "paddle.addmm", "torch.addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None)",
+       "paddle.addmm(input, x, y, beta=1.0, alpha=1.0, name=None)",
+       [a("input", "input"), a("mat1", "x", "renamed"), a("mat2", "y", "renamed"), a("beta / alpha", "beta / alpha")],
+       "b = rng.randn(5).astype('float32'); w = rng.randn(4, 5).astype('float32')\nout = torch.addmm(torch.tensor(b), torch.tensor(x[0]), torch.tensor(w))",
+       "b = rng.randn(5).astype('float32'); w = rng.randn(4, 5).astype('float32')\nout = paddle.matmul(paddle.to_tensor(x[0]), paddle.to_tensor(w)) + paddle.to_tensor(b)",
+       "x2 writes matmul + add (a `dense` for constant weights).", atol=1e-4)
+module("torch.mm", "linear", ["mm.default"], "paddle.mm", "torch.mm(input, mat2, *, out=None)", "paddle.mm(input, mat2, name=None)",
+       [a("input", "input"), a("mat2", "mat2"), OUT], "w = rng.randn(4, 5).astype('float32')\nout = torch.mm(torch.tensor(x[0]), torch.tensor(w))",
+       "w = rng.randn(4, 5).astype('float32')\nout = paddle.mm(paddle.to_tensor(x[0]), paddle.to_tensor(w))", atol=1e-4)
+module("torch.bmm", "linear", ["bmm.default"], "paddle.bmm", "torch.bmm(input, mat2, *, out=None)", "paddle.bmm(x, y, name=None)",
+       [INPUT, a("mat2", "y", "renamed"), OUT], "w = rng.randn(2, 4, 5).astype('float32')\nout = torch.bmm(torch.tensor(x), torch.tensor(w))",
+       "w = rng.randn(2, 4, 5).astype('float32')\nout = paddle.bmm(paddle.to_tensor(x), paddle.to_tensor(w))", atol=1e-4)
+module("torch.matmul", "linear", ["matmul.default", "bmm.default", "_unsafe_view.default"], "paddle.matmul",
+       "torch.matmul(input, other, *, out=None)", "paddle.matmul(x, y, transpose_x=False, transpose_y=False, name=None)",
+       [INPUT, a("other", "y", "renamed"), a("—", "transpose_x / transpose_y", "paddle-only"), OUT],
+       "w = rng.randn(4, 5).astype('float32')\nout = torch.matmul(torch.tensor(x), torch.tensor(w))",
+       "w = rng.randn(4, 5).astype('float32')\nout = paddle.matmul(paddle.to_tensor(x), paddle.to_tensor(w))",
+       "Batched matmul may export as expand + bmm + _unsafe_view; x2 maps each.", atol=1e-4)
+
+# ---------------------------------------------------------------- reductions
+for name, ops, pd, kw, pkw in [
+    ("sum", ["sum.dim_IntList", "sum.default"], "sum", "dim=1, keepdim=True", "axis=1, keepdim=True"),
+    ("mean", ["mean.dim", "mean.default"], "mean", "dim=(1, 2)", "axis=[1, 2]"),
+    ("amax", ["amax.default"], "amax", "dim=-1", "axis=-1"),
+    ("amin", ["amin.default"], "amin", "dim=-1, keepdim=True", "axis=-1, keepdim=True"),
+]:
+    module(f"torch.{name}", "reduction", ops, f"paddle.{pd}",
+           f"torch.{name}(input, dim=None, keepdim=False, *, dtype=None, out=None)", f"paddle.{pd}(x, axis=None, keepdim=False, name=None)",
+           [INPUT, a("dim", "axis", "renamed"), a("keepdim", "keepdim", "same", "TF/numpy spell it keepdims"), OUT],
+           f"out = [torch.{name}({T}, {kw}), torch.{name}({T})]", f"out = [paddle.{pd}({P}, {pkw}), paddle.{pd}({P})]")
+module("torch.any", "reduction", ["any.dim", "any.dims"], "paddle.any", "torch.any(input, dim=None, keepdim=False, *, out=None)",
+       "paddle.any(x, axis=None, keepdim=False, name=None)", [INPUT, a("dim", "axis", "renamed"), a("keepdim", "keepdim")],
+       f"out = [torch.any({T} > 1, dim=1), torch.any({T} > 1, dim=(0, 2))]", f"out = [paddle.any({P} > 1, axis=1), paddle.any({P} > 1, axis=[0, 2])]")
+module("torch.var", "reduction", ["var.correction", "var.dim"], "paddle.var",
+       "torch.var(input, dim=None, *, correction=1, keepdim=False, out=None)", "paddle.var(x, axis=None, unbiased=True, keepdim=False, name=None)",
+       [INPUT, a("dim", "axis", "renamed"), a("correction / unbiased", "unbiased", "semantics", "correction=1 is unbiased=True, 0 is False; other values unsupported"),
+        a("keepdim", "keepdim")],
+       f"out = [torch.var({T}, dim=-1), torch.var({T}, dim=1, correction=0)]", f"out = [paddle.var({P}, axis=-1), paddle.var({P}, axis=1, unbiased=False)]",
+       "Unbiased by default on both sides (TF's reduce_variance is biased).")
+module("torch.std", "reduction", ["var.correction", "sqrt.default"], "paddle.std",
+       "torch.std(input, dim=None, *, correction=1, keepdim=False, out=None)", "paddle.std(x, axis=None, unbiased=True, keepdim=False, name=None)",
+       [INPUT, a("dim", "axis", "renamed"), a("correction", "unbiased", "semantics"), a("keepdim", "keepdim")],
+       f"out = torch.std({T}, dim=-1)", f"out = paddle.std({P}, axis=-1)", "Exported as var + sqrt.")
+
+# ---------------------------------------------------------------- shape / array
+module("torch.reshape", "array", ["reshape.default", "view.default"], "paddle.reshape", "torch.reshape(input, shape)",
+       "paddle.reshape(x, shape, name=None)", [INPUT, a("shape", "shape", "same", "Paddle also reads 0 as 'copy this dim'")],
+       f"out = torch.reshape({T}, (4, -1))", f"out = paddle.reshape({P}, [4, -1])")
+module("torch.Tensor.view", "array", ["view.default"], "paddle.Tensor.reshape / paddle.view", "Tensor.view(*shape)",
+       "paddle.reshape(x, shape)", [a("*shape", "shape", "semantics", "varargs vs a list")],
+       f"out = {T}.view(2, 12)", f"out = {P}.reshape([2, 12])", "view(dtype) reinterpretation is not mapped.")
+module("torch.ops.aten._unsafe_view", "array", ["_unsafe_view.default"], "paddle.reshape", "aten._unsafe_view(self, size)",
+       "paddle.reshape(x, shape)", [a("size", "shape", "renamed")], f"out = torch.ops.aten._unsafe_view({T}, [6, 4])",
+       f"out = paddle.reshape({P}, [6, 4])", "Appears in exported graphs after matmul decompositions.")
+module("torch.flatten", "array", ["flatten.using_ints", "view.default"], "paddle.flatten", "torch.flatten(input, start_dim=0, end_dim=-1)",
+       "paddle.flatten(x, start_axis=0, stop_axis=-1, name=None)", [INPUT, a("start_dim", "start_axis", "renamed"), a("end_dim", "stop_axis", "renamed")],
+       f"out = torch.flatten({T}, 1)", f"out = paddle.flatten({P}, 1)",
+       "Both flatten in NCHW (C, H, W) order, so torch-to-Paddle needs no weight permutation (unlike Keras NHWC flatten).")
+module("torch.nn.Flatten", "array", ["view.default", "flatten.using_ints"], "paddle.nn.Flatten", "torch.nn.Flatten(start_dim=1, end_dim=-1)",
+       "paddle.nn.Flatten(start_axis=1, stop_axis=-1)", [a("start_dim", "start_axis", "renamed"), a("end_dim", "stop_axis", "renamed")],
+       f"out = nn.Flatten()({T})", f"out = paddle.nn.Flatten()({P})", "Default start 1 in the layer, 0 in the function, on both sides.")
+module("torch.permute", "array", ["permute.default"], "paddle.transpose", "torch.permute(input, dims)", "paddle.transpose(x, perm, name=None)",
+       [INPUT, a("dims", "perm", "renamed")], f"out = torch.permute({T}, (2, 0, 1))", f"out = paddle.transpose({P}, [2, 0, 1])")
+module("torch.transpose", "array", ["transpose.int"], "paddle.transpose (full perm)", "torch.transpose(input, dim0, dim1)",
+       "paddle.transpose(x, perm, name=None)", [INPUT, a("dim0, dim1", "perm", "semantics", "torch swaps two dims; Paddle takes the full permutation")],
+       f"out = torch.transpose({T}, 0, 2)", f"out = paddle.transpose({P}, [2, 1, 0])",
+       "Paddle's transpose is torch.permute, not torch.transpose.")
+module("torch.Tensor.t", "array", ["t.default"], "paddle.t", "Tensor.t()", "paddle.t(input, name=None)", [],
+       f"out = {T}[0].t()", f"out = paddle.t({P}[0])")
+module("torch.Tensor.T", "array", ["numpy_T.default"], "paddle.Tensor.T", "Tensor.T", "Tensor.T",
+       [a("—", "—", "same", "reverses all dims on both sides")], f"out = {T}.T", f"out = {P}.T")
+module("torch.Tensor.expand", "array", ["expand.default"], "paddle.expand", "Tensor.expand(*sizes)", "paddle.expand(x, shape, name=None)",
+       [a("*sizes", "shape", "semantics", "varargs vs a list; -1 keeps a dim on both sides")],
+       f"out = {T}[:, :1].expand(-1, 3, 4)", f"out = paddle.expand({P}[:, :1], [-1, 3, 4])")
+module("torch.unsqueeze", "array", ["unsqueeze.default"], "paddle.unsqueeze", "torch.unsqueeze(input, dim)", "paddle.unsqueeze(x, axis, name=None)",
+       [INPUT, a("dim", "axis", "renamed")], f"out = torch.unsqueeze({T}, 1)", f"out = paddle.unsqueeze({P}, 1)")
+module("torch.squeeze", "array", ["squeeze.dim", "squeeze.dims", "squeeze.default"], "paddle.squeeze", "torch.squeeze(input, dim=None)",
+       "paddle.squeeze(x, axis=None, name=None)", [INPUT, a("dim", "axis", "renamed", "a non-1 dim is left alone on both sides")],
+       f"t = {T}.reshape(2, 1, 12, 1)\nout = [torch.squeeze(t, 1), torch.squeeze(t, (1, 3)), torch.squeeze(t)]",
+       f"t = {P}.reshape([2, 1, 12, 1])\nout = [paddle.squeeze(t, 1), paddle.squeeze(t, [1, 3]), paddle.squeeze(t)]")
+module("torch.cat", "array", ["cat.default"], "paddle.concat", "torch.cat(tensors, dim=0, *, out=None)", "paddle.concat(x, axis=0, name=None)",
+       [a("tensors", "x", "renamed"), a("dim", "axis", "renamed")], f"t = {T}\nout = torch.cat([t, 2 * t], dim=2)",
+       f"t = {P}\nout = paddle.concat([t, 2 * t], axis=2)")
+module("torch.concat", "array", ["concat.default", "cat.default"], "paddle.concat", "torch.concat(tensors, dim=0, *, out=None)",
+       "paddle.concat(x, axis=0, name=None)", [a("tensors", "x", "renamed"), a("dim", "axis", "renamed")],
+       f"t = {T}\nout = torch.concat([t, t], dim=0)", f"t = {P}\nout = paddle.concat([t, t], axis=0)", "Alias of torch.cat.")
+module("torch.stack", "array", ["stack.default"], "paddle.stack", "torch.stack(tensors, dim=0, *, out=None)", "paddle.stack(x, axis=0, name=None)",
+       [a("tensors", "x", "renamed"), a("dim", "axis", "renamed")], f"t = {T}\nout = torch.stack([t, -t], 1)", f"t = {P}\nout = paddle.stack([t, -t], 1)")
+module("torch.Tensor.__getitem__ (slice)", "array", ["slice.Tensor"], "paddle.Tensor.__getitem__ / paddle.slice", "x[a:b:s]",
+       "x[a:b:s] / paddle.slice(x, axes, starts, ends)", [a("—", "—", "same", "Python slicing works the same way")],
+       f"out = {T}[:, 1:, ::2]", f"out = {P}[:, 1:, ::2]")
+module("torch.select", "array", ["select.int"], "indexing x[:, i]", "torch.select(input, dim, index)", "x[:, i] / paddle.index_select + squeeze",
+       [INPUT, a("dim, index", "—", "semantics", "use integer indexing")], f"out = torch.select({T}, 1, 2)", f"out = {P}[:, 2]")
+module("torch.split", "array", ["split.Tensor", "split_with_sizes.default"], "paddle.split", "torch.split(tensor, split_size_or_sections, dim=0)",
+       "paddle.split(x, num_or_sections, axis=0, name=None)",
+       [a("tensor", "x", "renamed"),
+        a("split_size_or_sections", "num_or_sections", "semantics", "an int is the SIZE of each chunk in torch but the NUMBER of chunks in Paddle"),
+        a("dim", "axis", "renamed")],
+       f"t = {T}\nout = list(torch.split(t, 1, dim=2)) + list(torch.split(t, [1, 3], dim=2))",
+       f"t = {P}\nout = paddle.split(t, 4, axis=2) + paddle.split(t, [1, 3], axis=2)",
+       "torch.split(t, 1) splits into size-1 pieces: paddle.split(t, t.shape[axis]).")
+module("torch.index_select", "array", ["index_select.default"], "paddle.index_select", "torch.index_select(input, dim, index, *, out=None)",
+       "paddle.index_select(x, index, axis=0, name=None)", [INPUT, a("dim", "axis", "semantics", "argument order differs: (dim, index) vs (index, axis)"), a("index", "index")],
+       f"out = torch.index_select({T}, 2, torch.tensor([3, 0]))", f"out = paddle.index_select({P}, paddle.to_tensor([3, 0]), axis=2)")
+module("torch.Tensor.__getitem__ (tensor index)", "array", ["index.Tensor"], "paddle.gather / indexing", "x[idx], x[:, idx]",
+       "paddle.gather(x, index, axis)", [a("—", "—", "semantics", "one indexed axis maps to gather")],
+       f"out = {T}[:, torch.tensor([2, 0])]", f"out = paddle.gather({P}, paddle.to_tensor([2, 0]), axis=1)")
+module("torch.nn.Embedding", "array", ["embedding.default"], "paddle.nn.Embedding",
+       "torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False)",
+       "paddle.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False, weight_attr=None, scale_grad_by_freq=False, name=None)",
+       [a("num_embeddings / embedding_dim", "num_embeddings / embedding_dim"), a("padding_idx", "padding_idx"),
+        a("weight [num, dim]", "weight [num, dim]", "same", "same layout: copied as is")],
+       "e = nn.Embedding(10, 4)\ne.weight.data = torch.tensor(rng.randn(10, 4).astype('float32'))\nout = e(torch.tensor([[1, 7], [3, 3]]))",
+       "e = paddle.nn.Embedding(10, 4)\ne.weight.set_value(rng.randn(10, 4).astype('float32'))\nout = e(paddle.to_tensor([[1, 7], [3, 3]]))")
+module("torch.Tensor.to", "array", ["to.dtype", "_to_copy.default"], "paddle.cast / Tensor.astype", "Tensor.to(dtype, non_blocking=False, copy=False)",
+       "paddle.cast(x, dtype)", [a("dtype", "dtype"), a("device / non_blocking / copy", "—", "unsupported")],
+       f"out = ({T} * 3).to(torch.int32)", f"out = paddle.cast(paddle.to_tensor(x * 3), 'int32')", "Float to int truncates toward zero on both sides.")
+for name, ops, code, pd, note in [
+    ("torch.clone", ["clone.default"], f"torch.clone({T})", f"paddle.clone({P})", "x2 drops the copy."),
+    ("torch.Tensor.contiguous", ["contiguous.default"], f"{T}.contiguous()", P, "Paddle tensors need no contiguous(); dropped."),
+    ("torch.Tensor.detach", ["detach.default"], f"{T}.detach()", f"{P}.detach()", "Dropped in inference."),
+    ("torch.ops.aten.alias", ["alias.default"], f"torch.ops.aten.alias({T})", P, "An alias of the input in exported graphs; dropped."),
+    ("torch.tensor (constant in forward)", ["lift_fresh_copy.default"], "torch.tensor([1.0, 2.0, 3.0, 4.0]) * torch.tensor(x)",
+     "paddle.to_tensor([1.0, 2.0, 3.0, 4.0]) * paddle.to_tensor(x)", "A constant created in forward is exported as lift_fresh_copy; x2 keeps the constant."),
+]:
+    module(name, "identity", ops, "paddle.assign (or nothing)", name, "paddle.assign(x) / x", [a("input", "x", "semantics", "no computation")],
+           f"out = {code}", f"out = {pd}", note)
+module("torch.nn.Dropout", "identity", ["dropout.default", "native_dropout.default", "clone.default"], "paddle.nn.Dropout",
+       "torch.nn.Dropout(p=0.5, inplace=False)", "paddle.nn.Dropout(p=0.5, axis=None, mode='upscale_in_train', name=None)",
+       [a("p", "p"), a("inplace", "—", "unsupported"), a("—", "mode", "paddle-only", "keep 'upscale_in_train': eval is identity like torch; 'downscale_in_infer' scales by 1-p in eval")],
+       f"m = nn.Dropout(0.3)\nm.eval()\nout = m({T})", f"m = paddle.nn.Dropout(0.3)\nm.eval()\nout = m({P})",
+       "Identity in eval mode on both sides; x2 converts eval-mode graphs only.")
+for name, ops, code, pd, sig, psig in [
+    ("torch.full", ["full.default"], "torch.full((2, 3), 1.5)", "paddle.full([2, 3], 1.5)", "torch.full(size, fill_value, *, dtype=None, ...)", "paddle.full(shape, fill_value, dtype=None, name=None)"),
+    ("torch.full_like", ["full_like.default"], f"torch.full_like({T}, 2.0)", f"paddle.full_like({P}, 2.0)", "torch.full_like(input, fill_value, *, dtype=None, ...)", "paddle.full_like(x, fill_value, dtype=None, name=None)"),
+    ("torch.zeros", ["zeros.default"], "torch.zeros(2, 3)", "paddle.zeros([2, 3])", "torch.zeros(*size, *, dtype=None, ...)", "paddle.zeros(shape, dtype=None, name=None)"),
+    ("torch.ones", ["ones.default"], "torch.ones(2, 3)", "paddle.ones([2, 3])", "torch.ones(*size, *, dtype=None, ...)", "paddle.ones(shape, dtype=None, name=None)"),
+    ("torch.zeros_like", ["zeros_like.default"], f"torch.zeros_like({T})", f"paddle.zeros_like({P})", "torch.zeros_like(input, *, dtype=None, ...)", "paddle.zeros_like(x, dtype=None, name=None)"),
+    ("torch.ones_like", ["ones_like.default"], f"torch.ones_like({T})", f"paddle.ones_like({P})", "torch.ones_like(input, *, dtype=None, ...)", "paddle.ones_like(x, dtype=None, name=None)"),
+    ("torch.scalar_tensor", ["scalar_tensor.default"], "torch.scalar_tensor(2.5)", "paddle.to_tensor(2.5)", "torch.scalar_tensor(s, *, dtype=None, ...)", "paddle.to_tensor(data, dtype=None)"),
+    ("torch.arange", ["arange.default", "arange.start", "arange.start_step"], "[torch.arange(5), torch.arange(1, 5), torch.arange(0.0, 2.0, 0.5)]",
+     "[paddle.arange(5), paddle.arange(1, 5), paddle.arange(0.0, 2.0, 0.5)]", "torch.arange(start=0, end, step=1, *, dtype=None, ...)", "paddle.arange(start=0, end=None, step=1, dtype=None, name=None)"),
+]:
+    module(name, "creation", ops, psig.split("(")[0], sig, psig,
+           [a("size / *size", "shape", "semantics", "torch takes varargs or a tuple; Paddle a list") if "size" in sig else a("input", "x", "renamed"),
+            a("dtype", "dtype", "same", "integer arange is int64 on both sides; float fills default to float32"),
+            a("device / layout / requires_grad", "—", "unsupported")],
+           f"out = {code}", f"out = {pd}", "x2 folds them to constants of the static shape.")
+
+# ---------------------------------------------------------------- conv / pool / norm
+module("torch.nn.Conv2d", "conv", ["convolution.default"], "paddle.nn.Conv2D",
+       "torch.nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None)",
+       "paddle.nn.Conv2D(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, padding_mode='zeros', weight_attr=None, bias_attr=None, data_format='NCHW')",
+       [a("in_channels / out_channels / kernel_size / stride / dilation / groups", "same names"),
+        a("padding", "padding", "same", "int/tuple or 'same'/'valid' on both sides (Paddle also 'SAME' and [t, b, l, r])"),
+        a("bias", "bias_attr", "semantics", "bias=False is bias_attr=False"), a("padding_mode", "padding_mode"),
+        a("—", "data_format", "paddle-only", "NCHW default on both sides")],
+       """
+       conv = nn.Conv2d(3, 4, 3, padding=1, stride=2)
+       conv.weight.data = torch.tensor(rng.randn(4, 3, 3, 3).astype('float32'))
+       conv.bias.data = torch.tensor(rng.randn(4).astype('float32'))
+       out = conv(torch.tensor(x))
+       """,
+       """
+       conv = paddle.nn.Conv2D(3, 4, 3, padding=1, stride=2)
+       conv.weight.set_value(rng.randn(4, 3, 3, 3).astype('float32'))  # OIHW on both sides
+       conv.bias.set_value(rng.randn(4).astype('float32'))
+       out = conv(paddle.to_tensor(x))
+       """, ("Weights are OIHW on both sides: copied as is (TF's HWIO needs a transpose).",),
+       shape=(1, 3, 6, 6), atol=1e-4)
+module("torch.nn.functional.conv2d", "conv", ["convolution.default"], "paddle.nn.functional.conv2d",
+       "torch.nn.functional.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)",
+       "paddle.nn.functional.conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format='NCHW', name=None)",
+       [INPUT, a("weight", "weight", "same", "OIHW"), a("bias / stride / padding / dilation / groups", "same names")],
+       "w = rng.randn(6, 1, 3, 3).astype('float32')\nout = F.conv2d(torch.tensor(x), torch.tensor(w), groups=3, padding='same')",
+       "w = rng.randn(6, 1, 3, 3).astype('float32')\nout = F.conv2d(paddle.to_tensor(x), paddle.to_tensor(w), groups=3, padding='same')",
+       "Depthwise convs are groups=C on both sides.", shape=(1, 3, 5, 5), atol=1e-4)
+_BN = """
+       {mod}
+       g, b, m, v = [a.astype('float32') for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]
+       {set}
+       bn.eval()
+       out = bn({inp})
+       """
+module("torch.nn.BatchNorm2d", "normalization", ["_native_batch_norm_legit_no_training.default"], "paddle.nn.BatchNorm2D",
+       "torch.nn.BatchNorm2d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None)",
+       "paddle.nn.BatchNorm2D(num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None, data_format='NCHW', use_global_stats=None, name=None)",
+       [a("num_features", "num_features"), a("eps", "epsilon", "renamed", "1e-5 on both (TF/Keras 1e-3)"),
+        a("momentum", "momentum", "semantics", "torch running = (1-m)*running + m*batch; Paddle running = m*running + (1-m)*batch: paddle momentum = 1 - torch momentum (0.1 -> 0.9)"),
+        a("affine", "weight_attr / bias_attr", "semantics", "affine=False is weight_attr=False, bias_attr=False"),
+        a("track_running_stats", "use_global_stats", "semantics", "roughly inverse; eval uses running stats on both sides by default")],
+       _BN.format(mod="bn = nn.BatchNorm2d(3, momentum=0.1)",
+                  set="for p, val in zip([bn.weight, bn.bias, bn.running_mean, bn.running_var], [g, b, m, v]):\n           p.data = torch.tensor(val)",
+                  inp="torch.tensor(x)"),
+       _BN.format(mod="bn = paddle.nn.BatchNorm2D(3, momentum=0.9)",
+                  set="for p, val in zip([bn.weight, bn.bias, bn._mean, bn._variance], [g, b, m, v]):\n           p.set_value(val)",
+                  inp="paddle.to_tensor(x)"),
+       ("Only the running statistics update differs (training); inference numbers match with the same eps.",),
+       shape=(2, 3, 4, 4), atol=1e-4)
+module("torch.nn.functional.batch_norm", "normalization", ["_native_batch_norm_legit_no_training.default"], "paddle.nn.functional.batch_norm",
+       "torch.nn.functional.batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05)",
+       "paddle.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training=False, momentum=0.9, epsilon=1e-05, data_format='NCHW', use_global_stats=None, name=None)",
+       [INPUT, a("running_mean / running_var", "running_mean / running_var"), a("weight / bias", "weight / bias", "semantics", "required in Paddle"),
+        a("momentum", "momentum", "semantics", "1 - torch momentum"), a("eps", "epsilon", "renamed")],
+       "g, b, m, v = [torch.tensor(a.astype('float32')) for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]\nout = F.batch_norm(torch.tensor(x), m, v, g, b)",
+       "g, b, m, v = [paddle.to_tensor(a.astype('float32')) for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]\nout = F.batch_norm(paddle.to_tensor(x), m, v, g, b)",
+       shape=(2, 3, 4, 4), atol=1e-4)
+module("torch.nn.LayerNorm", "normalization", ["native_layer_norm.default"], "paddle.nn.LayerNorm",
+       "torch.nn.LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None)",
+       "paddle.nn.LayerNorm(normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None)",
+       [a("normalized_shape", "normalized_shape"), a("eps", "epsilon", "renamed", "1e-5 on both (Keras 1e-3)"),
+        a("elementwise_affine / bias", "weight_attr / bias_attr", "semantics", "False is weight_attr=False / bias_attr=False")],
+       "ln = nn.LayerNorm(4)\nln.weight.data = torch.tensor(rng.randn(4).astype('float32'))\nln.bias.data = torch.tensor(rng.randn(4).astype('float32'))\nout = ln(torch.tensor(x))",
+       "ln = paddle.nn.LayerNorm(4)\nln.weight.set_value(rng.randn(4).astype('float32'))\nln.bias.set_value(rng.randn(4).astype('float32'))\nout = ln(paddle.to_tensor(x))", atol=1e-4)
+module("torch.nn.functional.layer_norm", "normalization", ["native_layer_norm.default"], "paddle.nn.functional.layer_norm",
+       "torch.nn.functional.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05)",
+       "paddle.nn.functional.layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None)",
+       [INPUT, a("normalized_shape", "normalized_shape"), a("weight / bias", "weight / bias"), a("eps", "epsilon", "renamed")],
+       f"out = F.layer_norm({T}, [3, 4])", f"out = F.layer_norm({P}, [3, 4])", atol=1e-4)
+module("torch.nn.GroupNorm", "normalization", ["native_group_norm.default"], "paddle.nn.GroupNorm",
+       "torch.nn.GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None)",
+       "paddle.nn.GroupNorm(num_groups, num_channels, epsilon=1e-05, weight_attr=None, bias_attr=None, data_format='NCHW', name=None)",
+       [a("num_groups / num_channels", "num_groups / num_channels"), a("eps", "epsilon", "renamed"), a("affine", "weight_attr / bias_attr", "semantics")],
+       "gn = nn.GroupNorm(2, 4)\ngn.weight.data = torch.tensor(rng.randn(4).astype('float32'))\ngn.bias.data = torch.tensor(rng.randn(4).astype('float32'))\nout = gn(torch.tensor(x))",
+       "gn = paddle.nn.GroupNorm(2, 4)\ngn.weight.set_value(rng.randn(4).astype('float32'))\ngn.bias.set_value(rng.randn(4).astype('float32'))\nout = gn(paddle.to_tensor(x))",
+       shape=(2, 4, 3, 3), atol=1e-4)
+module("torch.nn.MaxPool2d", "pooling", ["max_pool2d_with_indices.default", "max_pool2d.default"], "paddle.nn.MaxPool2D",
+       "torch.nn.MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False)",
+       "paddle.nn.MaxPool2D(kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False, data_format='NCHW', name=None)",
+       [a("kernel_size / stride / padding", "same names", "same", "stride None = kernel_size on both"), a("dilation", "—", "unsupported"),
+        a("return_indices", "return_mask", "renamed"), a("ceil_mode", "ceil_mode", "same", "x2 refuses ceil_mode=True")],
+       f"out = nn.MaxPool2d(3, 2, padding=1)({T})", f"out = paddle.nn.MaxPool2D(3, 2, padding=1)({P})", shape=(1, 2, 6, 6))
+module("torch.nn.functional.max_pool2d", "pooling", ["max_pool2d.default", "max_pool2d_with_indices.default"], "paddle.nn.functional.max_pool2d",
+       "torch.nn.functional.max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)",
+       "paddle.nn.functional.max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False, data_format='NCHW', name=None)",
+       [INPUT, a("dilation", "—", "unsupported"), a("return_indices", "return_mask", "renamed")],
+       f"out = F.max_pool2d({T}, 2)", f"out = F.max_pool2d({P}, 2)", shape=(1, 2, 6, 6))
+module("torch.nn.AvgPool2d", "pooling", ["avg_pool2d.default"], "paddle.nn.AvgPool2D",
+       "torch.nn.AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)",
+       "paddle.nn.AvgPool2D(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCHW', name=None)",
+       [a("kernel_size / stride / padding", "same names"),
+        a("count_include_pad", "exclusive", "default", "inverse meaning AND opposite defaults: torch includes padding (True), Paddle excludes it (exclusive=True)"),
+        a("divisor_override", "divisor_override", "same", "x2 refuses it"), a("ceil_mode", "ceil_mode")],
+       f"out = nn.AvgPool2d(3, 2, padding=1)({T})", f"out = paddle.nn.AvgPool2D(3, 2, padding=1, exclusive=False)({P})",
+       "With padding, pass exclusive=False to get torch's numbers.", shape=(1, 2, 6, 6))
+module("torch.nn.AdaptiveAvgPool2d", "pooling", ["adaptive_avg_pool2d.default", "_adaptive_avg_pool2d.default", "mean.dim"],
+       "paddle.nn.AdaptiveAvgPool2D", "torch.nn.AdaptiveAvgPool2d(output_size)",
+       "paddle.nn.AdaptiveAvgPool2D(output_size, data_format='NCHW', name=None)", [a("output_size", "output_size")],
+       f"out = [nn.AdaptiveAvgPool2d(1)({T}), nn.AdaptiveAvgPool2d((3, 2))({T})]",
+       f"out = [paddle.nn.AdaptiveAvgPool2D(1)({P}), paddle.nn.AdaptiveAvgPool2D([3, 2])({P})]",
+       "x2 maps output 1x1 (a mean) and sizes that divide the input (a plain avg pool).", shape=(1, 2, 6, 4))
+
+# ---------------------------------------------------------------- reference only (no x2 mapper)
+module("torch.nn.LSTM", "recurrent", [], "paddle.nn.LSTM",
+       "torch.nn.LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False, proj_size=0)",
+       "paddle.nn.LSTM(input_size, hidden_size, num_layers=1, direction='forward', time_major=False, dropout=0.0, weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, proj_size=0)",
+       [a("input_size / hidden_size / num_layers / dropout", "same names"),
+        a("batch_first", "time_major", "semantics", "torch default is time-major (batch_first=False); Paddle default batch-major (time_major=False)"),
+        a("bidirectional", "direction", "semantics", "True is direction='bidirect'"),
+        a("weight_ih_l0 [4H, in] / weight_hh_l0 / bias_ih_l0 / bias_hh_l0", "same names and layouts", "same", "gate order i, f, g, o on both: copy as is")],
+       """
+       lstm = nn.LSTM(3, 5, batch_first=True)
+       sd = {k: torch.tensor(rng.randn(*v.shape).astype('float32') * 0.5) for k, v in sorted(lstm.state_dict().items())}
+       lstm.load_state_dict(sd)
+       seq, (h, c) = lstm(torch.tensor(x))
+       out = [seq, h, c]
+       """,
+       """
+       lstm = paddle.nn.LSTM(3, 5)
+       shapes = {'weight_ih_l0': (20, 3), 'weight_hh_l0': (20, 5), 'bias_ih_l0': (20,), 'bias_hh_l0': (20,)}
+       for k in sorted(shapes):
+           getattr(lstm, k).set_value(rng.randn(*shapes[k]).astype('float32') * 0.5)
+       seq, (h, c) = lstm(paddle.to_tensor(x))
+       out = [seq, h, c]
+       """, ("Reference only, not converted by x2 (no LSTM mapper).",
+             "Keras LSTM kernels are [in, 4H] (transpose them) with one bias; TF1 LSTMCell orders gates i, c, f, o."),
+       shape=(2, 4, 3), atol=1e-4)
+module("torch.nn.functional.interpolate", "resize", [], "paddle.nn.functional.interpolate",
+       "torch.nn.functional.interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False)",
+       "paddle.nn.functional.interpolate(x, size=None, scale_factor=None, mode='nearest', align_corners=False, align_mode=0, data_format='NCHW', name=None)",
+       [INPUT, a("size / scale_factor / mode", "size / scale_factor / mode"),
+        a("align_corners", "align_corners", "same", "None means False in torch; False + align_mode=0 is half-pixel like torch"),
+        a("recompute_scale_factor / antialias", "—", "unsupported")],
+       f"out = [F.interpolate({T}, size=(5, 7), mode='bilinear'), F.interpolate({T}, size=(5, 7), mode='bilinear', align_corners=True)]",
+       f"out = [F.interpolate({P}, size=[5, 7], mode='bilinear'), F.interpolate({P}, size=[5, 7], mode='bilinear', align_corners=True)]",
+       "Reference only: x2 has no mapper for aten.upsample_* yet.", shape=(1, 2, 3, 4), atol=1e-4)
