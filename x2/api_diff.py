@@ -56,7 +56,8 @@ class ApiDiff:
 
     @property
     def slug(self) -> str:
-        return self.api.replace("/", "_")
+        import re
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.api).strip("_")
 
 
 def a(source: str, paddle: str, kind: str = "same", note: str = "") -> Arg:

@@ -1,0 +1,101 @@
+"""docs/api_diff: every mapper is documented, the pages are up to date, and every
+page's example gives the same numbers in the source framework and in Paddle.
+
+Examples run in three subprocesses (all TF examples in one, all torch examples
+in one, all Paddle examples in one); this process only compares with numpy.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ENV, ROOT
+from x2.api_diff import all_entries, uncovered_ops, unknown_ops
+from x2.registry import TF, TORCH, Registry
+
+ENTRIES = all_entries()
+
+
+@pytest.fixture(scope="session")
+def example_outputs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("api_diff")
+    procs = {side: subprocess.Popen([sys.executable, "tools/run_api_examples.py", side, str(out / f"{side}.npz")],
+                                    cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for side in ("tf", "torch", "paddle")}
+    loaded = {}
+    for side, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f"{side} examples crashed:\n{stderr[-3000:]}"
+        loaded[side] = dict(np.load(out / f"{side}.npz"))
+    return loaded
+
+
+def _outputs(saved: dict, api: str):
+    if f"{api}::error" in saved:
+        pytest.fail(f"{api} example raised:\n{saved[f'{api}::error']}")
+    values, i = [], 0
+    while f"{api}::{i}" in saved:
+        values.append(saved[f"{api}::{i}"])
+        i += 1
+    return values
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.api for e in ENTRIES])
+def test_example_agrees_with_paddle(entry, example_outputs):
+    source = _outputs(example_outputs[entry.framework], entry.api)
+    paddle = _outputs(example_outputs["paddle"], entry.api)
+    assert source and len(source) == len(paddle), f"{len(source)} source outputs vs {len(paddle)} paddle outputs"
+    for i, (s, p) in enumerate(zip(source, paddle)):
+        assert s.shape == p.shape, f"output {i}: shape {s.shape} vs {p.shape}"
+        if s.dtype == bool or p.dtype == bool:
+            assert (s == p).all(), f"output {i}: boolean outputs differ"
+        else:
+            np.testing.assert_allclose(p.astype(np.float64), s.astype(np.float64), atol=entry.atol, rtol=entry.rtol,
+                                       err_msg=f"output {i} of {entry.api}")
+
+
+def test_every_registered_mapper_has_api_docs():
+    assert uncovered_ops(TF, [e for e in ENTRIES if e.framework == "tf"]) == []
+    assert uncovered_ops(TORCH, [e for e in ENTRIES if e.framework == "torch"]) == []
+
+
+def test_api_docs_name_only_mapped_ops():
+    assert unknown_ops(TF, [e for e in ENTRIES if e.framework == "tf"]) == []
+    assert unknown_ops(TORCH, [e for e in ENTRIES if e.framework == "torch"]) == []
+
+
+def test_coverage_check_catches_a_mapper_without_docs():
+    fake = Registry("tensorflow", "mappers.tf")
+    fake._entries = {op: list(entries) for op, entries in TF.supported().items()}
+    fake._loaded = True
+
+    @fake.register("FakeOpWithoutDocs")
+    def _fake(ctx, op):
+        """nothing."""
+
+    tf_entries = [e for e in ENTRIES if e.framework == "tf"]
+    assert uncovered_ops(fake, tf_entries) == ["FakeOpWithoutDocs"]
+    assert uncovered_ops(TF, tf_entries) == []
+    # and an entry naming an op no mapper handles is caught too
+    bogus = tf_entries[0].__class__(**{**tf_entries[0].__dict__, "ops": ("NoSuchOp",)})
+    assert unknown_ops(TF, [bogus]) == [(bogus.api, "NoSuchOp")]
+
+
+def test_enough_apis_and_the_confusing_ones_are_there():
+    apis = {e.api for e in ENTRIES}
+    assert len(ENTRIES) >= 150 and len(apis) == len(ENTRIES)
+    for api in ("tf.nn.conv2d", "keras.layers.Conv2D", "torch.nn.Conv2d", "torch.nn.functional.gelu",
+                "keras.layers.BatchNormalization", "torch.nn.BatchNorm2d", "keras.layers.LSTM", "torch.nn.LSTM",
+                "tf.image.resize", "torch.nn.functional.interpolate", "torch.nn.Softmax", "keras.layers.Flatten",
+                "keras.layers.Dropout", "torch.nn.Dropout", "tf.math.reduce_sum", "torch.nn.Linear"):
+        assert api in apis
+    assert all(row.kind for e in ENTRIES for row in e.args)
+
+
+def test_api_diff_docs_are_up_to_date():
+    proc = subprocess.run([sys.executable, "tools/gen_api_diff.py", "--check"], cwd=ROOT,
+                          capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
