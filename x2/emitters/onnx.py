@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import ConversionError, X2Error
 from ..ir import Graph
+from ..ir.serialize import copy_file_range_of
 from .onnx_ops import ONNX_OPS
 
 DEFAULT_OPSET = 17
@@ -134,8 +135,9 @@ def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
             pad = (-offset) % 4096
             data_file.write(b"\0" * pad)
             offset += pad
-            contiguous = np.ascontiguousarray(array)
-            data_file.write(memoryview(contiguous.reshape(-1).view(np.uint8)))
+            if not copy_file_range_of(array, data_file):
+                contiguous = np.ascontiguousarray(array)
+                data_file.write(memoryview(contiguous.reshape(-1).view(np.uint8)))
             tensor = TensorProto()
             tensor.name = name
             tensor.data_type = helper.np_dtype_to_tensor_dtype(array.dtype)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ir import Graph
+from ..ir.serialize import release_pages
 from .codegen import EmitContext, Expr, call, generate_module, import_generated
 from .paddle_ops import PADDLE_OPS
 
@@ -60,6 +61,31 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None
     return result
 
 
+def write_pdparams(state: dict[str, np.ndarray], path: Path) -> None:
+    """model.pdparams as paddle.load reads it: a pickled dict of arrays. Pickle
+    protocol 5 writes each array's buffer straight to the file, without the
+    in-memory copies paddle.save makes."""
+    import pickle
+    with open(path, "wb") as fh:
+        pickle.dump({k: np.ascontiguousarray(v) for k, v in state.items()}, fh, protocol=5)
+
+
+def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
+    """Copy weights into a paddle tensor in place, chunk by chunk, releasing
+    each chunk of a memory-mapped source as it goes."""
+    if tuple(tensor.shape) != tuple(array.shape):
+        raise ConversionError(f"internal: weight shape {array.shape} does not fit "
+                              f"{list(tensor.shape)}")
+    # detach() shares memory: writes through the view land in the parameter.
+    target = np.from_dlpack(tensor.detach()).reshape(-1)
+    # Keep np.memmap (ascontiguousarray would drop the subclass) so chunks can be released.
+    source = (array if array.flags["C_CONTIGUOUS"] else np.ascontiguousarray(array)).reshape(-1)
+    step = max(1, chunk_bytes // max(1, source.itemsize))
+    for start in range(0, source.size, step):
+        target[start:start + step] = source[start:start + step]
+        release_pages(source[start:start + step])
+
+
 def emit_paddle(graph: Graph, out_dir: str, source_desc: str) -> dict:
     import paddle
 
@@ -67,10 +93,16 @@ def emit_paddle(graph: Graph, out_dir: str, source_desc: str) -> dict:
     value_names: dict[str, str] = {}
     text, state = generate(graph, source_desc, value_names)
     (out / "model.py").write_text(text)
-    paddle.save({k: paddle.to_tensor(np.ascontiguousarray(v)) for k, v in state.items()},
-                str(out / "model.pdparams"))
+    # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
+    # then pickle model.pdparams from the parameters themselves (zero-copy
+    # views): the weights are in memory once, not three times.
+    model = import_generated(out / "model.py").Model()
+    for key, tensor in model.state_dict().items():
+        fill_tensor(tensor, state[key])
+    model.eval()
+    write_pdparams({k: np.from_dlpack(t.detach()) for k, t in model.state_dict().items()},
+                   out / "model.pdparams")
     del state
-    model = import_generated(out / "model.py").load_model()
     specs = [paddle.static.InputSpec(
         shape=[d if d is not None else None for d in (graph.shape(v) or [])],
         dtype=graph.dtype(v), name=v) for v in graph.inputs]

@@ -43,13 +43,29 @@ def load_onnx(path: str):
                              ) from exc
     if not model.graph.node and not model.graph.output:
         raise ModelLoadError(f"{path}: not an ONNX model (no graph found in the file)")
-    try:
-        from onnx.external_data_helper import load_external_data_for_model
-        load_external_data_for_model(model, str(p.parent))
-    except (OSError, ValueError) as exc:
-        raise ModelLoadError(f"{path}: its external weight data could not be read: {exc}") \
-            from exc
     return model
+
+
+def external_array(init, base: Path) -> np.ndarray:
+    """A read-only memory map of an initializer kept in an external data file:
+    weights are not read into memory until a step touches them."""
+    from onnx import helper
+    entries = {e.key: e.value for e in init.external_data}
+    location = base / entries.get("location", "")
+    if not entries.get("location") or not location.is_file():
+        raise ModelLoadError(f"{base}: initializer '{init.name}' refers to external data "
+                             f"'{entries.get('location')}', which does not exist")
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(init.data_type))
+    shape = tuple(init.dims)
+    offset = int(entries.get("offset", 0))
+    count = int(np.prod(shape, dtype=np.int64))
+    length = int(entries.get("length", count * dtype.itemsize))
+    if length != count * dtype.itemsize or offset + length > location.stat().st_size:
+        raise ModelLoadError(f"{location}: external data for '{init.name}' is truncated or "
+                             f"does not match its shape {list(shape)} ({dtype})")
+    if count == 0:
+        return np.zeros(shape, dtype)
+    return np.memmap(location, dtype=dtype, mode="r", offset=offset, shape=shape)
 
 
 def read_onnx(path: str) -> SourceGraph:
@@ -76,7 +92,10 @@ def read_onnx(path: str) -> SourceGraph:
     ops: list[SourceOp] = []
     initializer_names = set()
     for init in graph.initializer:
-        array = numpy_helper.to_array(init)
+        if init.data_location == init.EXTERNAL:
+            array = external_array(init, Path(path).parent)
+        else:
+            array = numpy_helper.to_array(init)
         initializer_names.add(init.name)
         info[init.name] = TensorInfo(str(array.dtype), tuple(array.shape))
         ops.append(SourceOp("Initializer", init.name, [], [init.name], {}, array))

@@ -11,6 +11,7 @@ read into memory until a step touches those bytes.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 from pathlib import Path
 
@@ -22,6 +23,50 @@ FORMAT_VERSION = 1
 _ALIGN = 64
 
 
+def copy_file_range_of(array: np.ndarray, out) -> bool:
+    """Copy a memory-mapped array's bytes file-to-file (kernel copy), so big
+    weights pass through without becoming resident in this process."""
+    if not isinstance(array, np.memmap) or array.filename is None or \
+            not array.flags["C_CONTIGUOUS"] or array.nbytes == 0:
+        return False
+    root = array
+    while isinstance(root.base, np.memmap):
+        root = root.base
+    # The root map's data starts at file offset root.offset; views sit after it.
+    start = root.offset + (array.__array_interface__["data"][0] -
+                           root.__array_interface__["data"][0])
+    out.flush()
+    with open(array.filename, "rb") as src:
+        remaining, position = array.nbytes, start
+        while remaining:
+            sent = os.sendfile(out.fileno(), src.fileno(), position, min(remaining, 1 << 30))
+            if sent == 0:
+                raise OSError(f"{array.filename}: ended early while copying weights")
+            position += sent
+            remaining -= sent
+    return True
+
+
+def release_pages(array: np.ndarray) -> None:
+    """Let the kernel drop the resident pages behind a memory-mapped array
+    (they are re-read from the file if touched again), so streaming through
+    big weights does not pile them up in this process's memory."""
+    if not isinstance(array, np.memmap):
+        return
+    root = array
+    while isinstance(root.base, np.memmap):
+        root = root.base
+    mm = getattr(root, "_mmap", None)
+    if mm is None or array.nbytes == 0:
+        return
+    begin = np.frombuffer(mm, dtype=np.uint8).__array_interface__["data"][0]
+    start = array.__array_interface__["data"][0] - begin
+    page = mmap.PAGESIZE
+    first, last = (start // page) * page, start + array.nbytes
+    length = ((last - first + page - 1) // page) * page
+    mm.madvise(mmap.MADV_DONTNEED, first, min(length, len(mm) - first))
+
+
 def save_graph(graph: Graph, directory: str | os.PathLike) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -29,14 +74,15 @@ def save_graph(graph: Graph, directory: str | os.PathLike) -> Path:
     offset = 0
     with open(directory / "weights.bin", "wb") as blob:
         for name, array in graph.constants.items():
-            array = np.asarray(array)
+            array = np.asanyarray(array)  # keeps np.memmap, for the file-to-file copy
             pad = (-offset) % _ALIGN
             blob.write(b"\0" * pad)
             offset += pad
-            data = np.ascontiguousarray(array)
-            blob.write(memoryview(data.reshape(-1).view(np.uint8)) if data.size else b"")
+            if not copy_file_range_of(array, blob):
+                data = np.ascontiguousarray(array)
+                blob.write(memoryview(data.reshape(-1).view(np.uint8)) if data.size else b"")
             table[name] = {"dtype": str(array.dtype), "shape": list(array.shape), "offset": offset}
-            offset += data.nbytes
+            offset += array.nbytes
     doc = {
         "format": "x2-ir",
         "version": FORMAT_VERSION,
