@@ -6,6 +6,7 @@ submodules so that the generated model can be fine-tuned."""
 from __future__ import annotations
 
 from .codegen import Expr, binop, call, strided_index, subscript, take
+from .functional_ops import define_common
 
 PADDLE_OPS: dict = {}
 
@@ -87,37 +88,7 @@ _UNARY = {"relu": "F.relu", "sigmoid": "F.sigmoid", "tanh": "paddle.tanh", "exp"
           "silu": "F.silu", "softplus": "F.softplus", "selu": "F.selu"}
 
 
-@paddle_op(*_UNARY)
-def unary(e, node):
-    return call(_UNARY[node.op], e.value(node.inputs[0]))
-
-
-@paddle_op("identity")
-def identity(e, node):
-    return Expr(e.value(node.inputs[0]))
-
-
-@paddle_op("neg")
-def neg(e, node):
-    return Expr(f"-{e.value(node.inputs[0])}")
-
-
-@paddle_op("clip")
-def clip(e, node):
-    lo, hi = node.attrs.get("min"), node.attrs.get("max")
-    if lo == 0.0 and hi == 6.0:
-        return call("F.relu6", e.value(node.inputs[0]))
-    return call("paddle.clip", e.value(node.inputs[0]), min=lo, max=hi)
-
-
-@paddle_op("leaky_relu")
-def leaky_relu(e, node):
-    return call("F.leaky_relu", e.value(node.inputs[0]), negative_slope=node.attrs["alpha"])
-
-
-@paddle_op("elu")
-def elu(e, node):
-    return call("F.elu", e.value(node.inputs[0]), alpha=node.attrs.get("alpha", 1.0))
+define_common(paddle_op, _UNARY, clip_fn="paddle.clip")
 
 
 @paddle_op("gelu")

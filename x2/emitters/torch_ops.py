@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codegen import Expr, binop, call, literal, strided_index, subscript, take
+from .functional_ops import define_common
 
 TORCH_OPS: dict = {}
 
@@ -114,37 +115,7 @@ _UNARY = {"relu": "torch.relu", "sigmoid": "torch.sigmoid", "tanh": "torch.tanh"
           "softplus": "F.softplus", "selu": "F.selu", "logical_not": "torch.logical_not"}
 
 
-@torch_op(*_UNARY)
-def unary(e, node):
-    return call(_UNARY[node.op], e.value(node.inputs[0]))
-
-
-@torch_op("identity")
-def identity(e, node):
-    return Expr(e.value(node.inputs[0]))
-
-
-@torch_op("neg")
-def neg(e, node):
-    return Expr(f"-{e.value(node.inputs[0])}")
-
-
-@torch_op("clip")
-def clip(e, node):
-    lo, hi = node.attrs.get("min"), node.attrs.get("max")
-    if lo == 0.0 and hi == 6.0:
-        return call("F.relu6", e.value(node.inputs[0]))
-    return call("torch.clamp", e.value(node.inputs[0]), min=lo, max=hi)
-
-
-@torch_op("leaky_relu")
-def leaky_relu(e, node):
-    return call("F.leaky_relu", e.value(node.inputs[0]), negative_slope=node.attrs["alpha"])
-
-
-@torch_op("elu")
-def elu(e, node):
-    return call("F.elu", e.value(node.inputs[0]), alpha=node.attrs.get("alpha", 1.0))
+define_common(torch_op, _UNARY, clip_fn="torch.clamp")
 
 
 @torch_op("gelu")

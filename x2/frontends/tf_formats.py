@@ -25,8 +25,13 @@ def _is_tf1_savedmodel(path: Path) -> bool:
     pb = path / "saved_model.pb"
     if not pb.exists():
         return False
+    from google.protobuf.message import DecodeError
     proto = saved_model_pb2.SavedModel()
-    proto.ParseFromString(pb.read_bytes())
+    try:
+        proto.ParseFromString(pb.read_bytes())
+    except DecodeError as exc:
+        raise ModelLoadError(f"{path}: TensorFlow could not load this SavedModel: "
+                             f"saved_model.pb is corrupt ({exc})") from exc
     return all(len(mg.object_graph_def.nodes) == 0 for mg in proto.meta_graphs)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelLoadError, SelectionError
-from .tf_savedmodel import _quiet_tf, describe_graph_def, value_name
+from .tf_savedmodel import _quiet_tf, describe_graph_def, pick_signature, value_name
 
 # Op types that are never a model output when outputs are inferred.
 _NOT_OUTPUTS = {"NoOp", "Const", "Placeholder", "PlaceholderWithDefault", "Assert", "SaveV2",
@@ -160,13 +160,7 @@ def _load_v1(tf, sess, path: str, tags):
 
 def _v1_signature(meta_graph, signature, path):
     sigs = dict(meta_graph.signature_def)
-    if not sigs:
-        raise ModelLoadError(f"{path}: the SavedModel has no signatures to convert")
-    if signature is None:
-        signature = "serving_default" if "serving_default" in sigs else sorted(sigs)[0]
-    if signature not in sigs:
-        raise SelectionError(f"--signature: '{signature}' is not in {path}; it has "
-                             f"{', '.join(sorted(sigs))}")
+    signature = pick_signature(sigs, signature, path)
     sig = sigs[signature]
     inputs = {k: v.name for k, v in sig.inputs.items()}
     outputs = {k: sig.outputs[k].name for k in sorted(sig.outputs)}

@@ -59,6 +59,13 @@ def load_signature(path: str, signature: str | None):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelLoadError(f"{path}: TensorFlow could not load this SavedModel: {first}") from exc
     sigs = dict(loaded.signatures)
+    signature = pick_signature(sigs, signature, path)
+    return tf, loaded, signature, sigs[signature]
+
+
+def pick_signature(sigs: dict, signature: str | None, path) -> str:
+    """The signature to convert: the one asked for, else serving_default, else
+    the first by name; a clear error when there is none or it does not exist."""
     if not sigs:
         raise ModelLoadError(f"{path}: the SavedModel has no signatures to convert")
     if signature is None:
@@ -66,7 +73,7 @@ def load_signature(path: str, signature: str | None):
     if signature not in sigs:
         raise SelectionError(f"--signature: '{signature}' is not in {path}; it has "
                              f"{', '.join(sorted(sigs))}")
-    return tf, loaded, signature, sigs[signature]
+    return signature
 
 
 def _retrace(tf, fn, input_shapes: dict[str, list[int]]):
