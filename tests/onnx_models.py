@@ -31,6 +31,23 @@ def torch_cnn(out):
                       dynamic_axes={"image": {0: "batch"}}, opset_version=13)
 
 
+def torch_decoder(out):
+    """ConvTranspose2d (stride 2, output_padding), bilinear and nearest upsampling."""
+    import torch
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 6, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1, output_padding=1),
+        torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+        torch.nn.Conv2d(4, 4, 3, padding=1),
+        torch.nn.Upsample(scale_factor=2, mode="nearest"),
+        torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
+        torch.nn.Conv2d(4, 2, 1)).eval()
+    torch.onnx.export(net, (torch.randn(1, 3, 6, 6),), out, dynamo=False,
+                      input_names=["image"], output_names=["mask"],
+                      dynamic_axes={"image": {0: "batch"}}, opset_version=13)
+
+
 def torch_transformer(out):
     """Embedding + TransformerEncoderLayer (attention, LayerNormalization, GELU
     as Erf) + mean pooling + Linear, at opset 17, dynamic batch."""
@@ -222,7 +239,7 @@ def dangling_input(out):
     onnx.save(model, out)
 
 
-MODELS = {f.__name__: f for f in (torch_cnn, torch_transformer, handmade_opset11, handmade_opset13, handmade_opset18,
+MODELS = {f.__name__: f for f in (torch_cnn, torch_decoder, torch_transformer, handmade_opset11, handmade_opset13, handmade_opset18,
                                   handmade_misc, unsupported_ops, old_opset, dangling_input)}
 
 if __name__ == "__main__":

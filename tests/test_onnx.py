@@ -155,7 +155,7 @@ def test_weights_over_2gb_use_external_data(tmp_path):
 
 # -- frontend -----------------------------------------------------------------
 
-ONNX_MODELS = ["torch_cnn", "torch_transformer", "handmade_opset11", "handmade_opset13",
+ONNX_MODELS = ["torch_cnn", "torch_decoder", "torch_transformer", "handmade_opset11", "handmade_opset13",
                "handmade_opset18", "handmade_misc"]
 
 

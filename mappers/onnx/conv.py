@@ -101,3 +101,96 @@ def lrn(ctx, op):
     denom = ctx.emit("pow", [base, ctx.constant(np.array(beta, dtype), "beta")], shape=shape,
                      hint="denominator")
     ctx.emit("div", [x, denom], outputs=op.outputs)
+
+
+@onnx_mapper("ConvTranspose")
+def conv_transpose(ctx, op):
+    """`conv_transpose2d` (2-D, group 1, dilation 1; output_padding folded into the crop)."""
+    weight = ctx.require_const(op.inputs[1], "the weight")
+    kernel = op.attrs.get("kernel_shape") or list(weight.shape[2:])
+    require_2d(op, kernel)
+    if op.attrs.get("group", 1) != 1 or any(d != 1 for d in op.attrs.get("dilations", [1, 1])):
+        raise ConversionError(f"ConvTranspose '{op.name}': groups and dilation are not "
+                              f"supported (group={op.attrs.get('group', 1)})")
+    if op.attrs.get("output_shape"):
+        raise ConversionError(f"ConvTranspose '{op.name}': output_shape is not supported; "
+                              f"export with pads/output_padding")
+    if op.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+        raise ConversionError(f"ConvTranspose '{op.name}': auto_pad={op.attrs['auto_pad']} "
+                              f"is not supported")
+    strides = op.attrs.get("strides", [1, 1])
+    top, left, bottom, right = op.attrs.get("pads", [0, 0, 0, 0])
+    extra_h, extra_w = op.attrs.get("output_padding", [0, 0])
+    # output_padding adds rows/columns at the end of the full output, i.e. crops less there.
+    if extra_h > bottom or extra_w > right:
+        raise ConversionError(f"ConvTranspose '{op.name}': output_padding larger than the "
+                              f"end padding is not supported")
+    ctx.emit("conv_transpose2d", [v for v in op.inputs if v],
+             {"strides": strides, "pads": [top, left, bottom - extra_h, right - extra_w]},
+             outputs=op.outputs[:1])
+
+
+_RESIZE_COORDS = {"half_pixel": "half_pixel", "pytorch_half_pixel": "half_pixel",
+                  "align_corners": "align_corners", "asymmetric": "asymmetric"}
+
+
+def _resize(ctx, op, mode: str, coord: str, scales, sizes):
+    shape = ctx.shape(op.inputs[0])
+    if shape is None or len(shape) != 4:
+        raise ConversionError(f"{op.type} '{op.name}': only NCHW (rank 4) input is supported")
+    if sizes is not None and len(sizes):
+        size = [int(sizes[2]), int(sizes[3])]
+    else:
+        if shape[2] is None or shape[3] is None:
+            raise ConversionError(f"{op.type} '{op.name}': scales on unknown spatial sizes; "
+                                  f"give --input-shape")
+        if scales is None or len(scales) != 4 or scales[0] != 1 or scales[1] != 1:
+            raise ConversionError(f"{op.type} '{op.name}': only spatial scaling is supported")
+        size = [int(np.floor(shape[2] * scales[2])), int(np.floor(shape[3] * scales[3]))]
+    if mode == "nearest":
+        nearest_mode = op.attrs.get("nearest_mode", "round_prefer_floor")
+        if coord != "asymmetric" or (op.type == "Resize" and nearest_mode != "floor"):
+            raise ConversionError(
+                f"{op.type} '{op.name}': nearest resize is supported with asymmetric "
+                f"coordinates and floor rounding (what PyTorch and Keras export); this one "
+                f"uses {coord} / {nearest_mode}")
+        ir_mode = "nearest"
+    elif mode in ("linear", "bilinear"):
+        ir_mode = "bilinear"
+    else:
+        raise ConversionError(f"{op.type} '{op.name}': mode {mode} is not supported "
+                              f"(nearest, linear are)")
+    if coord not in _RESIZE_COORDS:
+        raise ConversionError(f"{op.type} '{op.name}': coordinate_transformation_mode "
+                              f"{coord} is not supported")
+    ctx.emit("resize", op.inputs[:1], {"size": size, "mode": ir_mode,
+                                       "coord": _RESIZE_COORDS[coord]}, outputs=op.outputs)
+
+
+def _optional_const(ctx, op, index):
+    if len(op.inputs) <= index or not op.inputs[index]:
+        return None
+    value = ctx.require_const(op.inputs[index], "the resize scales/sizes")
+    return None if value.size == 0 else value.reshape(-1).tolist()
+
+
+@onnx_mapper("Resize", since=11)
+def resize(ctx, op):
+    """`resize` (nearest: asymmetric+floor; linear: half_pixel / align_corners / asymmetric)."""
+    _resize(ctx, op, op.attrs.get("mode", "nearest"),
+            op.attrs.get("coordinate_transformation_mode", "half_pixel"),
+            _optional_const(ctx, op, 2), _optional_const(ctx, op, 3))
+
+
+@onnx_mapper("Resize", since=10, until=11)
+def resize_v10(ctx, op):
+    """`resize` from Resize-10 (scales input, asymmetric coordinates)."""
+    _resize(ctx, op, op.attrs.get("mode", "nearest"), "asymmetric",
+            _optional_const(ctx, op, 1), None)
+
+
+@onnx_mapper("Upsample", until=10)
+def upsample(ctx, op):
+    """`resize` from Upsample (scales attribute before opset 9, input from 9)."""
+    scales = op.attrs.get("scales") or _optional_const(ctx, op, 1)
+    _resize(ctx, op, op.attrs.get("mode", "nearest"), "asymmetric", scales, None)
