@@ -1,7 +1,9 @@
 """--from tf on every input form: frozen .pb, TF1 checkpoint (+meta), TF1
 SavedModel with tags, SavedModel with two signatures, .keras / .h5, TF2
-checkpoint with --model-def. Each converts and matches TensorFlow within rtol
-1e-4 of the output scale; pruning, dynamic batch and Keras code safety."""
+checkpoint with --model-def. Each converts to paddle, onnx and torch and matches
+TensorFlow within rtol 1e-4 of the output scale; pruning, dynamic batch, the
+wider op set (TopKV2, LRN, einsum, Keras Dense on 3-D inputs) and Keras code
+safety."""
 from pathlib import Path
 
 import pytest
@@ -37,32 +39,44 @@ FORMS = {
 }
 
 
+TARGETS = ["paddle", "onnx", "torch"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("form", sorted(FORMS))
-def test_form_to_paddle(tf_model, tmp_path, form):
+def test_form_converts_to_every_target(tf_model, tmp_path, form, target):
+    """Every input form to every target with parity; onnx/torch at batch 1 and 7
+    (dynamic batch), paddle through both runners."""
     builder, rel, options, signature, fmt = FORMS[form]
     model = tf_model(builder) / rel
-    report, result = _parity(model, tmp_path / "out", "paddle", options=options,
-                             signature=signature)
+    report, result = _parity(model, tmp_path / "out", target, batch=2 if target == "paddle" else 1,
+                             options=options, signature=signature)
     assert report["source"]["format"] == fmt
     assert report["source"]["options"] == options
-    assert {r["runner"] for r in result["outputs"]} == {"paddle:python", "paddle:inference"}
-
-
-@pytest.mark.parametrize("target", ["onnx", "torch"])
-@pytest.mark.parametrize("form", ["keras", "frozen_pb", "ckpt_prefix"])
-def test_form_to_onnx_and_torch_dynamic_batch(tf_model, tmp_path, form, target):
-    """New mappers (Conv2DTranspose, bilinear/nearest upsampling, SeparableConv2D,
-    Conv1D, LayerNormalization, multiply/concat/slicing) at batch 1 and 7."""
-    builder, rel, options, signature, _ = FORMS[form]
-    model = tf_model(builder) / rel
-    report, _ = _parity(model, tmp_path / "out", target, batch=1, options=options)
+    if target == "paddle":
+        assert {r["runner"] for r in result["outputs"]} == {"paddle:python", "paddle:inference"}
+        return
     assert report["inputs"][0]["shape"][0] is None
-    result = check(str(model), str(tmp_path / "out"), target=target, rtol=RTOL, batch=7)
+    result = check(str(model), str(tmp_path / "out"), target=target, rtol=RTOL, batch=7,
+                   signature=signature)
     assert result["passed"] and result["input_shapes"][0][0] == 7
 
 
-def test_sig_shuffle_to_onnx(tf_model, tmp_path):
-    _parity(tf_model("two_signatures"), tmp_path / "out", "onnx", signature="shuffle")
+@pytest.mark.parametrize("target", TARGETS)
+def test_topk_lrn_einsum_and_keras_dense_3d(tf_model, tmp_path, target):
+    """TopKV2, LRN (TF's alpha is not divided by the window), einsum forms and a Keras
+    Dense on (batch, seq, features) whose Tensordot runtime shape chain is folded."""
+    report, _ = _parity(tf_model("tf_extras") / "saved", tmp_path / "out", target, batch=3)
+    shapes = {o["name"]: o["shape"] for o in report["outputs"]}
+    assert shapes["seq"] == [None, 6, 4] and shapes["lrn"] == [None, 6, 6, 8]
+
+
+def test_keras_dense_on_3d_input_is_static_with_dynamic_batch(tf_model, tmp_path):
+    model = tf_model("tf_extras") / "dense3d.keras"
+    for target in TARGETS:
+        report, _ = _parity(model, tmp_path / target, target, batch=5)
+        assert report["outputs"][0]["shape"] == [None, 6, 4]
+        assert "reshape_dynamic" not in report["ir_ops"] and "shape" not in report["ir_ops"]
 
 
 def test_pruned_backbone_of_a_checkpoint(tf_model, tmp_path):

@@ -239,8 +239,54 @@ def malicious_keras(out):
         os.remove(marker)
 
 
+def dense3d_model():
+    """Keras Dense on a (batch, seq, features) input (Tensordot's runtime shape chain)."""
+    import keras
+    keras.utils.set_random_seed(5)
+    L = keras.layers
+    inp = keras.Input((6, 8), name="tokens")
+    x = L.Dense(12, activation="gelu", name="proj")(inp)
+    x = L.Dense(4, activation="hard_sigmoid", name="out")(x)
+    return keras.Model(inp, x, name="dense3d")
+
+
+def tf_extras(out):
+    """OUT/dense3d.keras (dense3d_model) and OUT/saved, a SavedModel running that Keras
+    model, LRN, TopKV2 and einsum forms ('bhqd,bhkd->bhqk', 'abc,cd->abd')."""
+    tf = _tf()
+    import numpy as np
+    rng = np.random.default_rng(6)
+    model = dense3d_model()
+    os.makedirs(out, exist_ok=True)
+    model.save(os.path.join(out, "dense3d.keras"))
+
+    class M(tf.Module):
+        def __init__(self):
+            self.model = model
+            self.w = tf.constant(rng.normal(0, 0.5, (3, 3, 3, 8)).astype("float32"))
+            self.p = tf.constant(rng.normal(0, 0.5, (4, 5)).astype("float32"))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6, 8], tf.float32, name="tokens"),
+                                      tf.TensorSpec([None, 6, 6, 3], tf.float32, name="image")])
+        def __call__(self, tokens, image):
+            seq = self.model(tokens)                                        # (b, 6, 4)
+            heads = tf.reshape(tokens, [-1, 6, 2, 4])                       # (b, 6, 2, 4)
+            heads = tf.transpose(heads, [0, 2, 1, 3])                       # (b, 2, 6, 4)
+            att = tf.einsum("bhqd,bhkd->bhqk", heads, heads)                # (b, 2, 6, 6)
+            proj = tf.einsum("abc,cd->abd", seq, self.p)                    # (b, 6, 5)
+            values, indices = tf.math.top_k(proj, k=3)
+            y = tf.nn.conv2d(image, self.w, 1, "SAME")
+            y = tf.nn.local_response_normalization(y, depth_radius=2, bias=1.5, alpha=0.3,
+                                                   beta=0.75)
+            return {"top_values": values, "top_indices": tf.cast(indices, tf.float32),
+                    "lrn": y, "att": tf.reduce_mean(att, axis=1), "seq": seq}
+
+    tf.saved_model.save(M(), os.path.join(out, "saved"))
+
+
 MODELS = {f.__name__: f for f in (raw_ops, unsupported, two_inputs, backbone_pair, tf1_forms,
-                                  keras_forms, two_signatures, malicious_keras)}
+                                  keras_forms, two_signatures, malicious_keras,
+                                  tf_extras)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

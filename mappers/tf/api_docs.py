@@ -691,3 +691,22 @@ for name, op, pd in [("equal", "Equal", "equal"), ("not_equal", "NotEqual", "not
         f"out = paddle.{pd}(paddle.to_tensor(np.round(x)), paddle.to_tensor(np.float32(0)))", "Boolean output on both sides.")
 api("tf.math.logical_not", "comparison", "LogicalNot", "paddle.logical_not", "tf.math.logical_not(x, name=None)",
     "paddle.logical_not(x, out=None, name=None)", [X], "out = tf.math.logical_not(x > 0)", f"out = paddle.logical_not({P} > 0)")
+api("tf.math.top_k", "reduction", "TopKV2", "paddle.topk", "tf.math.top_k(input, k=1, sorted=True, index_type=tf.int32, name=None)",
+    "paddle.topk(x, k, axis=None, largest=True, sorted=True, name=None)",
+    [a("input", "x", "renamed"), a("k", "k", "same", "x2 needs a constant k"),
+     a("sorted", "sorted", "same", "x2 always sorts (TF's sorted=False order is unspecified)"),
+     a("index_type", "—", "unsupported", "Paddle indices are always int64; x2 casts to TF's int32"),
+     a("—", "axis", "paddle-only", "TF always uses the last axis"), a("—", "largest", "paddle-only")],
+    "out = list(tf.math.top_k(x, k=2))", f"out = list(paddle.topk({P}, k=2))",
+    "Returns (values, indices) on both sides; TF indices int32, Paddle int64.")
+api("tf.nn.local_response_normalization", "normalization", "LRN", "paddle.nn.functional.local_response_norm",
+    "tf.nn.local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5, name=None)",
+    "paddle.nn.functional.local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format='NCHW', name=None)",
+    [a("input", "x", "renamed", "TF is NHWC: pass data_format='NHWC'"),
+     a("depth_radius", "size", "semantics", "size = 2 * depth_radius + 1"),
+     a("bias", "k", "renamed"), a("alpha", "alpha", "semantics", "Paddle divides alpha by size; pass alpha * size"),
+     a("beta", "beta", "default", "TF 0.5, Paddle 0.75")],
+    "out = tf.nn.local_response_normalization(x, depth_radius=2, bias=1.5, alpha=0.3, beta=0.75)",
+    f"out = F.local_response_norm({P}, size=5, alpha=0.3 * 5, beta=0.75, k=1.5, data_format='NHWC')",
+    "x2 decomposes it: x / (bias + alpha * size * avg_pool(x^2 over channels)) ** beta.",
+    shape=(2, 3, 4, 6), atol=1e-5)

@@ -104,9 +104,27 @@ def argmax(ctx, op):
     ctx.emit("cast", [y], {"dtype": op.attrs["output_type"]}, outputs=op.outputs)
 
 
+@tf_mapper("TopKV2")
+def top_k(ctx, op):
+    """`topk` over the last axis (constant k, sorted); int32 indices by `cast`."""
+    from x2.ir import TensorInfo
+    x = op.inputs[0]
+    k = int(ctx.require_const(op.inputs[1], "k")) if len(op.inputs) > 1 else int(op.attrs["k"])
+    rank = len(ctx.shape(x))
+    values, indices = op.outputs[:2]
+    attrs = {"k": k, "axis": rank - 1}
+    if ctx.dtype(indices) == "int64":
+        ctx.emit("topk", [x], attrs, outputs=[values, indices])
+        return
+    raw = ctx.graph.fresh_name(f"{op.name}/indices64")
+    ctx.emit("topk", [x], attrs, outputs=[values, raw])
+    ctx.graph.info[raw] = TensorInfo("int64", ctx.shape(indices))
+    ctx.emit("cast", [raw], {"dtype": ctx.dtype(indices) or "int32"}, outputs=[indices])
+
+
 @tf_mapper("Einsum")
 def einsum(ctx, op):
-    """`matmul` for matrix-product forms ('bi,ij->bj', '...ij,...jk->...ik')."""
+    """`matmul` for matrix-product forms ('bij,bjk->bik', 'abc,cd->abd', 'bhqd,bhkd->bhqk')."""
     from x2.errors import ConversionError
     equation = op.attrs.get("equation", "").replace(" ", "")
     lhs, _, out = equation.partition("->")
@@ -117,5 +135,12 @@ def einsum(ctx, op):
                 out == a[:-1] + b[-1] and (len(b) == 2 or b[:-2] == a[:len(b) - 2]):
             ctx.emit("matmul", op.inputs[:2], outputs=op.outputs)
             return
+        # a @ b^T: the contracted index is last in both ('bhqd,bhkd->bhqk').
+        if len(b) >= 2 and len(a) >= 2 and a[-1] == b[-1] and a[-1] not in out and \
+                b[-2] not in a and out == a[:-1] + b[-2] and \
+                (len(b) == 2 or b[:-2] == a[:len(b) - 2]):
+            bt = _maybe_transposed(ctx, op.inputs[1], True)
+            ctx.emit("matmul", [op.inputs[0], bt], outputs=op.outputs)
+            return
     raise ConversionError(f"Einsum '{op.name}': equation {equation!r} is not a matrix "
-                          f"product x2 maps (e.g. 'bi,ij->bj', 'bij,bjk->bik')")
+                          f"product x2 maps (e.g. 'bi,ij->bj', 'bij,bjk->bik', 'bhqd,bhkd->bhqk')")

@@ -369,6 +369,12 @@ def argmax(e, node):
            keepdims=int(bool(node.attrs.get("keepdims"))))
 
 
+@onnx_op("topk")
+def topk(e, node):
+    e.node("TopK", [node.inputs[0], e.ints([node.attrs["k"]])], node.outputs,
+           axis=node.attrs["axis"], largest=1, sorted=1)
+
+
 @onnx_op("greater", "less")
 def compare(e, node):
     e.node("Greater" if node.op == "greater" else "Less", node.inputs, node.outputs)

@@ -403,6 +403,15 @@ def _tile(xs, a):
 def _argmax(xs, a):
     y = np.argmax(xs[0], axis=a["axis"])
     return [np.expand_dims(y, a["axis"]) if a.get("keepdims") else y.astype(np.int64)]
+@_define("topk")
+def _topk(xs, a):
+    """The `k` largest along `axis`, sorted descending; ties keep the lower index."""
+    x, axis, k = xs[0], a["axis"], a["k"]
+    order = np.argsort(-x, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
+
+
 OPS["logical_not"] = OpDef("logical_not", "elementwise", lambda xs, a: [np.logical_not(xs[0])])
 OPS["reduce_any"] = OpDef("reduce_any", "reduce", _reduce(np.any))
 

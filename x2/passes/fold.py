@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, TensorInfo
-from ..ir.ops import evaluate
+from ..ir.ops import OPS, evaluate
 
 # Ops that move shape values around without computing on them: numpy runs
 # them on object arrays holding None for unknown dims.
@@ -20,6 +20,12 @@ _PARTIAL_OPS = {"strided_slice", "stack", "concat", "squeeze", "unsqueeze", "ide
 _PARTIAL_ARITH = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b,
                   "mul": lambda a, b: a * b, "div": lambda a, b: a // b,
                   "mod": lambda a, b: a % b}
+# Reductions of shape values (Tensordot's Prod of the free dims): any unknown
+# entry in a reduced group makes that result unknown.
+_PARTIAL_REDUCE = {"reduce_prod": lambda xs: int(np.prod(xs)),
+                   "reduce_sum": lambda xs: int(np.sum(xs)),
+                   "reduce_max": lambda xs: int(np.max(xs)),
+                   "reduce_min": lambda xs: int(np.min(xs))}
 # Folding these would only copy data around at conversion time; larger
 # constants stay as computed to keep memory down.
 _MAX_FOLD_ELEMENTS = 1 << 26
@@ -29,6 +35,7 @@ def fold_constants(graph: Graph) -> Graph:
     partial: dict[str, np.ndarray] = {}
     kept = []
     for node in graph.nodes:
+        _refine_elementwise_shape(graph, node)
         if _try_fold(graph, node):
             continue
         value = _partial_value(graph, node, partial)
@@ -64,6 +71,8 @@ def _partial_value(graph: Graph, node, partial) -> np.ndarray | None:
         return np.array([None if x is None or y is None else int(fn(int(x), int(y)))
                          for x, y in zip(a.reshape(-1), b.reshape(-1))],
                         dtype=object).reshape(a.shape)
+    if node.op in _PARTIAL_REDUCE:
+        return _partial_reduce(node, np.asarray(values[0], dtype=object))
     if node.op in _PARTIAL_OPS:
         if node.op == "cast":
             return np.asarray(values[0], dtype=object)
@@ -73,6 +82,49 @@ def _partial_value(graph: Graph, node, partial) -> np.ndarray | None:
         # np.take of one index returns a bare element: keep arrays.
         return None if not result else np.asarray(result[0], dtype=object)
     return None
+
+
+def _refine_elementwise_shape(graph: Graph, node) -> None:
+    """Fill unknown output dims of an elementwise op from its inputs' shapes (a
+    reshape resolved above knows dims the source's own inference did not)."""
+    opdef = OPS.get(node.op)
+    if opdef is None or opdef.layout != "elementwise" or len(node.outputs) != 1:
+        return
+    info = graph.info.get(node.outputs[0])
+    if info is None or info.shape is None or all(d is not None for d in info.shape):
+        return
+    shapes = [graph.shape(v) for v in node.inputs if v]
+    if any(s is None for s in shapes):
+        return
+    rank = len(info.shape)
+    if any(len(s) > rank for s in shapes):
+        return
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    refined = []
+    for i, old in enumerate(info.shape):
+        dims = [s[i] for s in padded]
+        known = {d for d in dims if d is not None and d != 1}
+        if old is not None or len(known) > 1:
+            refined.append(old)
+        elif known:
+            refined.append(known.pop())
+        else:
+            refined.append(1 if all(d == 1 for d in dims) else None)
+    graph.info[node.outputs[0]] = TensorInfo(info.dtype, tuple(refined))
+
+
+def _partial_reduce(node, x: np.ndarray) -> np.ndarray:
+    axes = sorted(a % max(x.ndim, 1) for a in node.attrs.get("axes", range(x.ndim)))
+    kept = [i for i in range(x.ndim) if i not in axes]
+    rows = np.transpose(x, kept + axes).reshape(
+        [x.shape[i] for i in kept] + [-1]) if x.ndim else x.reshape(1)
+    flat = rows.reshape(-1, rows.shape[-1]) if x.ndim else rows.reshape(1, 1)
+    fn = _PARTIAL_REDUCE[node.op]
+    out = np.array([None if any(v is None for v in row) else fn([int(v) for v in row])
+                    for row in flat], dtype=object)
+    if node.attrs.get("keepdims"):
+        return out.reshape([1 if i in axes else x.shape[i] for i in range(x.ndim)])
+    return out.reshape([x.shape[i] for i in kept])
 
 
 def _resolve_reshape(graph: Graph, node, target: list) -> None:
