@@ -18,7 +18,8 @@ MODELS = str(ROOT / "tests" / "torch_models.py")
 SHAPES = {"resnet": {"x": [2, 3, 32, 32]}, "encoder": {"tokens": [2, 16]},
           "mlp": {"x": [3, 20]}}
 OPTIONS = {"encoder": {"input_dtypes": {"tokens": "int64"}}}
-RUNNERS = {"torch": {"torch:python"}, "paddle": {"paddle:python", "paddle:inference"}}
+RUNNERS = {"torch": {"torch:python"}, "paddle": {"paddle:python", "paddle:inference"},
+           "onnx": {"onnx:onnxruntime"}}
 
 
 def _assert_parity(result, target):
@@ -91,23 +92,72 @@ import torch_models
 m = torch_models.mlp()
 ep = torch.export.export(m, (torch.randn(3, 20),))
 torch.export.save(ep, {pt2!r})
-torch.jit.save(torch.jit.trace(m, torch.randn(3, 20)), {ts!r})
+torch.jit.save(torch.jit.script(m), {ts!r})
+torch.jit.save(torch.jit.trace(torch_models.resnet(), torch.randn(2, 3, 32, 32)), {ts_cnn!r})
 """
 
 
-def test_pt2_program_converts_and_torchscript_is_refused(tmp_path):
-    pt2, ts = tmp_path / "mlp.pt2", tmp_path / "mlp_script.pt"
+@pytest.fixture(scope="module")
+def saved_models(tmp_path_factory):
+    """The MLP as a .pt2 program and scripted (TorchScript), the CNN traced."""
+    d = tmp_path_factory.mktemp("saved")
+    paths = {"pt2": d / "mlp.pt2", "ts": d / "mlp_script.pt", "ts_cnn": d / "resnet.ts"}
     proc = subprocess.run([sys.executable, "-c", _EXPORT.format(
-        tests=str(ROOT / "tests"), pt2=str(pt2), ts=str(ts))], capture_output=True, text=True,
-        env=ENV)
+        tests=str(ROOT / "tests"), **{k: str(v) for k, v in paths.items()})],
+        capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    out = tmp_path / "out"
+    return paths
+
+
+def test_pt2_program_converts(saved_models, tmp_path):
+    pt2, out = saved_models["pt2"], tmp_path / "out"
     report = convert(str(pt2), str(out), source="torch", target="paddle")
     assert report["inputs"][0]["shape"] == [3, 20]
     _assert_parity(check(str(pt2), str(out), source="torch", target="paddle", rtol=RTOL),
                    "paddle")
-    with pytest.raises(ModelLoadError, match="TorchScript files are not supported yet"):
-        convert(str(ts), str(tmp_path / "out2"), source="torch", target="torch")
+
+
+@pytest.mark.parametrize("key, target, shape", [("ts", "paddle", [3, 20]),
+                                                ("ts_cnn", "onnx", [2, 3, 32, 32])])
+def test_torchscript_converts_with_parity(saved_models, tmp_path, key, target, shape):
+    model, out = str(saved_models[key]), tmp_path / "out"
+    report = convert(model, str(out), source="torch", target=target,
+                     input_shapes={"x": shape})
+    assert report["inputs"][0]["shape"] == shape
+    _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL), target)
+
+
+def test_corrupt_torchscript_is_a_clear_cli_error(saved_models, tmp_path):
+    data = saved_models["ts"].read_bytes()
+    for name, blob in [("truncated.pt", data[: len(data) // 2]),
+                       ("garbled.pt", data[:200] + bytes(len(data) - 400) + data[-200:])]:
+        bad = tmp_path / name
+        bad.write_bytes(blob)
+        proc = run_cli("convert", "--from", "torch", "--to", "paddle", "--model", str(bad),
+                       "--input-shape", "x:3,20", "--out", str(tmp_path / "out"))
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr and str(bad) in proc.stderr, proc.stderr
+        assert "truncated or corrupt" in proc.stderr or "TorchScript" in proc.stderr
+
+
+@pytest.mark.parametrize("target", ["paddle", "onnx"])
+@pytest.mark.parametrize("name", ["mlp", "resnet"])
+def test_dynamic_batch_runs_at_batch_1_and_5(tmp_path, name, target):
+    out = tmp_path / "out"
+    (x_shape,) = SHAPES[name].values()
+    proc = run_cli("convert", "--from", "torch", "--to", target, "--model", f"{MODELS}:{name}",
+                   "--input-shape", "x:" + ",".join(map(str, x_shape)), "--dynamic-batch",
+                   "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    saved = json.loads((out / "report.json").read_text())
+    assert saved["source"]["options"]["dynamic_batch"] is True
+    assert saved["inputs"][0]["shape"] == [None] + x_shape[1:]
+    for batch in (1, 5):
+        result = check(f"{MODELS}:{name}", str(out), source="torch", target=target, rtol=RTOL,
+                       batch=batch)
+        assert result["input_shapes"][0][0] == batch
+        for r in result["outputs"]:
+            assert r["passed"], f"batch {batch} {r['runner']}: rel err {r['max_rel']:.3e}"
 
 
 def test_unsupported_aten_ops_are_listed_at_once(tmp_path):

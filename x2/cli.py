@@ -183,6 +183,9 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="[NAME:]DTYPE of the example inputs (--from torch; default float32).")
 @click.option("--trust-pickle", is_flag=True,
               help="Allow torch.load to unpickle arbitrary objects (runs code from the file).")
+@click.option("--dynamic-batch", is_flag=True,
+              help="--from torch: export with dim 0 of every input dynamic; the converted "
+                   "model takes any batch size.")
 @click.option("--model-def", help="--from tf, TF2 checkpoint: package.module:factory or "
               "file.py:factory returning the Keras model / tf.Module to restore into.")
 @click.option("--trust-code", is_flag=True,
@@ -194,8 +197,8 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
-            io_layout, opset, input_dtype, trust_pickle, model_def, trust_code, tags,
-            channels_last, quiet, debug):
+            io_layout, opset, input_dtype, trust_pickle, dynamic_batch, model_def, trust_code,
+            tags, channels_last, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     emit_options = {"opset": opset} if opset else {}
@@ -206,6 +209,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
                                 for v in input_dtype}} if input_dtype else {}
     if trust_pickle:
         options["trust_pickle"] = True
+    if dynamic_batch:
+        options["dynamic_batch"] = True
     if model_def:
         options["model_def"] = model_def
     if trust_code:

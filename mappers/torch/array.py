@@ -33,9 +33,17 @@ def to_copy(ctx, op):
 @torch_mapper("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
               "aten.flatten.using_ints")
 def view(ctx, op):
-    """`reshape` to the (static) output shape."""
+    """`reshape` to the output shape (-1 for its one dynamic-batch dim)."""
     shape = ctx.shape(op.outputs[0])
-    ctx.emit("reshape", op.inputs[:1], {"shape": [int(d) for d in shape]}, outputs=op.outputs)
+    if sum(d is None for d in shape) > 1:
+        raise unsupported(op, f"the target shape {_show(shape)} has more than one dim that "
+                              f"depends on the dynamic batch; convert without --dynamic-batch")
+    ctx.emit("reshape", op.inputs[:1], {"shape": [-1 if d is None else int(d) for d in shape]},
+             outputs=op.outputs)
+
+
+def _show(shape) -> str:
+    return "[" + ", ".join("batch" if d is None else str(d) for d in shape) + "]"
 
 
 def _keep_origin(ctx, value: str, out: str) -> None:
@@ -67,9 +75,23 @@ def transpose(ctx, op):
 
 @torch_mapper("aten.expand.default")
 def expand(ctx, op):
-    """`expand` to the static output shape."""
-    ctx.emit("expand", op.inputs[:1], {"shape": [int(d) for d in ctx.shape(op.outputs[0])]},
-             outputs=op.outputs)
+    """`expand` to the output shape (a dynamic-batch dim must already be the input's)."""
+    x, out = op.inputs[0], ctx.shape(op.outputs[0])
+    in_shape = ctx.shape(x)
+    if tuple(in_shape) == tuple(out):
+        ctx.alias(op.outputs[0], x)
+        return
+    aligned = [None] * (len(out) - len(in_shape)) + list(in_shape)
+    target = []
+    for i, d in enumerate(out):
+        if d is None:
+            if i < len(out) - len(in_shape) or aligned[i] is not None:
+                raise unsupported(op, f"broadcasting {_show(in_shape)} to the dynamic batch "
+                                      f"size ({_show(out)}) is not supported; convert "
+                                      f"without --dynamic-batch")
+            d = 1  # ONNX-style: keeps the input's (dynamic) dim
+        target.append(int(d))
+    ctx.emit("expand", [x], {"shape": target}, outputs=op.outputs)
 
 
 @torch_mapper("aten.unsqueeze.default")
@@ -181,13 +203,31 @@ def _constant(ctx, op, array):
               "aten.ones_like.default", "aten.scalar_tensor.default", "aten.zeros.default",
               "aten.ones.default")
 def full(ctx, op):
-    """a constant of the (static) output shape."""
+    """a constant of the output shape (size 1 at a dynamic batch dim read only by elementwise ops)."""
     kind = op.type.split(".")[1]
     value = {"zeros_like": 0, "ones_like": 1, "zeros": 0, "ones": 1}.get(kind)
     if value is None:
         value = args(op)[0] if kind == "scalar_tensor" else args(op)[1]
     shape = ctx.shape(op.outputs[0])
+    if None in shape:
+        if not _only_broadcast_into(ctx, op.outputs[0], shape):
+            raise unsupported(op, f"a tensor of the dynamic batch size {_show(shape)} made in "
+                                  f"the model is not supported; convert without "
+                                  f"--dynamic-batch")
+        # Only elementwise ops of the same output shape read it: size 1 broadcasts.
+        shape = tuple(1 if d is None else d for d in shape)
     _constant(ctx, op, np.full(shape, value, dtype=ctx.dtype(op.outputs[0])))
+
+
+_ELEMENTWISE = {"aten.where.self", "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+                "aten.div.Tensor"}
+
+
+def _only_broadcast_into(ctx, value: str, shape) -> bool:
+    users = [o for o in ctx.source.ops if value in o.inputs]
+    return bool(users) and all(
+        u.type in _ELEMENTWISE and tuple(ctx.shape(u.outputs[0]) or ()) == tuple(shape)
+        for u in users)
 
 
 @torch_mapper("aten.arange.start_step", "aten.arange.default", "aten.arange.start")

@@ -37,3 +37,12 @@ def define_common(register, unary: dict[str, str], clip_fn: str) -> None:
     @register("elu")
     def elu(e, node):
         return call("F.elu", e.value(node.inputs[0]), alpha=node.attrs.get("alpha", 1.0))
+
+
+def expand_target(in_shape, shape) -> list[int]:
+    """The IR's ONNX-style expand target for paddle.expand/torch.broadcast_to: a 1
+    against an input dim that is not 1 (e.g. a dynamic batch) keeps that dim (-1)."""
+    if in_shape is None:
+        return list(shape)
+    aligned = [1] * (len(shape) - len(in_shape)) + list(in_shape)
+    return [-1 if d == 1 and a != 1 else d for d, a in zip(shape, aligned)]

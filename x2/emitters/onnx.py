@@ -33,6 +33,7 @@ class OnnxContext:
         self._const_cache: dict = {}
         self._names = set(graph.info) | set(graph.constants)
         self._counter = 0
+        self._node_names: set[str] = set()
         self.current = None
 
     def fresh(self, node, hint: str) -> str:
@@ -52,7 +53,14 @@ class OnnxContext:
         return outputs[0]
 
     def _node_name(self, op_type: str) -> str:
-        return f"{self.current.name}/{op_type}" if self.current is not None else op_type
+        """Unique: one IR node may become several ONNX nodes of the same type."""
+        base = f"{self.current.name}/{op_type}" if self.current is not None else op_type
+        name, n = base, 0
+        while name in self._node_names:
+            n += 1
+            name = f"{base}_{n}"
+        self._node_names.add(name)
+        return name
 
     def const(self, array: np.ndarray, hint: str = "const") -> str:
         array = np.asarray(array)

@@ -6,7 +6,7 @@ submodules so that the generated model can be fine-tuned."""
 from __future__ import annotations
 
 from .codegen import Expr, binop, call, strided_index, subscript, take
-from .functional_ops import define_common
+from .functional_ops import define_common, expand_target
 
 PADDLE_OPS: dict = {}
 
@@ -212,7 +212,8 @@ def slice_(e, node):
 
 @paddle_op("expand")
 def expand(e, node):
-    return call("paddle.expand", e.value(node.inputs[0]), shape=node.attrs["shape"])
+    shape = expand_target(e.graph.shape(node.inputs[0]), node.attrs["shape"])
+    return call("paddle.expand", e.value(node.inputs[0]), shape=shape)
 
 
 @paddle_op("where")

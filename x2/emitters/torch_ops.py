@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codegen import Expr, binop, call, literal, strided_index, subscript, take
-from .functional_ops import define_common
+from .functional_ops import define_common, expand_target
 
 TORCH_OPS: dict = {}
 
@@ -269,7 +269,8 @@ def slice_(e, node):
 
 @torch_op("expand")
 def expand(e, node):
-    return call("torch.broadcast_to", e.value(node.inputs[0]), node.attrs["shape"])
+    shape = expand_target(e.graph.shape(node.inputs[0]), node.attrs["shape"])
+    return call("torch.broadcast_to", e.value(node.inputs[0]), shape)
 
 
 @torch_op("split")

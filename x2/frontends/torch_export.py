@@ -2,10 +2,17 @@
 
 A model arrives as a module spec (`pkg.module:factory` or `file.py:factory`,
 called with no arguments, returning an nn.Module), a `torch.export` program
-(`.pt2`), or a pickled nn.Module (`.pt`/`.pth`, only with --trust-pickle). It
-is captured with `torch.export` and decomposed to the core ATen op set, and
-the FX graph is described as a SourceGraph for the shared mapping loop.
-Parameters and buffers become constants named after their state_dict keys."""
+(`.pt2`), a TorchScript archive (torch.jit.save; `.pt`/`.ts`/..., loaded with
+torch.jit.load, which runs no pickled code) or a pickled nn.Module
+(`.pt`/`.pth`, only with --trust-pickle). It is captured with `torch.export`
+(TorchScript through torch._export.converter.TS2EPConverter) and decomposed to
+the core ATen op set, and the FX graph is described as a SourceGraph for the
+shared mapping loop. Parameters and buffers become constants named after their
+state_dict keys.
+
+With options["dynamic_batch"], dim 0 of every input is a torch.export.Dim:
+tensor shapes then hold None there, and size arguments computed from it
+(sym_size, and arithmetic on it) reach the mappers as SymDim markers."""
 from __future__ import annotations
 
 import importlib
@@ -26,6 +33,16 @@ _PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".bin")
 
 class TensorRef(str):
     """An FX argument that is a tensor value; a str, so mappers pass it as a value name."""
+
+
+class SymDim:
+    """A size argument that depends on the dynamic batch (a SymInt in the FX graph)."""
+
+    def __init__(self, expr: str):
+        self.expr = expr
+
+    def __repr__(self) -> str:
+        return f"SymDim({self.expr})"
 
 
 def _torch():
@@ -108,10 +125,13 @@ def load_model(spec: str, trust_pickle: bool = False):
                 raise ModelLoadError(f"{spec}: torch.export.load failed: "
                                      f"{type(exc).__name__}: {exc}") from exc
         if _is_torchscript(path):
-            raise ModelLoadError(
-                f"{spec}: TorchScript files are not supported yet; export the model with "
-                f"torch.export.save(torch.export.export(model, args), 'model.pt2') or give "
-                f"a module spec file.py:factory")
+            try:
+                return "script", torch.jit.load(str(path), map_location="cpu").eval()
+            except Exception as exc:
+                first = (str(exc).strip().splitlines() or [""])[0]
+                raise ModelLoadError(f"{spec}: not a readable TorchScript archive "
+                                     f"(torch.jit.load failed: {type(exc).__name__}: "
+                                     f"{first})") from exc
         if path.suffix in _PICKLE_SUFFIXES:
             return "module", _load_pickle(path, trust_pickle).eval()
         raise ModelLoadError(f"{spec}: unknown model file type {path.suffix!r}")
@@ -120,25 +140,34 @@ def load_model(spec: str, trust_pickle: bool = False):
 
 def _is_torchscript(path: Path) -> bool:
     import zipfile
-    if not zipfile.is_zipfile(path):
-        return False
-    with zipfile.ZipFile(path) as zf:
-        return any(n.endswith("/constants.pkl") or n.endswith("/code/") or "/code/" in n
-                   for n in zf.namelist())
+    with open(path, "rb") as f:
+        if f.read(4) != b"PK\x03\x04":
+            return False
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return any(n.endswith("/constants.pkl") or "/code/" in n for n in zf.namelist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ModelLoadError(f"{path}: a zip archive (TorchScript or torch.save) that is "
+                             f"truncated or corrupt: {type(exc).__name__}: {exc}") from exc
 
 
 def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None):
     """Random example inputs for forward()'s tensor arguments, in order."""
     torch = _torch()
-    params = [p for p in inspect.signature(module.forward).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-              and p.default is inspect.Parameter.empty]
-    names = [p.name for p in params]
+    if isinstance(module, torch.jit.ScriptModule):
+        names = [a.name for a in module.forward.schema.arguments[1:]
+                 if a.default_value is None and not a.kwarg_only]
+    else:
+        params = [p for p in inspect.signature(module.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is inspect.Parameter.empty]
+        names = [p.name for p in params]
+    module_name = getattr(module, "original_name", None) or type(module).__name__
     shapes = dict(input_shapes or {})
     dtypes = dict(input_dtypes or {})
     for name in list(shapes) + [d for d in dtypes if d != "*"]:
         if name not in names:
-            raise SelectionError(f"'{name}' is not an argument of {type(module).__name__}."
+            raise SelectionError(f"'{name}' is not an argument of {module_name}."
                                  f"forward; its arguments are {', '.join(names) or 'none'}")
     missing = [n for n in names if n not in shapes]
     if missing:
@@ -160,30 +189,61 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None)
     return tuple(args)
 
 
-def export(kind: str, obj, input_shapes=None, input_dtypes=None):
+def _first_line(exc) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]
+
+
+def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=False):
     torch = _torch()
     if kind == "program":
         if input_shapes:
             raise SelectionError("--input-shape does not apply to a .pt2 program: its input "
                                  "shapes were fixed when it was exported")
-        program = obj
-    else:
-        args = example_inputs(obj, input_shapes, input_dtypes)
+        if dynamic_batch:
+            raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
+                                 "dynamic dims were chosen when it was exported")
+        return obj.run_decompositions()
+    args = example_inputs(obj, input_shapes, input_dtypes)
+    if kind == "script":
+        import warnings
+        from torch._export.converter import TS2EPConverter
         try:
-            with torch.no_grad():
-                program = torch.export.export(obj, args)
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                program = TS2EPConverter(obj, args).convert()
         except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            raise ModelLoadError(f"torch.export could not capture the model: "
-                                 f"{type(exc).__name__}: {first}") from exc
+            raise ModelLoadError(f"could not convert the TorchScript module to a torch.export "
+                                 f"program: {type(exc).__name__}: {_first_line(exc)}") from exc
+        # The converter's own dynamic dims are its guess: export again with ours.
+        obj = program.module()
+    dynamic = None
+    if dynamic_batch:
+        if any(a.dim() == 0 for a in args):
+            raise SelectionError("--dynamic-batch: every input needs a batch dim (dim 0)")
+        batch = torch.export.Dim("batch")
+        dynamic = tuple({0: batch} for _ in args)
+    try:
+        with torch.no_grad():
+            program = torch.export.export(obj, args, dynamic_shapes=dynamic)
+    except Exception as exc:
+        hint = (" with a dynamic batch (the model may fix or constrain its batch size; "
+                "give an example batch of 2 or more in --input-shape, or convert without "
+                "--dynamic-batch)" if dynamic_batch else "")
+        raise ModelLoadError(f"torch.export could not capture the model{hint}: "
+                             f"{type(exc).__name__}: {_first_line(exc)}") from exc
     return program.run_decompositions()
+
+
+def _dims(shape) -> tuple:
+    """Static dims as ints, symbolic (dynamic-batch) dims as None."""
+    return tuple(int(d) if isinstance(d, int) else None for d in shape)
 
 
 def _info(node) -> TensorInfo | None:
     val = node.meta.get("val")
     torch = _torch()
     if isinstance(val, torch.Tensor):
-        return TensorInfo(dtype_name(val.dtype), tuple(int(d) for d in val.shape))
+        return TensorInfo(dtype_name(val.dtype), _dims(val.shape))
     return None
 
 
@@ -200,11 +260,14 @@ def describe_program(program) -> SourceGraph:
         elif spec.target is not None:
             consts[spec.arg.name] = spec.target
     rename: dict[str, str] = {}
+    sizes: dict[str, object] = {}  # size-valued nodes: an int, or a SymDim when dynamic
     ops: list[SourceOp] = []
     info: dict[str, TensorInfo] = {}
 
     def ref(arg):
         if isinstance(arg, torch.fx.Node):
+            if arg.name in sizes:
+                return sizes[arg.name]
             return TensorRef(rename.get(arg.name, arg.name))
         if isinstance(arg, (list, tuple)):
             return type(arg)(ref(a) for a in arg)
@@ -229,6 +292,14 @@ def describe_program(program) -> SourceGraph:
             continue
         if node.op == "output" or node.op != "call_function":
             continue
+        val = node.meta.get("val")
+        if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
+            # sym_size and arithmetic on sizes: a number at conversion time, or a
+            # dynamic-batch size the mappers resolve (-1 in a reshape target).
+            if isinstance(val, torch.SymInt) and val.node.maybe_as_int() is not None:
+                val = val.node.maybe_as_int()
+            sizes[node.name] = int(val) if isinstance(val, int) else SymDim(str(val))
+            continue
         if node.target is operator.getitem:
             # Multi-output ops name their outputs "op:i"; getitem is that name.
             src, index = node.args
@@ -236,12 +307,11 @@ def describe_program(program) -> SourceGraph:
             continue
         args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
         inputs = [a for a in _flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
-        val = node.meta.get("val")
         if isinstance(val, (list, tuple)):
             outputs = [f"{node.name}:{i}" for i in range(len(val))]
             for out, v in zip(outputs, val):
                 if isinstance(v, torch.Tensor):
-                    info[out] = TensorInfo(dtype_name(v.dtype), tuple(int(d) for d in v.shape))
+                    info[out] = TensorInfo(dtype_name(v.dtype), _dims(v.shape))
         else:
             outputs = [node.name]
             if (i := _info(node)) is not None:
@@ -267,7 +337,8 @@ def _flatten(items):
 def read_torch(spec: str, input_shapes=None, options: dict | None = None) -> SourceGraph:
     options = options or {}
     kind, obj = load_model(spec, bool(options.get("trust_pickle")))
-    program = export(kind, obj, input_shapes, options.get("input_dtypes"))
+    program = export(kind, obj, input_shapes, options.get("input_dtypes"),
+                     bool(options.get("dynamic_batch")))
     return describe_program(program)
 
 
