@@ -308,13 +308,13 @@ def argmax(e, node):
                 keepdim=bool(node.attrs.get("keepdims")))
 
 
-@paddle_op("greater", "less")
 @paddle_op("topk")
 def topk(e, node):
     return call("paddle.topk", e.value(node.inputs[0]), k=node.attrs["k"],
                 axis=node.attrs["axis"], largest=True, sorted=True)
 
 
+@paddle_op("greater", "less")
 def compare(e, node):
     fn = "paddle.greater_than" if node.op == "greater" else "paddle.less_than"
     return call(fn, *[e.value(v, tensor=True) for v in node.inputs])

@@ -339,13 +339,13 @@ def argmax(e, node):
                 keepdim=bool(node.attrs.get("keepdims")))
 
 
-@torch_op("greater", "less")
 @torch_op("topk")
 def topk(e, node):
     return call("torch.topk", e.value(node.inputs[0]), node.attrs["k"], dim=node.attrs["axis"],
                 largest=True, sorted=True)
 
 
+@torch_op("greater", "less")
 def compare(e, node):
     fn = "torch.gt" if node.op == "greater" else "torch.lt"
     return call(fn, *[e.value(v, tensor=True) for v in node.inputs])
