@@ -40,6 +40,7 @@ def raw_ops(out):
             y = tf.nn.relu6(y)
             y = tf.pad(y, [[0, 0], [1, 1], [1, 1], [0, 0]])
             y = tf.nn.depthwise_conv2d(y, self.dw, strides=[1, 2, 2, 1], padding="VALID")
+            y = tf.slice(y, [0, 0, 1, 0], [-1, 5, -1, -1])  # TF Slice: size -1 runs to the end
             y, _, _ = tf.compat.v1.nn.fused_batch_norm(y, self.gamma, self.beta, self.mean,
                                                        self.var, epsilon=1e-3, is_training=False)
             y = tf.nn.elu(y) + tf.nn.selu(y) * 0.5 - tf.math.sigmoid(y) / 2.0

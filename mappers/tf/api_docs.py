@@ -319,6 +319,12 @@ api("tf.strided_slice", "array", "StridedSlice", "paddle.strided_slice / indexin
     [a("input_", "x", "renamed"), a("begin / end / strides", "starts / ends / strides", "renamed", "Paddle also needs the axes list"),
      a("*_mask", "—", "semantics", "no masks in Paddle: use Python indexing (x[..., None, 1:3]) instead")],
     "out = x[:, 1:3, ::2]", f"out = {P}[:, 1:3, ::2]", "Python indexing of a TF tensor is a StridedSlice op.")
+api("tf.slice", "array", "Slice", "paddle.slice / indexing",
+    "tf.slice(input_, begin, size, name=None)", "paddle.slice(input, axes, starts, ends)",
+    [a("input_", "input", "renamed"), a("begin", "starts", "renamed", "Paddle also needs the axes list"),
+     a("size", "ends", "semantics", "TF gives sizes (-1: to the end), Paddle end indices: ends = begin + size")],
+    "out = tf.slice(x, [0, 1, 1], [-1, 2, 2])", f"out = paddle.slice({P}, axes=[1, 2], starts=[1, 1], ends=[3, 3])",
+    "x2 maps tf.slice to its IR `slice` with ends = begin + size.")
 api("tf.zeros_like", "array", "ZerosLike", "paddle.zeros_like", "tf.zeros_like(input, dtype=None, name=None)",
     "paddle.zeros_like(x, dtype=None, name=None)", [a("input", "x", "renamed"), a("dtype", "dtype")],
     "out = tf.zeros_like(x)", f"out = paddle.zeros_like({P})", "x2 writes a constant of the static shape.")

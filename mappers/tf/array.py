@@ -222,3 +222,15 @@ def space_depth(ctx, op):
     y = ctx.emit("reshape", op.inputs[:1], {"shape": first}, hint="blocks")
     y = ctx.emit("transpose", [y], {"perm": [0, 1, 3, 2, 4, 5]}, hint="swap")
     ctx.emit("reshape", [y], {"shape": last}, outputs=op.outputs)
+
+
+@tf_mapper("Slice")
+def slice_(ctx, op):
+    """`slice` with constant begin/size (size -1: to the end)."""
+    x, begin_value, size_value = op.inputs
+    begin = ctx.require_const(begin_value, "begin").astype(int).tolist()
+    size = ctx.require_const(size_value, "size").astype(int).tolist()
+    big = np.iinfo(np.int64).max
+    ends = [big if s == -1 else b + s for b, s in zip(begin, size)]
+    ctx.emit("slice", [x], {"starts": begin, "ends": ends, "axes": list(range(len(begin))),
+                            "steps": [1] * len(begin)}, outputs=op.outputs)

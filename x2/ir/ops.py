@@ -6,6 +6,7 @@ pass can push Transposes through it without an op-by-op if-chain:
   "reduce"       reduces `axes`; the pass permutes the axes
   "axis"         acts along one `axis` (concat, softmax); the pass permutes it
   "pad"          the pass permutes its `pads`
+  "slice"        the pass permutes its `axes`
   None           layout-sensitive: Transposes stop here
 
 The numpy kernels define the semantics (docs/IR.md) and serve constant
@@ -297,7 +298,7 @@ def _gather(xs, a):
     return [np.take(xs[0], xs[1].astype(np.int64), axis=a["axis"])]
 
 
-@_define("slice")
+@_define("slice", "slice")
 def _slice(xs, a):
     """ONNX Slice with constant starts/ends/axes/steps attrs (ends clamp)."""
     x = xs[0]

@@ -140,6 +140,8 @@ class _Rewriter:
         attrs = dict(node.attrs)
         if kind == "axis":
             attrs["axis"] = perm[attrs["axis"] % rank]
+        elif kind == "slice":
+            attrs["axes"] = [perm[a] for a in attrs["axes"]]
         elif kind == "pad":
             pads = attrs["pads"]
             begin, end = [0] * rank, [0] * rank
