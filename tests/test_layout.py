@@ -1,14 +1,11 @@
 """Layout choices: --io-layout nchw leaves no Transpose at all, --layout nhwc
 keeps the source layout inside (Paddle data_format=NHWC, torch channels_last),
 and every Transpose left is explained. Parity within rtol 1e-4 throughout."""
-import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import ENV, run_cli
+from conftest import run_cli
 from x2.convert import convert
 from x2.ir import Graph
 from x2.ir.interpret import interpret

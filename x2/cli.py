@@ -165,7 +165,9 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="Source framework.")
 @click.option("--to", "target", required=True, type=click.Choice(sorted(EMITTERS)),
               help="Target framework.")
-@click.option("--model", required=True, help="Source model (tf: SavedModel dir, frozen .pb, checkpoint .meta/prefix, .keras/.h5).")
+@click.option("--model", required=True,
+              help="Source model (tf: SavedModel dir, frozen .pb, checkpoint .meta/prefix, "
+                   ".keras/.h5; torch: file.py:factory, .pt2, TorchScript; onnx: .onnx).")
 @click.option("--out", required=True, help="Output directory (written atomically).")
 @click.option("--inputs", help="Comma-separated tensor names to use as inputs (prunes the graph).")
 @click.option("--outputs", help="Comma-separated tensor names to use as outputs (prunes).")

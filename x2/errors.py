@@ -34,8 +34,8 @@ class UnsupportedOpsError(X2Error):
             lines.append(f"  {op:<28} x{len(names):<4} e.g. node '{names[0]}'")
         lines.append("Nothing was written. Prune the graph around them with --inputs/--outputs, "
                      "or open an issue with this list.")
-        super().__init__("\n".join(lines), details={
-            "unsupported": {op: {"count": len(n), "example": n[0]} for op, n in unsupported.items()}})
+        super().__init__("\n".join(lines), details={"unsupported": {
+            op: {"count": len(n), "example": n[0]} for op, n in unsupported.items()}})
 
 
 class SelectionError(X2Error):

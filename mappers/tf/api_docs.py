@@ -308,7 +308,7 @@ api("keras.layers.Permute", "array", "Transpose", "paddle.transpose", "keras.lay
     "out = keras.layers.Permute((2, 1))(x)", f"out = paddle.transpose({P}, [0, 2, 1])")
 api("tf.cast", "array", "Cast", "paddle.cast", "tf.cast(x, dtype, name=None)", "paddle.cast(x, dtype)",
     [X, a("dtype", "dtype", "same", "float to int truncates toward zero on both sides")],
-    "out = tf.cast(x * 3, tf.int32)", f"out = paddle.cast(paddle.to_tensor(x * 3), 'int32')")
+    "out = tf.cast(x * 3, tf.int32)", "out = paddle.cast(paddle.to_tensor(x * 3), 'int32')")
 api("tf.shape", "array", "Shape", "paddle.shape", "tf.shape(input, out_type=tf.int32, name=None)",
     "paddle.shape(input)", [a("input", "input"), a("out_type", "—", "semantics", "Paddle returns int64 in 3.x; cast if needed")],
     "out = tf.shape(x)", f"out = paddle.shape({P}).astype('int32')",

@@ -122,8 +122,8 @@ module("torch.div", "math", ["div.Tensor", "div.Scalar"], "paddle.divide", "torc
        _Y + f"out = [paddle.divide({P}, paddle.to_tensor(np.abs(y) + 0.5)), {P} / 2]", "x2 maps true division.")
 module("torch.pow", "math", ["pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar"], "paddle.pow",
        "torch.pow(input, exponent, *, out=None)", "paddle.pow(x, y, name=None)", [INPUT, a("exponent", "y", "renamed"), OUT],
-       f"b = torch.tensor(np.abs(x) + 0.5)\nout = [torch.pow(b, 2), torch.pow(b, b), torch.pow(2.0, b)]",
-       f"b = paddle.to_tensor(np.abs(x) + 0.5)\nout = [paddle.pow(b, 2.0), paddle.pow(b, b), paddle.pow(paddle.full_like(b, 2.0), b)]",
+       "b = torch.tensor(np.abs(x) + 0.5)\nout = [torch.pow(b, 2), torch.pow(b, b), torch.pow(2.0, b)]",
+       "b = paddle.to_tensor(np.abs(x) + 0.5)\nout = [paddle.pow(b, 2.0), paddle.pow(b, b), paddle.pow(paddle.full_like(b, 2.0), b)]",
        "A Python-number base (pow.Scalar) needs a tensor base in Paddle.", atol=1e-4)
 module("torch.maximum", "math", ["maximum.default"], "paddle.maximum", "torch.maximum(input, other, *, out=None)",
        "paddle.maximum(x, y, name=None)", [INPUT, a("other", "y", "renamed"), OUT],
@@ -283,7 +283,7 @@ module("torch.nn.Embedding", "array", ["embedding.default"], "paddle.nn.Embeddin
        "e = paddle.nn.Embedding(10, 4)\ne.weight.set_value(rng.randn(10, 4).astype('float32'))\nout = e(paddle.to_tensor([[1, 7], [3, 3]]))")
 module("torch.Tensor.to", "array", ["to.dtype", "_to_copy.default"], "paddle.cast / Tensor.astype", "Tensor.to(dtype, non_blocking=False, copy=False)",
        "paddle.cast(x, dtype)", [a("dtype", "dtype"), a("device / non_blocking / copy", "—", "unsupported")],
-       f"out = ({T} * 3).to(torch.int32)", f"out = paddle.cast(paddle.to_tensor(x * 3), 'int32')", "Float to int truncates toward zero on both sides.")
+       f"out = ({T} * 3).to(torch.int32)", "out = paddle.cast(paddle.to_tensor(x * 3), 'int32')", "Float to int truncates toward zero on both sides.")
 for name, ops, code, pd, note in [
     ("torch.clone", ["clone.default"], f"torch.clone({T})", f"paddle.clone({P})", "x2 drops the copy."),
     ("torch.Tensor.contiguous", ["contiguous.default"], f"{T}.contiguous()", P, "Paddle tensors need no contiguous(); dropped."),

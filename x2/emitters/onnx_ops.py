@@ -19,8 +19,9 @@ def onnx_op(*names: str):
     return decorate
 
 
-_SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log",
-           "sqrt": "Sqrt", "neg": "Neg", "abs": "Abs", "erf": "Erf", "softplus": "Softplus",
+_SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "Sigmoid",
+           "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "neg": "Neg",
+           "abs": "Abs", "erf": "Erf", "softplus": "Softplus",
            "identity": "Identity", "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div",
            "pow": "Pow", "maximum": "Max", "minimum": "Min", "matmul": "MatMul",
            "where": "Where"}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ConversionError
 from ..ir import Graph
 from ..ir.serialize import release_pages
 from .codegen import EmitContext, Expr, call, generate_module, import_generated

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codegen import Expr, binop, call, literal, strided_index, subscript, take
+from .codegen import Expr, binop, call, strided_index, subscript, take
 from .functional_ops import define_common, expand_target
 
 TORCH_OPS: dict = {}

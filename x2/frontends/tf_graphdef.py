@@ -80,9 +80,9 @@ def infer_io(graph_def, training: bool = False) -> tuple[list[str], list[str]]:
                 if not (training and (_training_op(n) or n.name in skip))}
     inputs = [n.name for n in graph_def.node if n.op == "Placeholder" and n.name not in skip]
     outputs = [n.name for n in graph_def.node
-               if n.name not in consumed and n.name not in skip and not _training_op(n) and n.op not in _NOT_OUTPUTS
-               and not n.name.startswith(("save/", "save_")) and n.name != "init"
-               and "gradients/" not in n.name]
+               if n.name not in consumed and n.name not in skip and not _training_op(n)
+               and n.op not in _NOT_OUTPUTS and not n.name.startswith(("save/", "save_"))
+               and n.name != "init" and "gradients/" not in n.name]
     return inputs, outputs
 
 

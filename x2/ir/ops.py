@@ -404,6 +404,8 @@ def _tile(xs, a):
 def _argmax(xs, a):
     y = np.argmax(xs[0], axis=a["axis"])
     return [np.expand_dims(y, a["axis"]) if a.get("keepdims") else y.astype(np.int64)]
+
+
 @_define("topk")
 def _topk(xs, a):
     """The `k` largest along `axis`, sorted descending; ties keep the lower index."""
