@@ -15,7 +15,7 @@ from typing import Callable
 
 from .errors import ConversionError, X2Error
 from .ir import load_graph, save_graph
-from .isolation import run_step
+from .isolation import run_step, start_step
 from .passes import pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
 
@@ -109,6 +109,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         raise X2Error(f"--out {out}: cannot create files in {out_path.parent}: "
                       f"{exc.strerror or exc}") from exc
     work = Path(tempfile.mkdtemp(prefix="x2-ir-"))
+    emitter = None
     try:
         def step(name, fn):
             progress(name, "start")
@@ -118,6 +119,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             progress(name, "done", timings[name])
             return value
 
+        emitter = start_step(EMITTERS[target])  # imports its framework meanwhile
         read = step(f"read {source} model", lambda: run_step(FRONTENDS[source], {
             "model": str(model), "signature": signature, "input_shapes": input_shapes,
             "inputs": inputs, "outputs": outputs, "ir": str(work / "source_ir"),
@@ -128,7 +130,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         graph, pass_records = step("optimize IR", lambda: run_pipeline(
             graph, pipeline_for(layout, io_layout)))
         step("save IR", lambda: save_graph(graph, work / "ir"))
-        emitted = step(f"write {target} model", lambda: run_step(EMITTERS[target], {
+        emitted = step(f"write {target} model", lambda: emitter.run({
             "ir": str(work / "ir"), "out": str(staging),
             "source_desc": f"{source} model {Path(model).name}",
             "options": emit_options or {}}))
@@ -173,5 +175,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         raise ConversionError(f"internal error while converting: {type(exc).__name__}: {exc}") \
             from exc
     finally:
+        if emitter is not None:
+            emitter.cancel()
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(work, ignore_errors=True)

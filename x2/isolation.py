@@ -42,29 +42,62 @@ def _env() -> dict:
     return env
 
 
-def run_step(task: str, args: dict, *, timeout: float | None = None) -> dict:
-    with tempfile.TemporaryDirectory(prefix="x2-step-") as tmp:
-        result_path = Path(tmp) / "result.json"
+class Step:
+    """One worker process. Started early (`start_step`), an emitter worker
+    imports its framework while the frontend worker is still reading the
+    model; `run` then hands it its arguments and waits for the result."""
+
+    def __init__(self, task: str):
+        self.task = task
+        self.tmp = tempfile.TemporaryDirectory(prefix="x2-step-")
+        self.proc = subprocess.Popen([sys.executable, "-m", "x2.worker", task],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=_env())
+
+    def run(self, args: dict, *, timeout: float | None = None) -> dict:
+        result_path = Path(self.tmp.name) / "result.json"
         payload = json.dumps({**args, "result": str(result_path)})
         try:
-            proc = subprocess.run([sys.executable, "-m", "x2.worker", task], input=payload,
-                                  capture_output=True, text=True, env=_env(), timeout=timeout)
+            _out, stderr = self.proc.communicate(payload, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
-            raise StepCrashed(f"step '{task}' did not finish within {timeout} s") from exc
-        if result_path.exists():
-            result = json.loads(result_path.read_text())
-            if result["ok"]:
-                return result["result"]
-            err = result["error"]
-            trace = result.get("traceback", "") + "\n--- worker stderr ---\n" + proc.stderr[-4000:]
-            raise worker_error(err["kind"], err["message"], err.get("details", {}), trace)
-        if proc.returncode < 0:
-            try:
-                signame = signal.Signals(-proc.returncode).name
-            except ValueError:
-                signame = f"signal {-proc.returncode}"
-            raise StepCrashed(
-                f"step '{task}' crashed ({signame}) inside the framework; nothing was written. "
-                f"Run with --debug to see its log.", details={"stderr": proc.stderr[-4000:]})
-        raise StepCrashed(f"step '{task}' exited with code {proc.returncode} without a result: "
-                          f"{proc.stderr.strip()[-800:]}", details={"stderr": proc.stderr[-4000:]})
+            self.cancel()
+            raise StepCrashed(f"step '{self.task}' did not finish within {timeout} s") from exc
+        try:
+            return _result(self.task, result_path, self.proc.returncode, stderr)
+        finally:
+            self.tmp.cleanup()
+
+    def cancel(self) -> None:
+        """Stop a worker that is no longer needed (e.g. the conversion failed first)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+        self.tmp.cleanup()
+
+
+def start_step(task: str) -> Step:
+    return Step(task)
+
+
+def run_step(task: str, args: dict, *, timeout: float | None = None) -> dict:
+    return Step(task).run(args, timeout=timeout)
+
+
+def _result(task: str, result_path: Path, returncode: int, stderr: str) -> dict:
+    if result_path.exists():
+        result = json.loads(result_path.read_text())
+        if result["ok"]:
+            return result["result"]
+        err = result["error"]
+        trace = result.get("traceback", "") + "\n--- worker stderr ---\n" + stderr[-4000:]
+        raise worker_error(err["kind"], err["message"], err.get("details", {}), trace)
+    if returncode < 0:
+        try:
+            signame = signal.Signals(-returncode).name
+        except ValueError:
+            signame = f"signal {-returncode}"
+        raise StepCrashed(
+            f"step '{task}' crashed ({signame}) inside the framework; nothing was written. "
+            f"Run with --debug to see its log.", details={"stderr": stderr[-4000:]})
+    raise StepCrashed(f"step '{task}' exited with code {returncode} without a result: "
+                      f"{stderr.strip()[-800:]}", details={"stderr": stderr[-4000:]})

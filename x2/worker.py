@@ -7,6 +7,7 @@ kills the worker, not the CLI. Arguments arrive as JSON on stdin; the result
 """
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import traceback
@@ -203,8 +204,18 @@ for _framework in ("tf", "paddle", "torch", "onnx"):
     _parity_tasks(_framework)
 
 
+# Emitter workers are started before the frontend has finished (x2/convert.py):
+# they import their framework while waiting for their arguments.
+PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch"}
+
+
 def main() -> int:
     name = sys.argv[1]
+    if name in PREWARM:
+        try:
+            importlib.import_module(PREWARM[name])
+        except ImportError:
+            pass  # reported properly when the task itself imports it
     args = json.loads(sys.stdin.read())
     result_path = args["result"]
     if args.get("device"):
