@@ -2,7 +2,7 @@
 few function names (both emitters import their functional API as `F`)."""
 from __future__ import annotations
 
-from .codegen import Expr, call
+from .codegen import Expr, binop, call
 
 
 def define_common(register, unary: dict[str, str], clip_fn: str) -> None:
@@ -37,6 +37,11 @@ def define_common(register, unary: dict[str, str], clip_fn: str) -> None:
     @register("elu")
     def elu(e, node):
         return call("F.elu", e.value(node.inputs[0]), alpha=node.attrs.get("alpha", 1.0))
+
+    @register("mod")
+    def mod(e, node):
+        # Both frameworks' % is floor-mod like numpy's, which the IR op follows.
+        return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
 
 
 def expand_target(in_shape, shape) -> list[int]:

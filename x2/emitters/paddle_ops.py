@@ -243,12 +243,6 @@ def split(e, node):
                 axis=node.attrs["axis"])
 
 
-@paddle_op("mod")
-def mod(e, node):
-    # paddle's % (remainder) is floor-mod like numpy's, which the IR op follows.
-    return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
-
-
 @paddle_op("shape")
 def shape(e, node):
     return call("paddle.cast", call("paddle.shape", e.value(node.inputs[0])),

@@ -279,12 +279,6 @@ def split(e, node):
                 dim=node.attrs["axis"])
 
 
-@torch_op("mod")
-def mod(e, node):
-    # torch's % is floor-mod like numpy's, which the IR op follows.
-    return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
-
-
 @torch_op("shape")
 def shape(e, node):
     return call("torch.tensor", Expr(f"{e.value(node.inputs[0])}.shape"),
