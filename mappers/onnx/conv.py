@@ -6,6 +6,8 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
+from .._lrn import emit_lrn
+
 from ._util import rank_of, require_2d, spatial_pads
 
 
@@ -74,33 +76,9 @@ def global_pool(ctx, op):
 @onnx_mapper("LRN")
 def lrn(ctx, op):
     """Cross-channel LRN as square -> windowed mean over channels -> pow -> div."""
-    x = op.inputs[0]
-    shape = ctx.shape(x)
-    if shape is None or len(shape) != 4 or any(d is None for d in shape[1:]):
-        raise ConversionError(f"LRN '{op.name}': needs an NCHW input with known C, H, W")
-    size = int(op.attrs["size"])
-    alpha, beta = float(op.attrs.get("alpha", 1e-4)), float(op.attrs.get("beta", 0.75))
-    bias = float(op.attrs.get("bias", 1.0))
-    dtype = ctx.dtype(x)
-    n, c = shape[0], shape[1]
-    square = ctx.emit("mul", [x, x], shape=shape, hint="square")
-    rows = ctx.emit("reshape", [square], {"shape": [0, 1, c, -1]}, shape=(n, 1, c, None),
-                    hint="channels_as_rows")
-    below, above = (size - 1) // 2, size - 1 - (size - 1) // 2
-    # Mean over the window with zero padding counted = sum / size, as LRN defines.
-    mean = ctx.emit("avg_pool2d", [rows], {"kernel": [size, 1], "strides": [1, 1],
-                                           "pads": [below, 0, above, 0],
-                                           "count_include_pad": True}, shape=(n, 1, c, None),
-                    hint="window_mean")
-    mean = ctx.emit("reshape", [mean], {"shape": [0, c] + list(shape[2:])}, shape=shape,
-                    hint="window_mean_nchw")
-    scaled = ctx.emit("mul", [mean, ctx.constant(np.array(alpha, dtype), "alpha")], shape=shape,
-                      hint="scaled")
-    base = ctx.emit("add", [scaled, ctx.constant(np.array(bias, dtype), "bias")], shape=shape,
-                    hint="base")
-    denom = ctx.emit("pow", [base, ctx.constant(np.array(beta, dtype), "beta")], shape=shape,
-                     hint="denominator")
-    ctx.emit("div", [x, denom], outputs=op.outputs)
+    emit_lrn(ctx, op, int(op.attrs["size"]), float(op.attrs.get("alpha", 1e-4)),
+             float(op.attrs.get("bias", 1.0)), float(op.attrs.get("beta", 0.75)),
+             channels_last=False)
 
 
 @onnx_mapper("ConvTranspose")

@@ -6,6 +6,8 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import tf_mapper
 
+from .._lrn import emit_lrn
+
 from ._util import emit_nchw, padding, spatial
 
 
@@ -114,34 +116,13 @@ def erfc(ctx, op):
 @tf_mapper("LRN")
 def lrn(ctx, op):
     """Across-channel LRN (NHWC) as square -> windowed mean over C -> pow -> div."""
-    x = op.inputs[0]
-    shape = ctx.shape(x)
-    if shape is None or len(shape) != 4 or any(d is None for d in shape[1:]):
-        raise ConversionError(f"LRN '{op.name}': needs an NHWC input with known H, W, C")
     radius = int(op.attrs.get("depth_radius", 5))
     size = 2 * radius + 1
     # TF: x / (bias + alpha * sum(x^2 over the window)) ** beta; alpha is per element
     # of the sum (ONNX divides it by the window size), so the mean is scaled by size.
-    alpha, beta = float(op.attrs.get("alpha", 1.0)), float(op.attrs.get("beta", 0.5))
-    bias = float(op.attrs.get("bias", 1.0))
-    dtype = ctx.dtype(x)
-    n, h, w, c = shape
-    square = ctx.emit("mul", [x, x], shape=shape, hint="square")
-    rows = ctx.emit("reshape", [square], {"shape": [-1, 1, h * w, c]}, shape=(n, 1, h * w, c),
-                    hint="channels_as_columns")
-    mean = ctx.emit("avg_pool2d", [rows], {"kernel": [1, size], "strides": [1, 1],
-                                           "pads": [0, radius, 0, radius],
-                                           "count_include_pad": True}, shape=(n, 1, h * w, c),
-                    hint="window_mean")
-    mean = ctx.emit("reshape", [mean], {"shape": [-1, h, w, c]}, shape=shape,
-                    hint="window_mean_nhwc")
-    scaled = ctx.emit("mul", [mean, ctx.constant(np.array(alpha * size, dtype), "alpha")],
-                      shape=shape, hint="scaled")
-    base = ctx.emit("add", [scaled, ctx.constant(np.array(bias, dtype), "bias")], shape=shape,
-                    hint="base")
-    denom = ctx.emit("pow", [base, ctx.constant(np.array(beta, dtype), "beta")], shape=shape,
-                     hint="denominator")
-    ctx.emit("div", [x, denom], outputs=op.outputs)
+    emit_lrn(ctx, op, size, float(op.attrs.get("alpha", 1.0)) * size,
+             float(op.attrs.get("bias", 1.0)), float(op.attrs.get("beta", 0.5)),
+             channels_last=True)
 
 
 @tf_mapper("ResizeBilinear", "ResizeNearestNeighbor")
