@@ -69,6 +69,10 @@ def _summary(report: dict) -> Table:
     table.add_column("value")
     table.add_row("source", f"{report['source']['framework']}: {report['source']['model']}")
     table.add_row("target", report["target"])
+    reader = report["source"].get("reader")
+    if reader:
+        table.add_row("read by", "x2 directly (no TensorFlow import)" if reader["name"] == "direct"
+                      else f"TensorFlow ({reader.get('why')})")
     table.add_row("inputs", ", ".join(f"{i['name']} {i['shape']}" for i in report["inputs"]))
     table.add_row("outputs", ", ".join(f"{o['name']} {o.get('shape')}" for o in report["outputs"]))
     table.add_row("source ops mapped", f"{report['ops_mapped']} "
@@ -196,11 +200,15 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               "(default: serve).")
 @click.option("--channels-last", is_flag=True,
               help="--to torch: the model runs in torch.channels_last memory format.")
+@click.option("--tf-reader", type=click.Choice(["auto", "direct", "tensorflow"]),
+              default="auto", show_default=True,
+              help="--from tf, SavedModel: read it without TensorFlow (direct), with "
+                   "TensorFlow, or direct where possible (auto).")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, trust_pickle, dynamic_batch, model_def, trust_code,
-            tags, channels_last, quiet, debug):
+            tags, channels_last, tf_reader, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     emit_options = {"opset": opset} if opset else {}
@@ -219,6 +227,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         options["trust_code"] = True
     if tags:
         options["tags"] = _split(tags)
+    if tf_reader != "auto":
+        options["tf_reader"] = tf_reader
     try:
         report = run_convert(model, out, source=source, target=target, inputs=_split(inputs),
                              outputs=_split(outputs), input_shapes=parse_input_shapes(input_shape),

@@ -21,14 +21,15 @@ FORMATS = ("savedmodel", "savedmodel_v1", "keras", "checkpoint_v1", "checkpoint_
 
 
 def _is_tf1_savedmodel(path: Path) -> bool:
-    from tensorflow.core.protobuf import saved_model_pb2
+    """A SavedModel without an object graph (written by a TF1 builder)."""
     pb = path / "saved_model.pb"
     if not pb.exists():
         return False
     from google.protobuf.message import DecodeError
-    proto = saved_model_pb2.SavedModel()
+
+    from .tf_protos import messages
     try:
-        proto.ParseFromString(pb.read_bytes())
+        proto = messages().SavedModel.FromString(pb.read_bytes())
     except DecodeError as exc:
         raise ModelLoadError(f"{path}: TensorFlow could not load this SavedModel: "
                              f"saved_model.pb is corrupt ({exc})") from exc
@@ -96,7 +97,9 @@ def read(model: str, signature, input_shapes, options: dict, outputs=None):
     record = {"format": fmt}
     if fmt == "savedmodel":
         from .tf_savedmodel import read_savedmodel
-        return read_savedmodel(path, signature, input_shapes), record
+        source, record["reader"] = read_savedmodel(path, signature, input_shapes,
+                                                   options.get("tf_reader", "auto"))
+        return source, record
     if fmt == "savedmodel_v1":
         from .tf_graphdef import read_savedmodel_v1
         source, record["signature"], record["tags"] = read_savedmodel_v1(

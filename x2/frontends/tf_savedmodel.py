@@ -1,7 +1,8 @@
 """TensorFlow SavedModel frontend. Runs inside a worker process that imports
 TensorFlow only (never paddle: TF-then-paddle in one process segfaults).
 
-Steps: load the SavedModel, pick a signature, freeze its variables into
+Most SavedModels are read without TensorFlow (tf_direct.py); this reader
+takes the rest. Steps: load the SavedModel, pick a signature, freeze its variables into
 constants, let TF infer every tensor's shape, and describe the frozen graph
 as a SourceGraph for the shared mapping loop."""
 from __future__ import annotations
@@ -95,8 +96,36 @@ def _retrace(tf, fn, input_shapes: dict[str, list[int]]):
     return wrapper.get_concrete_function(**specs)
 
 
+READERS = ("auto", "direct", "tensorflow")
+
+
 def read_savedmodel(path: str, signature: str | None = None,
-                    input_shapes: dict[str, list[int]] | None = None) -> SourceGraph:
+                    input_shapes: dict[str, list[int]] | None = None,
+                    reader: str = "auto") -> tuple[SourceGraph, dict]:
+    """(SourceGraph, which reader ran and why). `reader`: "auto" reads without
+    TensorFlow where tf_direct.py can and falls back to TensorFlow otherwise;
+    "direct" refuses the fallback; "tensorflow" always loads with TensorFlow."""
+    if reader not in READERS:
+        raise SelectionError(f"--tf-reader {reader}: choose from {', '.join(READERS)}")
+    reason = "--tf-reader tensorflow"
+    if reader != "tensorflow":
+        from .tf_direct import NeedsTensorFlow, read_savedmodel_direct
+        try:
+            if input_shapes:
+                raise NeedsTensorFlow("--input-shape re-traces the signature")
+            return read_savedmodel_direct(path, signature), {"name": "direct"}
+        except NeedsTensorFlow as exc:
+            if reader == "direct":
+                raise ModelLoadError(f"{path}: the direct SavedModel reader cannot read this "
+                                     f"model: {exc}. Use --tf-reader auto or tensorflow.") \
+                    from exc
+            reason = str(exc)
+    return _read_with_tensorflow(path, signature, input_shapes), \
+        {"name": "tensorflow", "why": reason}
+
+
+def _read_with_tensorflow(path: str, signature: str | None,
+                          input_shapes: dict[str, list[int]] | None) -> SourceGraph:
     tf, _loaded, signature, fn = load_signature(path, signature)
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
