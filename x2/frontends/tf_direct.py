@@ -34,7 +34,7 @@ from ..ir import TensorInfo
 from .common import SourceGraph, SourceOp
 from .tf_bundle import Bundle, UnreadableBundle
 from .tf_opdefs import DEFAULTS, NOT_CORE, OUTPUTS
-from .tf_protos import TF_DTYPES, dtype_name, messages
+from .tf_protos import DT_RESOURCE, dtype_name, messages
 
 _CALL_OPS = {"StatefulPartitionedCall", "PartitionedCall"}
 _DROPPED = {"NoOp"}
@@ -267,7 +267,7 @@ def _count(node, count) -> int:
     if count == 1:
         return 1
     kind, attr = count.split(":")
-    value = node.attr[attr] if attr in node.attr else None
+    value = node.attr.get(attr)
     if value is None:
         default = DEFAULTS.get(node.op, {}).get(attr)
         return len(default) if kind == "list" else int(default)
@@ -351,7 +351,7 @@ def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
     bound = list(meta.object_graph_def.concrete_functions[fn_name].bound_inputs) \
         if fn_name in meta.object_graph_def.concrete_functions else []
     variables = _Variables(directory, meta.object_graph_def)
-    args, inputs, aliases, info = {}, [], {}, {}
+    args, inputs, aliases, info, constants = {}, [], {}, {}, []
     captured = 0
     for ref, arg in zip(data_inputs, arg_defs):
         node_name = ref.split(":")[0]
@@ -365,14 +365,22 @@ def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
             continue
         if captured >= len(bound):
             raise NeedsTensorFlow("captured inputs without their objects")
-        args[arg.name] = Resource(_captured(meta, top, variables, bound[captured]))
+        value = _captured(meta, top, variables, bound[captured])
         captured += 1
+        if arg.type == DT_RESOURCE:
+            args[arg.name] = Resource(value)
+        else:  # a captured tensor (an eager constant) arrives as a plain input
+            constants.append(SourceOp("Const", arg.name, [], [arg.name], {}, value))
+            args[arg.name] = arg.name
     if len(inputs) != len(sig.inputs):
         raise NeedsTensorFlow("signature inputs are not fed to its function directly")
-    inputs.sort(key=lambda v: sorted(sig.inputs).index(aliases[v]))
+    order = _keyword_order(meta, fn_name) or sorted(sig.inputs)
+    inputs.sort(key=lambda v: order.index(aliases[v]) if aliases[v] in order else len(order))
 
     inliner = _Inliner(library)
     inliner.info.update(info)
+    for const in constants:
+        inliner._const(const.name, const.const_value)
     results = inliner.run(fdef, "", args)
     outputs, output_aliases = [], {}
     for key, (_node, index) in out_refs.items():
@@ -387,6 +395,16 @@ def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
     return source
 
 
+def _keyword_order(meta, fn_name: str) -> list[str]:
+    """The signature's input names in the order TensorFlow lists them (the
+    order of its kwargs dict, as saved); the signature map itself is sorted."""
+    functions = meta.object_graph_def.concrete_functions
+    if fn_name not in functions:
+        return []
+    args_kwargs = functions[fn_name].canonicalized_input_signature.tuple_value.values
+    return list(args_kwargs[1].dict_value.fields) if len(args_kwargs) == 2 else []
+
+
 def _captured(meta, top: dict, variables: _Variables, node_id: int) -> np.ndarray:
     obj = meta.object_graph_def.nodes[node_id]
     if obj.HasField("variable"):
@@ -397,5 +415,3 @@ def _captured(meta, top: dict, variables: _Variables, node_id: int) -> np.ndarra
              if obj.HasField(k)]
     raise NeedsTensorFlow(f"the signature captures a {kinds[0] if kinds else 'object'}")
 
-
-__all__ = ["NeedsTensorFlow", "read_savedmodel_direct", "signatures", "TF_DTYPES"]

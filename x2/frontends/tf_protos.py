@@ -68,7 +68,12 @@ _SCHEMA: dict[str, list[tuple]] = {
     "SavedUserObject": [("identifier", 1, "string")],
     "SavedFunction": [("concrete_functions", 1, "string", "*")],
     "SavedBareConcreteFunction": [("concrete_function_name", 1, "string")],
-    "SavedConcreteFunction": [("bound_inputs", 2, "int32", "*")],
+    "SavedConcreteFunction": [("bound_inputs", 2, "int32", "*"),
+                              ("canonicalized_input_signature", 3, "StructuredValue")],
+    # (args, kwargs) of a function; x2 reads the kwargs' order.
+    "StructuredValue": [("tuple_value", 52, "TupleValue"), ("dict_value", 53, "DictValue")],
+    "TupleValue": [("values", 1, "StructuredValue", "*")],
+    "DictValue": [("fields", 1, "map<string,StructuredValue>")],
     "SavedVariable": [("dtype", 1, "enum"), ("shape", 2, "TensorShapeProto"),
                       ("name", 6, "string")],
     "SavedConstant": [("operation", 1, "string")],
