@@ -285,9 +285,23 @@ def tf_extras(out):
     tf.saved_model.save(M(), os.path.join(out, "saved"))
 
 
+def control_flow(out):
+    """A tf.cond inside the signature: a function-valued op the direct reader
+    leaves to TensorFlow."""
+    tf = _tf()
+
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+        def __call__(self, x):
+            y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
+            return {"y": tf.nn.relu(y)}
+
+    tf.saved_model.save(M(), out)
+
+
 MODELS = {f.__name__: f for f in (raw_ops, unsupported, two_inputs, backbone_pair, tf1_forms,
                                   keras_forms, two_signatures, malicious_keras,
-                                  tf_extras)}
+                                  tf_extras, control_flow)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

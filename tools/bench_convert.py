@@ -7,8 +7,11 @@ same SavedModels, in one run.
 For each model: conversion wall time and peak RSS (each conversion in a fresh
 process; RSS is the largest of it and its workers), ONNX node count,
 Transposes left, and onnxruntime latency of each output model (median of
---runs, same thread count, same input). x2 runs twice: with the default
-interface (NHWC in, like tf2onnx) and with --io-layout nchw.
+--runs, same thread count, same input). x2 runs three times: with the default
+interface (NHWC in, like tf2onnx), with --io-layout nchw, and with
+--tf-reader tensorflow (what a SavedModel the direct reader leaves to
+TensorFlow costs). Quiet the machine first: a second job on the 2 cores
+inflates every figure.
 
 tf2onnx lives in its own virtual environment (--tf2onnx-venv, created on
 first use with pip: tf2onnx, tensorflow==2.21.0, onnxruntime), so it never
@@ -96,16 +99,21 @@ def bench_model(name: str, work: Path, tf2onnx_python: Path, threads: int, runs:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     x2 = [sys.executable, "-m", "x2", "convert", "--from", "tf", "--to", "onnx", "--model",
           str(saved), "--quiet"]
-    for label, extra in (("x2", []), ("x2 --io-layout nchw", ["--io-layout", "nchw"])):
+    for label, extra in (("x2", []), ("x2 --io-layout nchw", ["--io-layout", "nchw"]),
+                         ("x2 --tf-reader tensorflow", ["--tf-reader", "tensorflow"])):
         out = work / f"{name}_{label.replace(' ', '_').replace('-', '')}"
         subprocess.run(["rm", "-rf", str(out)])
         run = timed(x2 + ["--out", str(out), *extra], env={**env, "PYTHONPATH": str(ROOT)})
-        rows[label] = {**run, **(probe(out / "model.onnx", threads, runs) if run["rc"] == 0
-                                 else {})}
+        if run["rc"] == 0:
+            reader = json.loads((out / "report.json").read_text())["source"].get("reader", {})
+            run["reader"] = reader.get("name", "tensorflow")
+            run.update(probe(out / "model.onnx", threads, runs))
+        rows[label] = run
     out = work / f"{name}_tf2onnx.onnx"
     run = timed([str(tf2onnx_python), "-m", "tf2onnx.convert", "--saved-model", str(saved),
                  "--output", str(out), "--opset", "17"], env=env)
-    rows["tf2onnx"] = {**run, **(probe(out, threads, runs) if run["rc"] == 0 else {})}
+    rows["tf2onnx"] = {**run, **(probe(out, threads, runs) if run["rc"] == 0 else {}),
+                       "reader": "tensorflow"}
     return rows
 
 
@@ -131,20 +139,21 @@ def main() -> int:
 
     table = Table(title=f"TF SavedModel -> ONNX (onnxruntime: {args.threads} thread(s), "
                         f"median of {args.runs})")
-    for col in ("model", "converter", "wall s", "peak RSS MB", "nodes", "Transposes",
-                "ORT ms", "wall vs tf2onnx", "RSS vs tf2onnx"):
+    for col in ("model", "converter", "read by", "wall s", "peak RSS MB", "nodes", "Transposes",
+                "ORT ms", "wall vs tf2onnx", "RSS vs tf2onnx", "ORT vs tf2onnx"):
         table.add_column(col)
     for name, rows in results.items():
         base = rows["tf2onnx"]
         for label, r in rows.items():
             if r["rc"] != 0:
                 reason = (r.get("stderr") or "").strip().splitlines()[-1:] or ["failed"]
-                table.add_row(name, label, "failed: " + reason[0][-70:], "", "", "", "", "", "")
+                table.add_row(name, label, "", "failed: " + reason[0][-70:], *[""] * 7)
                 continue
             ratio = (lambda k: f"{r[k] / base[k]:.2f}x" if base["rc"] == 0 else "-")  # noqa: E731
-            table.add_row(name, label, f"{r['wall_s']:.2f}", f"{r['peak_rss'] / 2**20:.0f}",
-                          str(r["nodes"]), str(r["transposes"]), f"{r['latency_ms']:.2f}",
-                          ratio("wall_s"), ratio("peak_rss"))
+            table.add_row(name, label, r.get("reader", ""), f"{r['wall_s']:.2f}",
+                          f"{r['peak_rss'] / 2**20:.0f}", str(r["nodes"]), str(r["transposes"]),
+                          f"{r['latency_ms']:.2f}", ratio("wall_s"), ratio("peak_rss"),
+                          ratio("latency_ms"))
     Console(width=200).print(table)
     path = Path(args.json) if args.json else work / "bench.json"
     path.write_text(json.dumps(results, indent=2))
