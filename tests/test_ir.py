@@ -114,3 +114,54 @@ def test_undefined_value_is_caught():
     g.outputs = ["y"]
     with pytest.raises(ValueError, match="undefined value 'nope'"):
         g.validate()
+
+
+@pytest.mark.parametrize("data_format,pads,kept", [
+    ("NCHW", [0, 0, 3, 1, 0, 0, 2, 1], False),   # spatial zero pad: folded
+    ("NHWC", [0, 1, 2, 0, 0, 0, 1, 0], False),
+    ("NCHW", [0, 1, 0, 0, 0, 0, 0, 0], True),    # pads channels: must stay
+])
+def test_zero_pad_folds_into_the_convolution(data_format, pads, kept):
+    from x2.passes.fuse import fold_pad_into_conv
+    rng = np.random.default_rng(0)
+    shape = (1, 3, 7, 6) if data_format == "NCHW" else (1, 7, 6, 3)
+    in_ch = 3 + (pads[1] + pads[5] if data_format == "NCHW" else 0)
+
+    def build():
+        g = Graph()
+        g.add_input("x", "float32", shape)
+        g.add_constant("w", rng.standard_normal((4, in_ch, 3, 3)).astype(np.float32))
+        g.add_node("pad", ["x"], name="p", attrs={"pads": pads, "mode": "constant"})
+        g.add_node("conv2d", ["p", "w"], name="c",
+                   attrs={"strides": [2, 1], "dilations": [1, 1], "groups": 1,
+                          "pads": [1, 0, 0, 1], "data_format": data_format})
+        g.outputs = ["c"]
+        return g
+
+    x = rng.standard_normal(shape).astype(np.float32)
+    graph = build()
+    before = interpret(graph, [x])[0]
+    after_graph = fold_pad_into_conv(graph)
+    assert after_graph.count("pad") == (1 if kept else 0)
+    np.testing.assert_allclose(interpret(after_graph, [x])[0], before, rtol=1e-5, atol=1e-5)
+
+
+def test_pad_behind_the_interface_transpose_folds_too():
+    """NHWC input -> ZeroPadding2D -> Transpose -> conv: the Transpose moves
+    above the pad and the pad into the conv (ResNet50's first layers)."""
+    from x2.passes.fuse import fold_pad_into_conv
+    rng = np.random.default_rng(1)
+    g = Graph()
+    g.add_input("x", "float32", (1, 9, 8, 3))
+    g.add_constant("w", rng.standard_normal((5, 3, 7, 7)).astype(np.float32))
+    g.add_node("pad", ["x"], name="p", attrs={"pads": [0, 3, 2, 0, 0, 3, 1, 0]})
+    g.add_node("transpose", ["p"], name="t", attrs={"perm": [0, 3, 1, 2]})
+    g.add_node("conv2d", ["t", "w"], name="c", attrs={"strides": [2, 2], "dilations": [1, 1],
+                                                      "groups": 1, "pads": [0, 0, 0, 0]})
+    g.outputs = ["c"]
+    x = rng.standard_normal((1, 9, 8, 3)).astype(np.float32)
+    before = interpret(g, [x])[0]
+    g = fold_pad_into_conv(g)
+    assert [n.op for n in g.nodes] == ["transpose", "conv2d"]
+    assert g.nodes[1].attrs["pads"] == [3, 2, 3, 1]
+    np.testing.assert_allclose(interpret(g, [x])[0], before, rtol=1e-5, atol=1e-5)

@@ -7,7 +7,8 @@ same SavedModels, in one run.
 For each model: conversion wall time and peak RSS (each conversion in a fresh
 process; RSS is the largest of it and its workers), ONNX node count,
 Transposes left, and onnxruntime latency of each output model (median of
---runs, same thread count, same input). x2 runs three times: with the default
+--runs, same thread count, same input; the outputs of one model run
+round-robin in one process). x2 runs three times: with the default
 interface (NHWC in, like tf2onnx), with --io-layout nchw, and with
 --tf-reader tensorflow (what a SavedModel the direct reader leaves to
 TensorFlow costs). Quiet the machine first: a second job on the 2 cores
@@ -38,29 +39,43 @@ print(json.dumps({"rc": proc.returncode, "wall_s": wall, "peak_rss": rss,
                   "stderr": proc.stderr[-2000:]}))
 """
 
-# Facts about an ONNX file and its onnxruntime latency.
+# Facts about ONNX files and their onnxruntime latency. The models of one
+# source run round-robin in one process, so drift in the machine's speed
+# (the other core's load, frequency) hits them all alike.
 PROBE = r"""
 import json, statistics, sys, time
 import numpy as np, onnx, onnxruntime as ort
-path, threads, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-model = onnx.load(path, load_external_data=False)
-ops = [n.op_type for n in model.graph.node]
-options = ort.SessionOptions()
-options.intra_op_num_threads = threads
-options.inter_op_num_threads = 1
-session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+threads, runs, paths = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 rng = np.random.default_rng(0)
-feed = {}
-for i in session.get_inputs():
-    shape = [d if isinstance(d, int) else 1 for d in i.shape]
-    feed[i.name] = rng.standard_normal(shape).astype(np.float32)
-for _ in range(3):
-    session.run(None, feed)
-times = []
+facts, sessions = [], []
+for path in paths:
+    try:
+        ops = [n.op_type for n in onnx.load(path, load_external_data=False).graph.node]
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        facts.append({"rc": 1, "stderr": "output does not run in onnxruntime: " + str(exc)[-300:]})
+        sessions.append(None)
+        continue
+    feed = {}
+    for i in session.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in i.shape]
+        feed[i.name] = rng.standard_normal(shape).astype(np.float32)
+    for _ in range(3):
+        session.run(None, feed)
+    facts.append({"nodes": len(ops), "transposes": ops.count("Transpose"), "times": []})
+    sessions.append((session, feed))
 for _ in range(runs):
-    t = time.perf_counter(); session.run(None, feed); times.append(time.perf_counter() - t)
-print(json.dumps({"nodes": len(ops), "transposes": ops.count("Transpose"),
-                  "latency_ms": statistics.median(times) * 1000}))
+    for fact, entry in zip(facts, sessions):
+        if entry is not None:
+            t = time.perf_counter(); entry[0].run(None, entry[1])
+            fact["times"].append(time.perf_counter() - t)
+for fact in facts:
+    if "times" in fact:
+        fact["latency_ms"] = statistics.median(fact.pop("times")) * 1000
+print(json.dumps(facts))
 """
 
 
@@ -70,14 +85,14 @@ def timed(cmd: list[str], env=None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def probe(path: Path, threads: int, runs: int) -> dict:
-    """Node counts and latency; a model onnxruntime refuses counts as failed."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(path), str(threads), str(runs)],
-                          capture_output=True, text=True)
+def probe(paths: list[Path], threads: int, runs: int) -> list[dict]:
+    """Node counts and interleaved latency; a model onnxruntime refuses counts as failed."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(threads), str(runs),
+                           *map(str, paths)], capture_output=True, text=True)
     if proc.returncode != 0:
         last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "probe failed"
-        return {"rc": 1, "stderr": "output does not run in onnxruntime: " + last[-300:]}
-    return json.loads(proc.stdout)
+        return [{"rc": 1, "stderr": "probe failed: " + last[-300:]} for _ in paths]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def ensure_tf2onnx(venv: Path) -> Path:
@@ -95,7 +110,7 @@ def bench_model(name: str, work: Path, tf2onnx_python: Path, threads: int, runs:
     if not saved.exists():
         subprocess.run([sys.executable, "-m", "x2.samples", name, str(saved)], check=True,
                        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    rows = {}
+    rows, outputs = {}, {}
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
     x2 = [sys.executable, "-m", "x2", "convert", "--from", "tf", "--to", "onnx", "--model",
           str(saved), "--quiet"]
@@ -107,13 +122,17 @@ def bench_model(name: str, work: Path, tf2onnx_python: Path, threads: int, runs:
         if run["rc"] == 0:
             reader = json.loads((out / "report.json").read_text())["source"].get("reader", {})
             run["reader"] = reader.get("name", "tensorflow")
-            run.update(probe(out / "model.onnx", threads, runs))
+            outputs[label] = out / "model.onnx"
         rows[label] = run
     out = work / f"{name}_tf2onnx.onnx"
     run = timed([str(tf2onnx_python), "-m", "tf2onnx.convert", "--saved-model", str(saved),
                  "--output", str(out), "--opset", "17"], env=env)
-    rows["tf2onnx"] = {**run, **(probe(out, threads, runs) if run["rc"] == 0 else {}),
-                       "reader": "tensorflow"}
+    rows["tf2onnx"] = {**run, "reader": "tensorflow"}
+    if run["rc"] == 0:
+        outputs["tf2onnx"] = out
+    for label, facts in zip(outputs, probe(list(outputs.values()), threads, runs)):
+        rows[label].update(facts)
+        rows[label]["rc"] = rows[label].get("rc") or facts.get("rc", 0)
     return rows
 
 

@@ -7,7 +7,7 @@ import time
 from ..ir import Graph
 from .cleanup import remove_dead, remove_identities
 from .fold import fold_constants
-from .fuse import fold_affine_into_conv, matmul_to_dense
+from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .layout import eliminate_transposes
 from .layout_modes import nchw_interface, nhwc_ops
 
@@ -18,6 +18,7 @@ PIPELINE = [
     ("fold_constants_after_layout", fold_constants),
     ("remove_identities_after_layout", remove_identities),
     ("fold_affine_into_conv", fold_affine_into_conv),
+    ("fold_pad_into_conv", fold_pad_into_conv),
     ("matmul_to_dense", matmul_to_dense),
     ("remove_dead", remove_dead),
 ]

@@ -4,7 +4,10 @@ like a native one:
     inference-time batch norm, which TF exports as mul+add) folds into the
     convolution's weight and bias;
   * matmul by a constant 2-D weight (+ a constant bias) becomes `dense`,
-    which emitters write as a Linear layer.
+    which emitters write as a Linear layer;
+  * a zero pad of the spatial dims feeding only a convolution (Keras'
+    ZeroPadding2D before a VALID conv) becomes the convolution's own pads,
+    saving a copy of the padded activation.
 """
 from __future__ import annotations
 
@@ -94,5 +97,58 @@ def matmul_to_dense(graph: Graph) -> Graph:
                                                         bias.reshape(-1).astype(weight.dtype))]
         node.outputs = list(user.outputs)
         user.op, user.inputs, user.outputs = "dead", [], []
+    graph.nodes = [n for n in graph.nodes if n.op != "dead"]
+    return graph.remove_unused()
+
+
+def _transpose_before_pad(graph: Graph, consumers) -> None:
+    """pad -> transpose -> conv2d becomes transpose -> pad -> conv2d (pads
+    permuted), so the pad meets the convolution: at an NHWC graph input the
+    layout pass leaves the interface Transpose after Keras' ZeroPadding2D."""
+    for pad in graph.nodes:
+        if pad.op != "pad" or len(pad.attrs.get("pads", [])) != 8:
+            continue
+        transpose = _single_user(graph, consumers, pad.outputs[0])
+        if transpose is None or transpose.op != "transpose":
+            continue
+        conv = _single_user(graph, consumers, transpose.outputs[0])
+        if conv is None or conv.op != "conv2d":
+            continue
+        perm, pads = transpose.attrs["perm"], pad.attrs["pads"]
+        padded = pad.outputs[0]
+        # pad's output now holds the transposed input; keep value infos honest
+        source_info = graph.info.get(pad.inputs[0])
+        transpose.inputs, pad.inputs = [pad.inputs[0]], [padded]
+        transpose.outputs, pad.outputs = [padded], list(transpose.outputs)
+        pad.attrs = {**pad.attrs, "pads": [pads[p] for p in perm] + [pads[4 + p] for p in perm]}
+        if source_info is not None and source_info.shape is not None:
+            graph.info[padded] = type(source_info)(
+                source_info.dtype, tuple(source_info.shape[p] for p in perm))
+        i, j = graph.nodes.index(pad), graph.nodes.index(transpose)
+        graph.nodes[i], graph.nodes[j] = transpose, pad
+
+
+def fold_pad_into_conv(graph: Graph) -> Graph:
+    _transpose_before_pad(graph, graph.consumers())
+    consumers = graph.consumers()
+    for pad in graph.nodes:
+        if pad.op != "pad" or pad.attrs.get("mode", "constant") != "constant" or \
+                pad.attrs.get("value", 0) != 0 or len(pad.attrs["pads"]) != 8:
+            continue
+        conv = _single_user(graph, consumers, pad.outputs[0])
+        if conv is None or conv.op != "conv2d" or conv.inputs[0] != pad.outputs[0] or \
+                conv.inputs.count(pad.outputs[0]) != 1:
+            continue
+        pads = pad.attrs["pads"]
+        spatial = (1, 2) if conv.attrs.get("data_format") == "NHWC" else (2, 3)
+        if any(pads[i] or pads[i + 4] for i in range(4) if i not in spatial) or \
+                any(p < 0 for p in pads) or len(conv.attrs.get("pads", [])) != 4:
+            continue
+        top, left, bottom, right = conv.attrs["pads"]
+        h, w = spatial
+        conv.attrs = {**conv.attrs, "pads": [top + pads[h], left + pads[w],
+                                             bottom + pads[h + 4], right + pads[w + 4]]}
+        conv.inputs = [pad.inputs[0], *conv.inputs[1:]]
+        pad.op, pad.inputs, pad.outputs = "dead", [], []
     graph.nodes = [n for n in graph.nodes if n.op != "dead"]
     return graph.remove_unused()
