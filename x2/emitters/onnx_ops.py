@@ -205,6 +205,19 @@ def reduce(e, node):
     op_type = _REDUCE[node.op]
     keepdims = int(bool(node.attrs["keepdims"]))
     axes = node.attrs["axes"]
+    info = e.graph.info.get(node.inputs[0])
+    if op_type in ("ReduceMean", "ReduceMax") and info is not None and info.shape is not None \
+            and len(info.shape) == 4 and sorted(a % 4 for a in axes) == [2, 3] \
+            and info.dtype in ("float16", "float32", "float64"):
+        # Global pooling: onnxruntime runs it in its blocked conv layout, where
+        # ReduceMean first reorders the whole activation back to NCHW.
+        pool = "GlobalAveragePool" if op_type == "ReduceMean" else "GlobalMaxPool"
+        if keepdims:
+            e.node(pool, node.inputs, node.outputs)
+        else:
+            e.node("Flatten", [e.node(pool, node.inputs, [e.fresh(node, "pooled")])],
+                   node.outputs, axis=1)
+        return
     # Axes became an input: ReduceSum at opset 13, the other reductions at 18.
     if e.opset >= (13 if op_type == "ReduceSum" else 18):
         e.node(op_type, [node.inputs[0], e.ints(axes)], node.outputs, keepdims=keepdims)
