@@ -172,3 +172,13 @@ def test_broken_weights_name_the_file(sample, tmp_path, damage, needle):
     text = " ".join(proc.stderr.split())
     assert needle in text and "variables" in text, text
     assert not os.path.exists(out)
+
+
+def test_op_table_covers_every_mapped_tf_op():
+    """A new TF mapper needs `python tools/gen_tf_opdefs.py`; without it the
+    direct reader would leave every model using the op to TensorFlow."""
+    from x2.frontends.tf_opdefs import NOT_CORE, OUTPUTS
+    from x2.registry import TF
+    missing = sorted(op for op in TF.load_mappers().supported()
+                     if op not in OUTPUTS and op not in NOT_CORE)
+    assert missing == [], f"run tools/gen_tf_opdefs.py: {missing}"
