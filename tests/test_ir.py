@@ -165,3 +165,36 @@ def test_pad_behind_the_interface_transpose_folds_too():
     assert [n.op for n in g.nodes] == ["transpose", "conv2d"]
     assert g.nodes[1].attrs["pads"] == [3, 2, 3, 1]
     np.testing.assert_allclose(interpret(g, [x])[0], before, rtol=1e-5, atol=1e-5)
+
+
+def test_transpose_of_unit_axes_becomes_one_reshape():
+    """Squeeze-excite (EfficientNet): mean -> reshape [N,1,1,C] -> transpose to
+    NCHW -> conv. The transpose only moves unit axes: one reshape remains."""
+    from x2.passes.layout import transposes_to_reshapes
+    rng = np.random.default_rng(2)
+    g = Graph()
+    g.add_input("x", "float32", (None, 4, 5, 6))
+    g.add_constant("w", rng.standard_normal((3, 4, 1, 1)).astype(np.float32))
+    g.add_node("reduce_mean", ["x"], name="m", attrs={"axes": [2, 3], "keepdims": False})
+    g.info["m"] = type(g.info["x"])("float32", (None, 4))
+    g.add_node("reshape", ["m"], name="r", attrs={"shape": [-1, 1, 1, 4]})
+    g.info["r"] = type(g.info["x"])("float32", (None, 1, 1, 4))
+    g.add_node("transpose", ["r"], name="t", attrs={"perm": [0, 3, 1, 2]})
+    g.add_node("conv2d", ["t", "w"], name="c", attrs={"strides": [1, 1], "dilations": [1, 1],
+                                                      "groups": 1, "pads": [0, 0, 0, 0]})
+    g.outputs = ["c"]
+    x = rng.standard_normal((2, 4, 5, 6)).astype(np.float32)
+    before = interpret(g, [x])[0]
+    g = transposes_to_reshapes(g)
+    assert [n.op for n in g.nodes] == ["reduce_mean", "reshape", "conv2d"]
+    assert g.nodes[1].attrs["shape"] == [-1, 4, 1, 1]
+    np.testing.assert_allclose(interpret(g, [x])[0], before, rtol=1e-6)
+
+
+def test_a_transpose_that_reorders_data_stays():
+    from x2.passes.layout import transposes_to_reshapes
+    g = Graph()
+    g.add_input("x", "float32", (2, 1, 3, 4))
+    g.add_node("transpose", ["x"], name="t", attrs={"perm": [0, 3, 1, 2]})
+    g.outputs = ["t"]
+    assert [n.op for n in transposes_to_reshapes(g).nodes] == ["transpose"]

@@ -8,13 +8,14 @@ from ..ir import Graph
 from .cleanup import remove_dead, remove_identities
 from .fold import fold_constants
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
-from .layout import eliminate_transposes
+from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
 
 PIPELINE = [
     ("remove_identities", remove_identities),
     ("fold_constants", fold_constants),
     ("eliminate_transposes", eliminate_transposes),
+    ("transposes_to_reshapes", transposes_to_reshapes),
     ("fold_constants_after_layout", fold_constants),
     ("remove_identities_after_layout", remove_identities),
     ("fold_affine_into_conv", fold_affine_into_conv),

@@ -202,3 +202,63 @@ def eliminate_transposes(graph: Graph, max_rounds: int = 100) -> Graph:
         if not rewriter.changed:
             break
     return graph
+
+
+def _as_reshape_target(shape, perm) -> list[int] | None:
+    """The reshape equal to this transpose, or None. A transpose that keeps
+    the order of every axis that may be longer than 1 only moves unit axes:
+    the data order is unchanged ([N, 1, 1, C] -> [N, C, 1, 1] in a
+    squeeze-excite block)."""
+    if shape is None:
+        return None
+    moved = [p for p in perm if shape[p] != 1]
+    if moved != sorted(moved):
+        return None
+    target = []
+    for i, p in enumerate(perm):
+        if shape[p] is not None:
+            target.append(shape[p])
+        elif p == i:
+            target.append(0)  # copy the input's dim at this position
+        else:
+            target.append(-1)
+    return target if target.count(-1) <= 1 else None
+
+
+def _merged_target(first: list[int], second: list[int]) -> list[int] | None:
+    """reshape(reshape(x, first), second) as one reshape of x, or None."""
+    merged = []
+    for i, d in enumerate(second):
+        if d != 0:
+            merged.append(d)
+        elif i < len(first):
+            # a number; 0 (x's own dim i); or -1, inferred the same way again
+            # as long as it stays the only unknown (checked by the caller)
+            merged.append(first[i])
+        else:
+            return None
+    return merged
+
+
+def transposes_to_reshapes(graph: Graph) -> Graph:
+    """Turn the transposes that only move unit axes into reshapes, and merge
+    each reshape into the reshape that feeds it."""
+    for node in graph.nodes:
+        if node.op != "transpose":
+            continue
+        info = graph.info.get(node.inputs[0])
+        target = _as_reshape_target(info.shape if info else None, node.attrs["perm"])
+        if target is not None:
+            node.op, node.attrs = "reshape", {"shape": target}
+    producers = graph.producers()
+    for node in graph.nodes:
+        if node.op != "reshape":
+            continue
+        first = producers.get(node.inputs[0])
+        if first is None or first.op != "reshape" or node.inputs[0] in graph.outputs:
+            continue
+        merged = _merged_target(first.attrs["shape"], node.attrs["shape"])
+        if merged is not None and merged.count(-1) <= 1:
+            node.inputs = [first.inputs[0]]
+            node.attrs = {**node.attrs, "shape": merged}
+    return graph.remove_unused()

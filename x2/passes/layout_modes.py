@@ -84,6 +84,23 @@ def nhwc_ops(graph: Graph) -> Graph:
     return graph.toposort()
 
 
+def _preprocessed_input(graph: Graph, producers: dict, value: str) -> str | None:
+    """The graph input `value` is, or is computed from by elementwise ops with
+    constants only (Keras Rescaling/Normalization): then a Transpose on it is
+    the input's own interface Transpose."""
+    from ..ir.ops import OPS
+    while value not in graph.inputs:
+        producer = producers.get(value)
+        if producer is None or producer.op not in OPS or \
+                OPS[producer.op].layout != "elementwise":
+            return None
+        computed = [v for v in producer.inputs if v not in graph.constants]
+        if len(computed) != 1:
+            return None
+        value = computed[0]
+    return value
+
+
 def explain_transposes(graph: Graph) -> list[dict]:
     """One record per Transpose left: where it sits and why it could not go."""
     producers, consumers = graph.producers(), graph.consumers()
@@ -96,10 +113,12 @@ def explain_transposes(graph: Graph) -> list[dict]:
         user_ops = sorted({u.op for u in users})
         nchw_io = graph.meta.get("io_layout") == "nchw"
         nhwc_inside = graph.meta.get("layout") == "nhwc"
-        if src in graph.inputs or node.outputs[0] in graph.outputs:
-            at_input = src in graph.inputs
-            where = (f"at graph input '{src}'" if at_input
+        origin = _preprocessed_input(graph, producers, src)
+        if origin or node.outputs[0] in graph.outputs:
+            where = (f"at graph input '{origin}'" if origin
                      else f"at graph output '{node.outputs[0]}'")
+            if origin and origin != src:
+                where += " (after its elementwise preprocessing)"
             if nchw_io and nhwc_inside:
                 why = ("the interface is NCHW (--io-layout nchw) but the model computes in "
                        "NHWC (--layout nhwc); drop one of the two to remove it")
