@@ -70,13 +70,17 @@ def test_nhwc_for_onnx_is_refused_clearly(sample, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50"])
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50", "efficientnet_b0"])
 def test_keras_applications_without_transposes(sample, tmp_path, name):
     for target in ("onnx", "paddle"):
         out = tmp_path / target
         report = convert(str(sample(name)), str(out), target=target, io_layout="nchw")
         assert report["transposes_left"] == 0
         _passes(check(str(sample(name)), str(out), target=target, rtol=RTOL))
+    # The default (NHWC) interface: one Transpose, at the input.
+    report = convert(str(sample(name)), str(tmp_path / "nhwc_io"), target="onnx")
+    assert report["transposes_left"] == 1
+    assert report["transposes_where"][0]["where"].startswith("at graph input")
 
 
 def _nhwc_ir_model():

@@ -91,8 +91,16 @@ def resnet50():
     return keras.applications.ResNet50(weights=None, classifier_activation=None)
 
 
+def efficientnet_b0():
+    """Squeeze-excite blocks, swish, Rescaling+Normalization at the input."""
+    keras = _keras()
+    return keras.applications.EfficientNetB0(weights=None, classifier_activation=None,
+                                             input_shape=(96, 96, 3))
+
+
 SAMPLES = {"small_cnn": small_cnn, "mlp": mlp, "residual_cnn": residual_cnn,
-           "mobilenet_v2": mobilenet_v2, "resnet50": resnet50}
+           "mobilenet_v2": mobilenet_v2, "resnet50": resnet50,
+           "efficientnet_b0": efficientnet_b0}
 
 
 def export(name: str, out_dir: str) -> None:
