@@ -1,7 +1,7 @@
 """Side-by-side conversion benchmark: x2 `--to onnx` against tf2onnx on the
 same SavedModels, in one run.
 
-    python tools/bench_convert.py [--models mobilenet_v2,resnet50,small_cnn,residual_cnn]
+    python tools/bench_convert.py [--models mobilenet_v2,resnet50,efficientnet_b0,small_cnn,residual_cnn]
                                   [--json build/bench/bench.json] [--threads 1] [--runs 30]
 
 For each model: conversion wall time and peak RSS (each conversion in a fresh
@@ -140,7 +140,7 @@ def bench_model(name: str, work: Path, tf2onnx_python: Path, threads: int, runs:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mobilenet_v2,resnet50,small_cnn,residual_cnn")
+    parser.add_argument("--models", default="mobilenet_v2,resnet50,efficientnet_b0,small_cnn,residual_cnn")
     parser.add_argument("--work", default=str(ROOT / "build" / "bench"))
     parser.add_argument("--tf2onnx-venv", default=str(ROOT / "build" / "tf2onnx-venv"))
     parser.add_argument("--threads", type=int, default=1)
