@@ -140,7 +140,8 @@ def bench_model(name: str, work: Path, tf2onnx_python: Path, threads: int, runs:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mobilenet_v2,resnet50,efficientnet_b0,small_cnn,residual_cnn")
+    parser.add_argument("--models",
+                        default="mobilenet_v2,resnet50,efficientnet_b0,small_cnn,residual_cnn")
     parser.add_argument("--work", default=str(ROOT / "build" / "bench"))
     parser.add_argument("--tf2onnx-venv", default=str(ROOT / "build" / "tf2onnx-venv"))
     parser.add_argument("--threads", type=int, default=1)
