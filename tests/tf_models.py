@@ -299,9 +299,43 @@ def control_flow(out):
     tf.saved_model.save(M(), out)
 
 
+def attention(out):
+    """Transformer pieces as users export them: Keras MultiHeadAttention
+    (EinsumDense projections, score/value einsums), Embedding, LayerNorm
+    -> OUT/keras; and a tf.Module with more einsum forms -> OUT/einsums."""
+    import keras
+    from keras import layers
+    tf = _tf()
+    keras.utils.set_random_seed(0)
+    tokens = keras.Input((10,), dtype="int32", name="tokens")
+    x = layers.Embedding(50, 16)(tokens)
+    x = layers.MultiHeadAttention(num_heads=2, key_dim=8)(x, x) + x
+    x = layers.LayerNormalization()(x)
+    x = layers.GlobalAveragePooling1D()(x)
+    keras.Model(tokens, layers.Dense(3)(x)).export(os.path.join(out, "keras"), verbose=False)
+
+    class M(tf.Module):
+        def __init__(self):
+            self.w = tf.Variable(tf.random.normal([6, 2, 3]))
+            self.v = tf.Variable(tf.random.normal([2, 3, 4]))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 5, 6], tf.float32, name="x")])
+        def __call__(self, x):
+            q = tf.einsum("abc,cde->abde", x, self.w)          # projection, grouped free dims
+            scores = tf.einsum("aecd,abcd->acbe", q, q)        # attention scores
+            mixed = tf.einsum("acbe,aecd->abcd", scores, q)    # attention values
+            back = tf.einsum("abcd,cde->abe", mixed, self.v)   # output projection
+            dots = tf.einsum("ij,ij->i", x[:, 0, :], x[:, 1, :])  # row-wise dot products
+            outer = tf.einsum("bi,bj->bij", x[:, 0, :], x[:, 2, :])
+            summed = tf.einsum("abc,cd->ad", x, self.w[:, 0, :])  # b summed out first
+            return {"back": back, "dots": dots, "outer": outer, "summed": summed}
+
+    tf.saved_model.save(M(), os.path.join(out, "einsums"))
+
+
 MODELS = {f.__name__: f for f in (raw_ops, unsupported, two_inputs, backbone_pair, tf1_forms,
                                   keras_forms, two_signatures, malicious_keras,
-                                  tf_extras, control_flow)}
+                                  tf_extras, control_flow, attention)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

@@ -120,27 +120,3 @@ def top_k(ctx, op):
     ctx.emit("topk", [x], attrs, outputs=[values, raw])
     ctx.graph.info[raw] = TensorInfo("int64", ctx.shape(indices))
     ctx.emit("cast", [raw], {"dtype": ctx.dtype(indices) or "int32"}, outputs=[indices])
-
-
-@tf_mapper("Einsum")
-def einsum(ctx, op):
-    """`matmul` for matrix-product forms ('bij,bjk->bik', 'abc,cd->abd', 'bhqd,bhkd->bhqk')."""
-    from x2.errors import ConversionError
-    equation = op.attrs.get("equation", "").replace(" ", "")
-    lhs, _, out = equation.partition("->")
-    terms = lhs.split(",")
-    if len(terms) == 2:
-        a, b = terms
-        if len(b) >= 2 and a[-1] == b[-2] and a[-1] not in out and \
-                out == a[:-1] + b[-1] and (len(b) == 2 or b[:-2] == a[:len(b) - 2]):
-            ctx.emit("matmul", op.inputs[:2], outputs=op.outputs)
-            return
-        # a @ b^T: the contracted index is last in both ('bhqd,bhkd->bhqk').
-        if len(b) >= 2 and len(a) >= 2 and a[-1] == b[-1] and a[-1] not in out and \
-                b[-2] not in a and out == a[:-1] + b[-2] and \
-                (len(b) == 2 or b[:-2] == a[:len(b) - 2]):
-            bt = _maybe_transposed(ctx, op.inputs[1], True)
-            ctx.emit("matmul", [op.inputs[0], bt], outputs=op.outputs)
-            return
-    raise ConversionError(f"Einsum '{op.name}': equation {equation!r} is not a matrix "
-                          f"product x2 maps (e.g. 'bi,ij->bj', 'bij,bjk->bik', 'bhqd,bhkd->bhqk')")

@@ -168,6 +168,9 @@ class _Rewriter:
         perm = inner.attrs["perm"]
         if perm[0] != 0 or any(d is None for d in in_shape[1:]):
             return
+        # Only a flatten that keeps dim 0 ([N, ...] -> [N, rest]) lines rows up.
+        if out_shape[1] != int(np.prod(in_shape[1:])):
+            return
         users = consumers.get(node.outputs[0], [])
         if not users or node.outputs[0] in self.graph.outputs:
             return
