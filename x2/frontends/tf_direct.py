@@ -250,8 +250,13 @@ def _needed_in_order(fdef, nodes: dict) -> list:
 
 def _flat_index(node, arg: str, index: int, library: dict) -> int:
     """'node:arg:index' -> the position among all of node's outputs."""
-    if node.op in _CALL_OPS or node.op in library:
+    if node.op in _CALL_OPS:
         return index  # one list-valued output argument
+    if node.op in library:  # a direct call: one output argument per result
+        names = [a.name for a in library[node.op].signature.output_arg]
+        if arg not in names:
+            raise NeedsTensorFlow(f"{node.op} has no output {arg}")
+        return names.index(arg) + index
     args = OUTPUTS.get(node.op)
     if args is None:
         return index  # an op x2 does not map: only its type matters (it is reported)
