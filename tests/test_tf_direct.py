@@ -30,6 +30,14 @@ MODELS = [
 ]
 
 
+def _last_line_of(args: list[str]) -> str:
+    """Run a Python script in a fresh process (it may import TensorFlow); its
+    last line of output."""
+    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout.strip().splitlines()[-1]
+
+
 def _path(sample, tf_model, kind, name, sub):
     base = sample(name) if kind == "sample" else tf_model(name)
     return base / sub if sub else base
@@ -43,11 +51,8 @@ def test_direct_reader_describes_the_model_as_tensorflow_does(sample, tf_model, 
     constants and weights as the TensorFlow reader; shapes equal or more
     precise (functions record the shapes TF inferred when tracing)."""
     path = _path(sample, tf_model, kind, name, sub)
-    args = [sys.executable, str(ROOT / "tests" / "tf_reader_diff.py"), str(path)]
-    proc = subprocess.run(args + ([signature] if signature else []), capture_output=True,
-                          text=True, env=ENV)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    args = [str(ROOT / "tests" / "tf_reader_diff.py"), str(path)]
+    result = json.loads(_last_line_of(args + ([signature] if signature else [])))
     assert result["reader"] == "direct", result
     assert result["ops"] > 0
     assert result["problems"] == []
@@ -60,10 +65,7 @@ def test_direct_reader_imports_no_tensorflow(sample):
             "print(json.dumps({'reader': record['reader'], 'ops': len(source.ops),\n"
             "  'loaded': sorted(m for m in ('tensorflow', 'keras', 'tf_keras')\n"
             "                   if m in sys.modules)}))\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(sample("small_cnn"))],
-                          capture_output=True, text=True, env=ENV)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads(proc.stdout)
+    result = json.loads(_last_line_of(["-c", code, str(sample("small_cnn"))]))
     assert result["reader"] == {"name": "direct"}
     assert result["ops"] > 20
     assert result["loaded"] == []
@@ -87,10 +89,7 @@ def test_bundle_reader_matches_tensorflow_checkpoint_reader(sample):
             "    assert a.dtype == b.dtype and a.shape == b.shape, key\n"
             "    assert (a == b).all(), key\n"
             "print(len(keys))\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(sample("residual_cnn"))],
-                          capture_output=True, text=True, env=ENV)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert int(proc.stdout.split()[-1]) > 10
+    assert int(_last_line_of(["-c", code, str(sample("residual_cnn"))])) > 10
 
 
 def _onnx_outputs(model_dir, x):

@@ -18,6 +18,7 @@ def _public(attrs: dict) -> dict:
 
 
 def diff(path: str, signature: str | None) -> dict:
+    from x2.frontends.common import select_subgraph
     from x2.frontends.tf_direct import NeedsTensorFlow, read_savedmodel_direct
     from x2.frontends.tf_opdefs import OUTPUTS
     from x2.frontends.tf_savedmodel import read_savedmodel
@@ -32,7 +33,7 @@ def diff(path: str, signature: str | None) -> dict:
             problems.append(f"{what}: {getattr(direct, what)} != {getattr(ref, what)}")
     # The TF reader keeps ReadVariableOp as Identity(Const); the direct one folds it.
     ref_ops = {op.name: op for op in ref.ops}
-    needed = {op.name for op in ref.ops if any(o in _needed(ref) for o in op.outputs)}
+    needed = {op.name for op in select_subgraph(ref, None, None).ops}
     for op in direct.ops:
         other = ref_ops.get(op.name)
         if other is None:
@@ -71,19 +72,6 @@ def _same_or_finer(mine, theirs) -> bool:
         return True
     return mine.shape is not None and len(mine.shape) == len(theirs.shape) and all(
         b is None or a == b for a, b in zip(mine.shape, theirs.shape))
-
-
-def _needed(source) -> set:
-    producer = {o: op for op in source.ops for o in op.outputs}
-    seen, stack = set(), list(source.outputs)
-    while stack:
-        value = stack.pop()
-        if value in seen:
-            continue
-        seen.add(value)
-        if value in producer:
-            stack.extend(producer[value].inputs)
-    return seen
 
 
 def _through_identity(ops: dict, value: str) -> str:

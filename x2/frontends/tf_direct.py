@@ -24,6 +24,7 @@ re-tracing, ...) raises NeedsTensorFlow, and the TensorFlow reader
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def tensor_value(proto) -> np.ndarray:
         array = np.array(values, dtype=dtype)
     if array.size == 0 and count:
         array = np.zeros(count, dtype=array.dtype)
-    elif array.size not in (count, 1) or (array.size == 1 and count != 1):
+    elif array.size != count:
         array = np.concatenate([array, np.repeat(array[-1:], count - array.size)])
     return array.astype(dtype if dtype != "string" else object).reshape(shape)
 
@@ -200,15 +201,15 @@ class _Inliner:
                 raise NeedsTensorFlow(f"{name} reads a resource that is not a captured variable")
             if op == "Identity":
                 return [inputs[0]]
-            return [self._const(name, inputs[0].value)]
+            return [self.const(name, inputs[0].value)]
         if any(isinstance(v, Resource) for v in inputs):
             raise NeedsTensorFlow(f"{op} {name} uses a variable directly (resource op)")
         if op in NOT_CORE:
             raise NeedsTensorFlow(f"{op} is not a core TensorFlow op")
+        if op == "Const":
+            return [self.const(name, tensor_value(node.attr["value"].tensor))]
         attrs = dict(DEFAULTS.get(op, {}))
         attrs.update({k: attr_value(v) for k, v in node.attr.items() if not k.startswith("_")})
-        if op == "Const":
-            return [self._const(name, tensor_value(node.attr["value"].tensor))]
         shapes = node.attr["_output_shapes"].list.shape if "_output_shapes" in node.attr else None
         if shapes is None:
             raise NeedsTensorFlow(f"{op} {name} has no recorded output shapes")
@@ -219,7 +220,7 @@ class _Inliner:
         self.ops.append(SourceOp(op, name, list(inputs), values, attrs))
         return values
 
-    def _const(self, name: str, value: np.ndarray) -> str:
+    def const(self, name: str, value: np.ndarray) -> str:
         self.ops.append(SourceOp("Const", name, [], [name], {}, value))
         if value.dtype != object:
             self.info[name] = TensorInfo(str(value.dtype), tuple(value.shape))
@@ -301,16 +302,27 @@ def _output_dtypes(op: str, attrs: dict, count: int) -> list[str]:
     return dtypes[:count]
 
 
-def _meta_graph(path: Path):
-    pb = path / "saved_model.pb"
-    if not pb.exists():
-        raise NeedsTensorFlow("the SavedModel is in text form (saved_model.pbtxt)")
+@functools.lru_cache(maxsize=4)
+def _parse(pb: Path, mtime_ns: int):
     from google.protobuf.message import DecodeError
     try:
-        saved_model = messages().SavedModel.FromString(pb.read_bytes())
+        return messages().SavedModel.FromString(pb.read_bytes())
     except DecodeError as exc:
-        raise ModelLoadError(f"{pb}: corrupt SavedModel (not a valid protobuf: {exc})") \
-            from exc
+        raise ModelLoadError(f"{pb.parent}: TensorFlow could not load this SavedModel: "
+                             f"saved_model.pb is corrupt ({exc})") from exc
+
+
+def parse_saved_model(directory: Path):
+    """saved_model.pb as a SavedModel message, parsed once per process (format
+    detection and the reader both need it)."""
+    pb = directory / "saved_model.pb"
+    return _parse(pb, pb.stat().st_mtime_ns)
+
+
+def _meta_graph(path: Path):
+    if not (path / "saved_model.pb").exists():
+        raise NeedsTensorFlow("the SavedModel is in text form (saved_model.pbtxt)")
+    saved_model = parse_saved_model(path)
     graphs = list(saved_model.meta_graphs)
     if len(graphs) != 1:
         graphs = [g for g in graphs if "serve" in g.meta_info_def.tags]
@@ -319,11 +331,6 @@ def _meta_graph(path: Path):
     if not graphs[0].object_graph_def.nodes:
         raise NeedsTensorFlow("a TF1 SavedModel (no object graph)")
     return graphs[0]
-
-
-def signatures(path: Path) -> dict:
-    meta = _meta_graph(path)
-    return {k: v for k, v in meta.signature_def.items() if k != "__saved_model_init_op"}
 
 
 def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
@@ -339,10 +346,9 @@ def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
 
     out_refs = {key: sig.outputs[key].name.split(":") for key in sorted(sig.outputs)}
     callers = {node for node, _ in out_refs.values()}
-    if len(callers) != 1 or top.get(next(iter(callers))) is None or \
-            top[next(iter(callers))].op not in _CALL_OPS:
+    call = top.get(callers.pop()) if len(callers) == 1 else None
+    if call is None or call.op not in _CALL_OPS:
         raise NeedsTensorFlow("the signature's outputs do not come from one function call")
-    call = top[callers.pop()]
     fn_name = call.attr["f"].func.name
     fdef = library.get(fn_name)
     if fdef is None:
@@ -356,7 +362,8 @@ def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
     bound = list(meta.object_graph_def.concrete_functions[fn_name].bound_inputs) \
         if fn_name in meta.object_graph_def.concrete_functions else []
     variables = _Variables(directory, meta.object_graph_def)
-    args, inputs, aliases, info, constants = {}, [], {}, {}, []
+    inliner = _Inliner(library)
+    args, inputs, aliases = {}, [], {}
     captured = 0
     for ref, arg in zip(data_inputs, arg_defs):
         node_name = ref.split(":")[0]
@@ -366,7 +373,8 @@ def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
             args[arg.name] = arg.name
             inputs.append(arg.name)
             aliases[arg.name] = key
-            info[arg.name] = TensorInfo(_dtype(tensor.dtype), shape_of(tensor.tensor_shape))
+            inliner.info[arg.name] = TensorInfo(_dtype(tensor.dtype),
+                                                shape_of(tensor.tensor_shape))
             continue
         if captured >= len(bound):
             raise NeedsTensorFlow("captured inputs without their objects")
@@ -375,17 +383,12 @@ def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
         if arg.type == DT_RESOURCE:
             args[arg.name] = Resource(value)
         else:  # a captured tensor (an eager constant) arrives as a plain input
-            constants.append(SourceOp("Const", arg.name, [], [arg.name], {}, value))
-            args[arg.name] = arg.name
+            args[arg.name] = inliner.const(arg.name, value)
     if len(inputs) != len(sig.inputs):
         raise NeedsTensorFlow("signature inputs are not fed to its function directly")
     order = _keyword_order(meta, fn_name) or sorted(sig.inputs)
     inputs.sort(key=lambda v: order.index(aliases[v]) if aliases[v] in order else len(order))
 
-    inliner = _Inliner(library)
-    inliner.info.update(info)
-    for const in constants:
-        inliner._const(const.name, const.const_value)
     results = inliner.run(fdef, "", args)
     outputs, output_aliases = [], {}
     for key, (_node, index) in out_refs.items():

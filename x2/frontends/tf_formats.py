@@ -22,17 +22,10 @@ FORMATS = ("savedmodel", "savedmodel_v1", "keras", "checkpoint_v1", "checkpoint_
 
 def _is_tf1_savedmodel(path: Path) -> bool:
     """A SavedModel without an object graph (written by a TF1 builder)."""
-    pb = path / "saved_model.pb"
-    if not pb.exists():
+    if not (path / "saved_model.pb").exists():
         return False
-    from google.protobuf.message import DecodeError
-
-    from .tf_protos import messages
-    try:
-        proto = messages().SavedModel.FromString(pb.read_bytes())
-    except DecodeError as exc:
-        raise ModelLoadError(f"{path}: TensorFlow could not load this SavedModel: "
-                             f"saved_model.pb is corrupt ({exc})") from exc
+    from .tf_direct import parse_saved_model
+    proto = parse_saved_model(path)
     return all(len(mg.object_graph_def.nodes) == 0 for mg in proto.meta_graphs)
 
 

@@ -101,12 +101,17 @@ def matmul_to_dense(graph: Graph) -> Graph:
     return graph.remove_unused()
 
 
+def _zero_pad_4d(node: Node) -> bool:
+    return node.op == "pad" and node.attrs.get("mode", "constant") == "constant" and \
+        node.attrs.get("value", 0) == 0 and len(node.attrs.get("pads", [])) == 8
+
+
 def _transpose_before_pad(graph: Graph, consumers) -> None:
     """pad -> transpose -> conv2d becomes transpose -> pad -> conv2d (pads
     permuted), so the pad meets the convolution: at an NHWC graph input the
     layout pass leaves the interface Transpose after Keras' ZeroPadding2D."""
     for pad in graph.nodes:
-        if pad.op != "pad" or len(pad.attrs.get("pads", [])) != 8:
+        if not _zero_pad_4d(pad):
             continue
         transpose = _single_user(graph, consumers, pad.outputs[0])
         if transpose is None or transpose.op != "transpose":
@@ -132,8 +137,7 @@ def fold_pad_into_conv(graph: Graph) -> Graph:
     _transpose_before_pad(graph, graph.consumers())
     consumers = graph.consumers()
     for pad in graph.nodes:
-        if pad.op != "pad" or pad.attrs.get("mode", "constant") != "constant" or \
-                pad.attrs.get("value", 0) != 0 or len(pad.attrs["pads"]) != 8:
+        if not _zero_pad_4d(pad):
             continue
         conv = _single_user(graph, consumers, pad.outputs[0])
         if conv is None or conv.op != "conv2d" or conv.inputs[0] != pad.outputs[0] or \
