@@ -333,9 +333,62 @@ def attention(out):
     tf.saved_model.save(M(), os.path.join(out, "einsums"))
 
 
+def hostile_names(out):
+    """OUT/hostile: a SavedModel whose function node names carry Python code:
+    every node of the library functions is renamed (references updated) to
+    `n<i>` + a line break + `__import__("os").system("touch OUT/pwned")`.
+    TensorFlow itself refuses such names; the direct reader must read them
+    as data. OUT/clean: the same model unchanged (TensorFlow runs it)."""
+    tf = _tf()
+    import numpy as np
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    class M(tf.Module):
+        def __init__(self):
+            super().__init__()
+            rng = np.random.default_rng(0)
+            self.w = tf.Variable(rng.standard_normal((6, 4)).astype("float32"))
+            self.b = tf.Variable(rng.standard_normal(4).astype("float32"))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6], tf.float32, name="x")])
+        def __call__(self, x):
+            return {"y": tf.nn.relu(tf.matmul(x, self.w) + self.b) - tf.sigmoid(x[:, :4])}
+
+    module = M()
+    tf.saved_model.save(module, os.path.join(out, "clean"))
+    tf.saved_model.save(module, os.path.join(out, "hostile"))
+    path = os.path.join(out, "hostile", "saved_model.pb")
+    model = saved_model_pb2.SavedModel()
+    with open(path, "rb") as fh:
+        model.ParseFromString(fh.read())
+    marker = os.path.join(os.path.abspath(out), "pwned")
+    for function in model.meta_graphs[0].graph_def.library.function:
+        renamed = {}
+        for i, node in enumerate(function.node_def):
+            renamed[node.name] = (f'n{i}\n        __import__("os").system("touch {marker}")'
+                                  f'\r\n        #\x00"""')
+            node.name = renamed[node.name]
+
+        def fix(ref):
+            head, sep, rest = ref.partition(":")
+            control = head.startswith("^")
+            head = head.lstrip("^")
+            return ("^" if control else "") + renamed.get(head, head) + sep + rest
+
+        for node in function.node_def:
+            node.input[:] = [fix(r) for r in node.input]
+        for key in list(function.ret):
+            function.ret[key] = fix(function.ret[key])
+        for key in list(function.control_ret):
+            function.control_ret[key] = renamed.get(function.control_ret[key],
+                                                    function.control_ret[key])
+    with open(path, "wb") as fh:
+        fh.write(model.SerializeToString())
+
+
 MODELS = {f.__name__: f for f in (raw_ops, unsupported, two_inputs, backbone_pair, tf1_forms,
                                   keras_forms, two_signatures, malicious_keras,
-                                  tf_extras, control_flow, attention)}
+                                  tf_extras, control_flow, attention, hostile_names)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

@@ -3,13 +3,19 @@
 Emitters describe the generated code as data (submodules, buffers, one
 assignment per IR node) and `render_module` prints it; op emitters only build
 expressions with `call`, never whole lines of text.
+
+Every string that comes from a model or a path is hostile: it reaches the
+code only through `escape_text` (comments, docstrings, string literals) or
+`Namer` (identifiers), so it can never end a line, a comment or a literal.
 """
 from __future__ import annotations
 
+import builtins
 import importlib.util
 import keyword
 import re
 import sys
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +30,39 @@ class Expr:
         return self.text
 
 
+def escape_text(text) -> str:
+    """`text` as printable ASCII that is the same text inside a string literal
+    or docstring: backslashes, quotes, line breaks, NUL and every non-ASCII
+    character become escapes. The result cannot end a comment line, a
+    literal or a docstring, and Unicode normalisation cannot change it."""
+    out = []
+    for ch in str(text):
+        if ch == "\\" or ch in "\"'":
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append(ascii(ch)[1:-1])  # \n, \x00, \u2028, \U0001f600
+    return "".join(out)
+
+
+def string_literal(text: str) -> str:
+    return f"'{escape_text(text)}'"
+
+
 def literal(value) -> str:
+    """Python source for an attribute value. Only plain data is accepted:
+    anything else is an x2 bug, never text pasted into the code."""
     if isinstance(value, Expr):
         return value.text
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str):
+        return string_literal(value)
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int):
+        return repr(int(value))
     if isinstance(value, float):
         if value != value or abs(value) == float("inf"):
             return f"float('{value}')"
@@ -38,7 +74,7 @@ def literal(value) -> str:
     if isinstance(value, (list, tuple)):
         inner = ", ".join(literal(v) for v in value)
         return f"[{inner}]"
-    return repr(value)
+    raise TypeError(f"no Python literal for a {type(value).__name__} attribute value")
 
 
 def call(fn: str, *args, **kwargs) -> Expr:
@@ -51,9 +87,21 @@ def binop(a, op: str, b) -> Expr:
     return Expr(f"{literal(a)} {op} {literal(b)}")
 
 
+# dtype names the emitters may spell as `torch.X` / `paddle.X`.
+DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
+                    "int64", "uint8", "bool", "complex64", "complex128"})
+
+
+def dtype_ref(module: str, dtype) -> Expr:
+    name = str(dtype)
+    if name not in DTYPES:
+        raise TypeError(f"unknown dtype {escape_text(name)!r}")
+    return Expr(f"{module}.{name}")
+
+
 @dataclass
 class ModuleCode:
-    docstring: str
+    docstring: list[str]                    # lines; each is escaped when rendered
     header: list[str]                       # import lines and guards
     base_class: str
     submodules: list[tuple[str, Expr]] = field(default_factory=list)   # self.name = expr
@@ -65,8 +113,12 @@ class ModuleCode:
     footer: list[str] = field(default_factory=list)
 
 
+COMMENT_CHARS = 160  # a provenance comment longer than this is cut (names can be huge)
+
+
 def render_module(code: ModuleCode) -> str:
-    lines = [f'"""{code.docstring}"""', *code.header, "", "",
+    doc = "\n".join(escape_text(line) for line in code.docstring)
+    lines = [f'"""{doc}\n"""', *code.header, "", "",
              f"class Model({code.base_class}):",
              "    def __init__(self):",
              "        super().__init__()"]
@@ -76,7 +128,10 @@ def render_module(code: ModuleCode) -> str:
         lines.append(f"        {code.buffer_call}({name!r}, {expr})")
     lines += ["", f"    def forward(self, {', '.join(code.forward_args)}):"]
     for targets, expr, comment in code.body:
-        suffix = f"  # {comment}" if comment else ""
+        note = escape_text(comment)
+        if len(note) > COMMENT_CHARS:
+            note = note[:COMMENT_CHARS] + "..."
+        suffix = f"  # {note}" if note else ""
         lines.append(f"        {', '.join(targets)} = {expr}{suffix}")
     ret = code.returns[0] if len(code.returns) == 1 else ", ".join(code.returns)
     lines.append(f"        return {ret}")
@@ -84,12 +139,20 @@ def render_module(code: ModuleCode) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-class Namer:
-    """Readable, unique Python identifiers from graph value names."""
+# Names the generated module itself uses: a value must never shadow them.
+MODULE_NAMES = frozenset({"self", "paddle", "torch", "nn", "F", "np", "os", "sys", "Model",
+                          "load_model", "CHANNELS_LAST"})
+RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
+    frozenset(dir(builtins)) | MODULE_NAMES
 
-    def __init__(self, reserved: set[str] | None = None):
-        self.taken = set(reserved or ()) | set(keyword.kwlist) | {"self", "paddle", "torch",
-                                                                   "nn", "F", "np", "os", "sys"}
+
+class Namer:
+    """Readable, unique Python identifiers from graph value names. Identifiers
+    are ASCII, so Unicode normalisation (which Python applies to identifiers)
+    cannot merge two of them, and never shadow a builtin or module alias."""
+
+    def __init__(self, reserved=()):
+        self.taken = set(RESERVED) | set(reserved)
         self.names: dict[str, str] = {}
 
     def __call__(self, value: str, hint: str | None = None) -> str:
@@ -110,7 +173,8 @@ def _identifier(text: str) -> str:
     tail = parts[-2:] if len(parts) >= 2 else parts
     # Drop the numeric suffix fresh_name adds ("relu__12" -> "relu").
     name = "_".join(re.sub(r"__\d+$", "", p) for p in tail) or "v"
-    name = re.sub(r"\W+", "_", name).strip("_").lower() or "v"
+    name = unicodedata.normalize("NFKC", name).lower()
+    name = re.sub(r"[^a-z0-9]+", "_", name).strip("_") or "v"
     return f"v_{name}" if name[0].isdigit() else name
 
 
@@ -123,11 +187,13 @@ class EmitContext:
     framework = ""
     base_class = ""
 
-    def __init__(self, graph):
+    def __init__(self, graph, layer_attributes=()):
+        """`layer_attributes`: what the framework's base class defines
+        (forward, eval, ...), which a submodule name must not replace."""
         self.graph = graph
         self.namer = Namer()
-        self.layer_namer = Namer()
-        self.code = ModuleCode(docstring="", header=[], base_class=self.base_class)
+        self.layer_namer = Namer(layer_attributes)
+        self.code = ModuleCode(docstring=[], header=[], base_class=self.base_class)
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
 
@@ -194,11 +260,11 @@ class EmitContext:
                                f"'{node.name}': {why}")
 
 
-def generate_module(e: EmitContext, ops: dict, docstring: str, header: list[str],
+def generate_module(e: EmitContext, ops: dict, docstring: list[str], header: list[str],
                     footer: list[str]) -> tuple[str, dict[str, np.ndarray]]:
     """Fill `e.code` from its graph with the per-op functions in `ops`; return
     (module text, state dict as numpy arrays). Every op without code is
-    listed at once."""
+    listed at once; the text is compiled before it is returned."""
     from ..errors import ConversionError
 
     graph = e.graph
@@ -220,7 +286,14 @@ def generate_module(e: EmitContext, ops: dict, docstring: str, header: list[str]
         e.code.body.append((targets, expr, comment))
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
     e.code.footer = footer
-    return render_module(e.code), e.state
+    text = render_module(e.code)
+    try:
+        compile(text, "model.py", "exec")
+    except SyntaxError as exc:
+        raise ConversionError(f"internal: the generated {e.framework} model.py does not "
+                              f"compile (line {exc.lineno}: {exc.msg}); nothing was written"
+                              ) from exc
+    return text, e.state
 
 
 def subscript(x, rank: int, axes: list[int], starts: list[int], ends: list[int],

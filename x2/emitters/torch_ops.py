@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codegen import Expr, binop, call, strided_index, subscript, take
+from .codegen import Expr, binop, call, dtype_ref, strided_index, subscript, take
 from .functional_ops import define_common, expand_target
 
 TORCH_OPS: dict = {}
@@ -126,7 +126,7 @@ def gelu(e, node):
 
 @torch_op("cast")
 def cast(e, node):
-    return call(f"{e.value(node.inputs[0])}.to", Expr(f"torch.{node.attrs['dtype']}"))
+    return call(f"{e.value(node.inputs[0])}.to", dtype_ref("torch", node.attrs["dtype"]))
 
 
 _BINARY_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
@@ -282,7 +282,7 @@ def split(e, node):
 @torch_op("shape")
 def shape(e, node):
     return call("torch.tensor", Expr(f"{e.value(node.inputs[0])}.shape"),
-                dtype=Expr(f"torch.{node.attrs.get('dtype', 'int64')}"))
+                dtype=dtype_ref("torch", node.attrs.get("dtype", "int64")))
 
 
 @torch_op("reshape_dynamic")
