@@ -104,10 +104,12 @@ def test_out_is_a_file_or_a_foreign_directory(sample, tmp_path):
 def test_reconverting_replaces_an_earlier_output(sample, tmp_path):
     model = str(sample("mlp"))
     out = tmp_path / "out"
-    convert(model, str(out))
-    (out / "stale.txt").write_text("from before")
-    convert(model, str(out))
-    assert not (out / "stale.txt").exists() and (out / "report.json").exists()
+    convert(model, str(out))  # paddle: model.pdparams, inference/
+    convert(model, str(out), target="onnx")
+    # Only what x2 wrote was there, so all of it is replaced (a file a user
+    # added would stop it: tests/test_output_safety.py).
+    assert sorted(p.name for p in out.iterdir()) == [".x2-output.json", "model.onnx",
+                                                      "report.json"]
 
 
 def test_failed_reconversion_keeps_the_earlier_output(sample, tf_model, tmp_path):

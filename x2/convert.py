@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -18,24 +17,39 @@ from .ir import load_graph, save_graph
 from .isolation import run_step, start_step
 from .passes import pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
+from .scratch import make_dir
 
 # --from NAME -> worker task that reads the model into IR (x2/worker.py).
 FRONTENDS = {"tf": "tf.read", "onnx": "onnx.read", "torch": "torch.read"}
 # --to NAME -> worker task that writes the IR as a model of that framework.
 EMITTERS = {"paddle": "paddle.emit", "onnx": "onnx.emit", "torch": "torch.emit"}
 REPORT = "report.json"
+# Written last into every output: what x2 wrote there, so that a later run
+# replaces only a folder made of exactly those files.
+MARKER = ".x2-output.json"
+X2_VERSION = "0.1.0"
 
 
 def _noop(step: str, state: str, seconds: float | None = None) -> None:
     pass
 
 
-def prepare_output(out: Path) -> None:
+def prepare_output(out: Path, model: str) -> None:
+    """Refuse an --out that x2 may not write: one holding anything x2 did not
+    write itself (by its marker), one that is or holds the source model, or
+    one inside it."""
+    if out.is_symlink():
+        raise X2Error(f"--out {out}: is a symbolic link; give a real directory path")
     if out.exists() and not out.is_dir():
         raise X2Error(f"--out {out}: exists and is a file; give a directory path")
-    if out.is_dir() and any(out.iterdir()) and not (out / REPORT).exists():
-        raise X2Error(f"--out {out}: directory is not empty and was not written by x2; "
-                      f"refusing to overwrite it. Choose a new or empty directory.")
+    _refuse_overlap(out, model)
+    if out.is_dir() and any(out.iterdir()):
+        foreign = foreign_files(out)
+        if foreign:
+            raise X2Error(f"--out {out}: the directory holds files x2 did not write "
+                          f"({', '.join(repr(f) for f in foreign[:3])}"
+                          f"{', ...' if len(foreign) > 3 else ''}); refusing to overwrite it. "
+                          f"Choose a new or empty directory.")
     parent = out.parent if out.parent != Path("") else Path(".")
     if not parent.exists():
         raise X2Error(f"--out {out}: parent directory {parent} does not exist")
@@ -43,16 +57,58 @@ def prepare_output(out: Path) -> None:
         raise X2Error(f"--out {out}: parent directory {parent} is not writable")
 
 
-def publish(staging: Path, out: Path) -> None:
+def _model_paths(model: str) -> list[Path]:
+    """The files a model spec names: the path itself, the file of a
+    `file.py:factory` spec, the folder of a checkpoint prefix."""
+    paths = []
+    for candidate in {model, model.rpartition(":")[0] or model}:
+        path = Path(candidate)
+        if path.exists() or path.with_name(path.name + ".index").exists():
+            paths.append(path.resolve())
+    return paths
+
+
+def _refuse_overlap(out: Path, model: str) -> None:
+    target = out.resolve()
+    for path in _model_paths(model):
+        if target == path or path.is_relative_to(target):
+            raise X2Error(f"--out {out}: holds the source model {model}; x2 would replace it. "
+                          f"Choose a directory outside the model.")
+        if target.is_relative_to(path):
+            raise X2Error(f"--out {out}: is inside the source model {model}; choose a "
+                          f"directory outside it.")
+
+
+def foreign_files(out: Path) -> list[str]:
+    """Paths under `out` that x2's marker does not list (all of them when
+    there is no valid marker): what replacing `out` would destroy."""
+    present = sorted(str(p.relative_to(out)) for p in out.rglob("*")
+                     if p.is_file() or p.is_symlink())
+    try:
+        marker = json.loads((out / MARKER).read_text())
+        written = set(marker["files"]) | {MARKER}
+    except (OSError, ValueError, KeyError, TypeError):
+        return present or [str(p.relative_to(out)) for p in out.iterdir()]
+    return [p for p in present if p not in written]
+
+
+def write_marker(staging: Path) -> None:
+    files = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
+    (staging / MARKER).write_text(json.dumps({"written_by": "x2", "x2_version": X2_VERSION,
+                                              "files": files}, indent=2))
+
+
+def publish(staging: Path, out: Path, job: Path) -> None:
     """Move a finished staging directory to `out` in one rename (or two, when
-    replacing an earlier x2 output, which is kept until the new one is in place)."""
+    replacing an earlier x2 output, which is kept until the new one is in
+    place and then removed with the job folder)."""
     if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.rename(out, old)
-        os.rename(staging, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.rename(staging, out)
+        foreign = foreign_files(out)
+        if foreign:  # written to since prepare_output looked
+            raise X2Error(f"--out {out}: files appeared that x2 did not write "
+                          f"({foreign[0]!r}); nothing was replaced")
+        os.rename(out, job / "replaced")
+    os.rename(staging, out)
 
 
 def value_map(graph, target: str, names: dict | None) -> list[dict]:
@@ -100,15 +156,18 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             emit_options["channels_last"] = True
             layout = "nchw"
     out_path = Path(out)
-    prepare_output(out_path)
+    prepare_output(out_path, str(model))
     timings: dict[str, float] = {}
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{out_path.name}.x2-staging-",
-                                        dir=out_path.parent if str(out_path.parent) else "."))
+        # One job folder beside the output holds the staged output, the IR and
+        # the workers' scratch: a later run removes it if this one is killed.
+        job = make_dir(f".{out_path.name}.x2-staging-", out_path.parent)
+        staging = job / "out"
+        staging.mkdir()  # with the user's umask, unlike the job folder
     except OSError as exc:
         raise X2Error(f"--out {out}: cannot create files in {out_path.parent}: "
                       f"{exc.strerror or exc}") from exc
-    work = Path(tempfile.mkdtemp(prefix="x2-ir-"))
+    work = job / "ir"
     emitter = None
     try:
         def step(name, fn):
@@ -119,11 +178,11 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             progress(name, "done", timings[name])
             return value
 
-        emitter = start_step(EMITTERS[target])  # imports its framework meanwhile
+        emitter = start_step(EMITTERS[target], job)  # imports its framework meanwhile
         read = step(f"read {source} model", lambda: run_step(FRONTENDS[source], {
             "model": str(model), "signature": signature, "input_shapes": input_shapes,
             "inputs": inputs, "outputs": outputs, "ir": str(work / "source_ir"),
-            "options": options or {}}))
+            "options": options or {}}, scratch=job))
         graph = load_graph(work / "source_ir")
         nodes_before = len(graph.nodes)
         transposes_before = graph.count("transpose")
@@ -135,7 +194,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             "source_desc": f"{source} model {Path(model).name}",
             "options": emit_options or {}}))
         report = {
-            "x2_version": "0.1.0",
+            "x2_version": X2_VERSION,
             # Enough to re-create the source model for `x2 check` (torch needs options).
             "source": {"framework": source, "model": str(model), "signature": signature,
                        "input_shapes": input_shapes, "options": options or {},
@@ -165,7 +224,8 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             "values": value_map(graph, target, emitted.get("value_names")),
         }
         (staging / REPORT).write_text(json.dumps(report, indent=2))
-        publish(staging, out_path)
+        write_marker(staging)
+        publish(staging, out_path, job)
         return report
     except X2Error:
         raise
@@ -177,5 +237,4 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
     finally:
         if emitter is not None:
             emitter.cancel()
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(job, ignore_errors=True)

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from . import errors
 from .errors import StepCrashed, X2Error
+from .scratch import make_dir
 
 
 def _error_classes() -> dict[str, type]:
@@ -47,15 +48,16 @@ class Step:
     imports its framework while the frontend worker is still reading the
     model; `run` then hands it its arguments and waits for the result."""
 
-    def __init__(self, task: str):
+    def __init__(self, task: str, scratch: Path | None = None):
         self.task = task
-        self.tmp = tempfile.TemporaryDirectory(prefix="x2-step-")
+        self.tmp = make_dir("x2-step-", scratch)
         self.proc = subprocess.Popen([sys.executable, "-m", "x2.worker", task],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=_env())
+                                     stderr=subprocess.PIPE, text=True, env=_env(),
+                                     preexec_fn=_die_with_parent)
 
     def run(self, args: dict, *, timeout: float | None = None) -> dict:
-        result_path = Path(self.tmp.name) / "result.json"
+        result_path = self.tmp / "result.json"
         payload = json.dumps({**args, "result": str(result_path)})
         try:
             _out, stderr = self.proc.communicate(payload, timeout=timeout)
@@ -65,27 +67,43 @@ class Step:
         try:
             return _result(self.task, result_path, self.proc.returncode, stderr)
         finally:
-            self.tmp.cleanup()
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
     def cancel(self) -> None:
         """Stop a worker that is no longer needed (e.g. the conversion failed first)."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.communicate()
-        self.tmp.cleanup()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def start_step(task: str) -> Step:
-    return Step(task)
+def _die_with_parent() -> None:
+    """Linux: the worker gets SIGKILL when x2 dies (even by SIGKILL), instead of
+    running on as an orphan that writes into a folder a later run removes."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def run_step(task: str, args: dict, *, timeout: float | None = None) -> dict:
-    return Step(task).run(args, timeout=timeout)
+def start_step(task: str, scratch: Path | None = None) -> Step:
+    return Step(task, scratch)
+
+
+def run_step(task: str, args: dict, *, timeout: float | None = None,
+             scratch: Path | None = None) -> dict:
+    return Step(task, scratch).run(args, timeout=timeout)
 
 
 def _result(task: str, result_path: Path, returncode: int, stderr: str) -> dict:
     if result_path.exists():
-        result = json.loads(result_path.read_text())
+        try:
+            result = json.loads(result_path.read_text())
+        except (OSError, ValueError):
+            # The worker could not write its result (a full disk, most often).
+            last = (stderr.strip().splitlines() or ["no message"])[-1]
+            raise X2Error(f"step '{task}' could not hand back its result: {last}",
+                          details={"stderr": stderr[-4000:]}) from None
         if result["ok"]:
             return result["result"]
         err = result["error"]

@@ -17,7 +17,7 @@ that diverges, named by its source node (report.json "values").
 from __future__ import annotations
 
 import json
-import tempfile
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,7 @@ import numpy as np
 
 from .errors import X2Error
 from .isolation import run_step
+from .scratch import make_dir
 
 # --from NAME -> worker task that runs the source model on saved inputs.
 SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run", "torch": "torch.run"}
@@ -253,8 +254,8 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     results: list[OutputParity] = []
     batch_info = []
     bisect_result = None
-    with tempfile.TemporaryDirectory(prefix="x2-check-") as tmp:
-        tmp_path = Path(tmp)
+    tmp_path = make_dir("x2-check-")
+    try:
         for b in range(batches):
             bseed = seed + b
             arrays = inputs if inputs is not None else make_inputs(spec, bseed, batch)
@@ -281,6 +282,8 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                                            target, report, signature, names, io, arrays,
                                            src_dev, tgt_dev, precision, rtol, atol)
                 bisect_result["batch"] = b
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
     passed = all(r["passed"] for r in results)
     if bisect and passed:
         bisect_result = {"ran": False, "why": "every output matched; nothing to bisect"}
