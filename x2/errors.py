@@ -50,3 +50,10 @@ class ConversionError(X2Error):
 
 class StepCrashed(X2Error):
     kind = "crash"
+
+
+class InternalError(X2Error):
+    """A bug in x2 (or an unexpected framework error): reported with what was
+    being read or written, never as a bare traceback."""
+
+    kind = "internal"

@@ -235,8 +235,12 @@ def main() -> int:
                   "details": {"errno": exc.errno}}, "traceback": traceback.format_exc()}
         code = 3
     except Exception as exc:  # a bug or an unexpected framework error
+        subject = args.get("model") or args.get("out") or ""
+        first = (str(exc).strip().splitlines() or [""])[0]
         result = {"ok": False, "error": {"kind": "internal", "message":
-                  f"{type(exc).__name__}: {exc}", "details": {}},
+                  f"internal error in x2 step '{name}'"
+                  f"{f' on {subject}' if subject else ''}: {type(exc).__name__}: {first} "
+                  f"(a bug in x2: run with --debug and report it)", "details": {}},
                   "traceback": traceback.format_exc()}
         code = 4
     with open(result_path, "w") as fh:
