@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .errors import ConversionError, X2Error
+from .errors import InternalError, X2Error
 from .ir import load_graph, save_graph
 from .isolation import run_step, start_step
 from .passes import pipeline_for, run_pipeline
@@ -232,8 +232,9 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
     except OSError as exc:
         raise X2Error(f"writing {out}: {exc.strerror or exc}") from exc
     except Exception as exc:
-        raise ConversionError(f"internal error while converting: {type(exc).__name__}: {exc}") \
-            from exc
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise InternalError(f"internal error while converting {model}: {type(exc).__name__}: "
+                            f"{first} (a bug in x2: run with --debug and report it)") from exc
     finally:
         if emitter is not None:
             emitter.cancel()
