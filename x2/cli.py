@@ -2,13 +2,21 @@
 worker process (x2/isolation.py)."""
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import os
 import sys
 import traceback
 
 import click
-from rich.console import Console
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions
+from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from .errors import X2Error
 
@@ -63,18 +71,157 @@ class _Progress:
             console.print(f"[green]✓[/] {step} [dim]({seconds:.2f} s)[/]")
 
 
-def _summary(report: dict) -> Table:
-    table = Table(title="conversion summary", show_header=False)
-    table.add_column("what")
+_TEXT_MIN = 12  # a text cell (a name, a path) may fold down to this width; numbers never do
+
+
+def _fill(ranges: list[tuple[int, int]], room: int) -> list[int]:
+    """Column widths within room: each column starts at its least width and the narrowest
+    grow first (water-filling), each up to its natural width."""
+    level = 0
+    while level < max((natural for _, natural in ranges), default=0) and sum(
+            min(natural, max(least, level + 1)) for least, natural in ranges) <= room:
+        level += 1
+    widths = [min(natural, max(least, level)) for least, natural in ranges]
+    spare = room - sum(widths)
+    for i, (_, natural) in enumerate(ranges):  # what is left: one more to the first ones
+        if spare > 0 and widths[i] < natural:
+            widths[i], spare = widths[i] + 1, spare - 1
+    return widths
+
+
+def _plain(cell) -> Text:
+    return Text.from_markup(cell) if isinstance(cell, str) else cell
+
+
+class FitTable(Table):
+    """A rich Table that never cuts a cell with "…" and never breaks a number. Columns
+    added with numeric=True keep their content on one line (only their header wraps);
+    other columns wrap at spaces, and fold a long name, down to a minimum width. The
+    column widths are chosen here, not by rich: boxed when that fits the console, else
+    with a light box, else every row prints as "column: value" lines."""
+
+    def add_column(self, header="", *, numeric: bool = False, **kwargs) -> None:
+        kwargs.setdefault("overflow", "fold")
+        super().add_column(header, **kwargs)
+        self.columns[-1].numeric = numeric  # type: ignore[attr-defined]
+
+    def _ranges(self) -> list[tuple[int, int]]:
+        """Per column: (least width that breaks no number, width with nothing wrapped)."""
+        out = []
+        for column in self.columns:
+            texts = [_plain(c) for c in column.cells]
+            header = _plain(column.header)
+            natural = max([t.cell_len for t in texts] + [header.cell_len])
+            header_word = max([cell_len(w) for w in header.plain.split()] or [0])
+            if column.no_wrap:
+                least = natural
+            elif getattr(column, "numeric", False):
+                least = max([t.cell_len for t in texts] + [header_word])
+            else:
+                words = [cell_len(w) for t in texts for w in t.plain.split()] + [header_word]
+                least = min(max(words), _TEXT_MIN)
+            out.append((least, natural))
+        return out
+
+    def _variant(self, boxed: bool, max_width: int) -> Table | None:
+        """This table with every column's width set so that it fits max_width, or None."""
+        table = copy.copy(self)
+        if not boxed:
+            table.box, table.show_edge, table.pad_edge = box.SIMPLE_HEAD, False, False
+            table.padding = (0, 0)
+        ranges = self._ranges()
+        room = max_width - self._overhead(table)
+        if sum(least for least, _ in ranges) > room:
+            return None
+        # Text cells get their room first; whole headers over numbers come second.
+        numeric = [getattr(c, "numeric", False) for c in self.columns]
+        widths = _fill([(least, least if num else natural)
+                        for (least, natural), num in zip(ranges, numeric)], room)
+        widths = _fill([(w, natural) for w, (_, natural) in zip(widths, ranges)], room)
+        table.columns = [dataclasses.replace(c, width=w) for c, w in zip(self.columns, widths)]
+        return table
+
+    @staticmethod
+    def _overhead(table: Table) -> int:
+        """Columns of the table's width taken by padding and box lines."""
+        n = len(table.columns)
+        _, right, _, left = table.padding
+        width = (left + right) * n - (0 if table.pad_edge else left + right)
+        if table.box:
+            width += (n - 1) + (2 if table.show_edge else 0)
+        return width
+
+    def natural_width(self) -> int:
+        """Width of the boxed table when no cell has to wrap."""
+        return sum(natural for _, natural in self._ranges()) + self._overhead(self)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        for boxed in (True, False):
+            table = self._variant(boxed, options.max_width)
+            if table is not None:
+                yield from Table.__rich_console__(table, console, options)
+                return
+        yield from self._vertical(options.max_width)
+
+    def _vertical(self, width: int):
+        if self.title:
+            yield _plain(self.title).copy()
+            yield Text("")
+        columns, ranges = self.columns, self._ranges()
+        rows = list(zip(*(list(c.cells) for c in columns)))
+        if self.show_header:
+            blocks = [[(_plain(c.header), _plain(v)) for c, v in zip(columns, row)]
+                      for row in rows]
+        else:  # already key/value rows: one block
+            blocks = [[(_plain(row[0]), Text(" ").join(_plain(v) for v in row[1:]))
+                       for row in rows]]
+            ranges = ranges[1:]
+        value_width = max((least for least, _ in ranges), default=0)
+        key_width = max((k.cell_len for block in blocks for k, _ in block), default=0)
+        for i, block in enumerate(blocks):
+            if i:
+                yield Text("")
+            if key_width + 2 + value_width <= width:
+                grid = Table.grid(padding=(0, 1, 0, 0))
+                grid.add_column(no_wrap=True, style="bold")
+                grid.add_column(overflow="fold")
+                for key, value in block:
+                    grid.add_row(key + ":", value)
+                yield grid
+            else:  # key on its own line, value indented below
+                for key, value in block:
+                    yield Text.assemble(key, ":", style="bold")
+                    yield Padding(value, (0, 0, 0, 2))
+        if self.caption:
+            yield _plain(self.caption).copy()
+
+
+def print_table(table: FitTable, stderr: bool = False) -> Console:
+    """Print a table and return the console used, for the lines that follow it. On a
+    terminal (or with COLUMNS set) the table fits that width; piped output has no width,
+    so the table prints at its natural width instead of rich's default of 80 columns."""
+    out = Console(stderr=stderr)
+    if not out.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        out = Console(stderr=stderr, width=max(80, table.natural_width()))
+    out.print(table)
+    return out
+
+
+def _summary(report: dict) -> FitTable:
+    table = FitTable(title="conversion summary", show_header=False)
+    table.add_column("what", no_wrap=True)
     table.add_column("value")
-    table.add_row("source", f"{report['source']['framework']}: {report['source']['model']}")
+    table.add_row("source", escape(f"{report['source']['framework']}: "
+                                   f"{report['source']['model']}"))
     table.add_row("target", report["target"])
     reader = report["source"].get("reader")
     if reader:
         table.add_row("read by", "x2 directly (no TensorFlow import)" if reader["name"] == "direct"
-                      else f"TensorFlow ({reader.get('why')})")
-    table.add_row("inputs", ", ".join(f"{i['name']} {i['shape']}" for i in report["inputs"]))
-    table.add_row("outputs", ", ".join(f"{o['name']} {o.get('shape')}" for o in report["outputs"]))
+                      else escape(f"TensorFlow ({reader.get('why')})"))
+    table.add_row("inputs", escape(", ".join(f"{i['name']} {i['shape']}"
+                                             for i in report["inputs"])))
+    table.add_row("outputs", escape(", ".join(f"{o['name']} {o.get('shape')}"
+                                              for o in report["outputs"])))
     table.add_row("source ops mapped", f"{report['ops_mapped']} "
                   f"({len(report['ops_seen'])} op types)")
     table.add_row("IR nodes before → after passes",
@@ -82,77 +229,111 @@ def _summary(report: dict) -> Table:
     table.add_row("Transposes before → left",
                   f"{report['transposes_before_passes']} → {report['transposes_left']}")
     for item in report.get("transposes_where", []):
-        table.add_row("  Transpose left", f"{item['where']}: {item['why']}")
+        table.add_row("  Transpose left", escape(f"{item['where']}: {item['why']}"))
     table.add_row("total time", f"{sum(report['timings_s'].values()):.2f} s")
     return table
 
 
-def parity_table(result: dict) -> Table:
+def parity_table(result: dict) -> FitTable:
     devices = result.get("devices", {})
-    title = (f"parity (rtol={result['rtol']:g}, atol={result['atol']:g}, "
-             f"precision={result.get('precision', 'fp32')}, "
-             f"devices source={devices.get('source', 'cpu')} "
-             f"converted={devices.get('target', 'cpu')}, inputs {result['input_shapes']})")
-    table = Table(title=title)
-    for col in ("batch", "runner", "output", "max abs err", "max rel err", "ref scale", "tol",
-                "result"):
-        table.add_column(col)
-    for r in result["outputs"]:
+    rows = result["outputs"]
+    batches = {(r.get("batch", 0), r.get("seed")) for r in rows}
+    tols = [f"{r.get('rtol', result['rtol']):g}/{r.get('atol', result['atol']):g}" for r in rows]
+    # Columns that would repeat one value on every row go to the title instead.
+    show_batch = len(batches) > 1
+    show_tol = any(t != f"{result['rtol']:g}/{result['atol']:g}" for t in tols)
+    seed = next(iter(batches))[1] if batches and not show_batch else None
+    title = escape(f"parity (rtol={result['rtol']:g}, atol={result['atol']:g}, "
+                   f"precision={result.get('precision', 'fp32')}, "
+                   f"devices source={devices.get('source', 'cpu')} "
+                   f"converted={devices.get('target', 'cpu')}, inputs {result['input_shapes']}"
+                   + (f", seed {seed}" if seed is not None else "") + ")")
+    table = FitTable(title=title)
+    if show_batch:
+        table.add_column("batch", numeric=True)
+    table.add_column("runner")
+    table.add_column("output")
+    for col in ("max abs err", "max rel err", "ref scale") + (("tol",) if show_tol else ()):
+        table.add_column(col, numeric=True)
+    table.add_column("result")
+    for r, tol in zip(rows, tols):
         verdict = "[green]pass[/]" if r["passed"] else "[red]FAIL[/]"
         if r["ref_constant"]:
             verdict += " [yellow](reference output is constant)[/]"
-        seed = r.get("seed")
-        table.add_row(f"{r.get('batch', 0)}" + (f" (seed {seed})" if seed is not None else ""),
-                      r["runner"], r["name"], f"{r['max_abs']:.3e}", f"{r['max_rel']:.3e}",
-                      f"{r['ref_scale']:.3g}",
-                      f"{r.get('rtol', result['rtol']):g}/{r.get('atol', result['atol']):g}",
-                      verdict)
+        batch = f"{r.get('batch', 0)}" + (f" (seed {r['seed']})" if r.get("seed") is not None
+                                          else "")
+        table.add_row(*((batch,) if show_batch else ()), escape(r["runner"]), escape(r["name"]),
+                      f"{r['max_abs']:.3e}", f"{r['max_rel']:.3e}", f"{r['ref_scale']:.3g}",
+                      *((tol,) if show_tol else ()), verdict)
     return table
 
 
-def bisect_table(bisect: dict) -> Table:
+def bisect_table(bisect: dict) -> FitTable:
     first = bisect.get("first_divergence")
-    table = Table(title=f"bisect ({bisect['runner']}, batch {bisect.get('batch', 0)}): "
-                        f"{bisect['compared']} mapped points compared, "
-                        f"{bisect['skipped']} without a source counterpart")
-    for col in ("converted var", "IR op", "source op", "source node", "max rel err", "layout",
-                "result"):
+    title = (f"bisect ({bisect['runner']}, batch {bisect.get('batch', 0)}): "
+             f"{bisect['compared']} mapped points compared, "
+             f"{bisect['skipped']} without a source counterpart")
+    table = FitTable(title=escape(title))
+    for col in ("converted var", "IR op", "source op", "source node"):
         table.add_column(col)
+    table.add_column("max rel err", numeric=True)
+    table.add_column("layout")
+    table.add_column("result")
     for p in bisect["points"]:
-        table.add_row(p["var"], p["ir_op"], p["source_op"] or "", p["source_name"] or "",
-                      f"{p['max_rel']:.3e}", p["layout"],
+        table.add_row(escape(p["var"]), escape(p["ir_op"]), escape(p["source_op"] or ""),
+                      escape(p["source_name"] or ""), f"{p['max_rel']:.3e}", escape(p["layout"]),
                       "[green]match[/]" if p["passed"] else "[red]FIRST DIVERGENCE[/]")
     if first is None:
-        table.caption = bisect.get("why", "")
+        table.caption = escape(bisect.get("why", ""))
     return table
 
 
 def print_parity(result: dict) -> None:
-    out = Console()
-    out.print(parity_table(result))
+    out = print_table(parity_table(result))
     for line in result.get("warnings", []):
-        console.print(f"[yellow]warning:[/] {line}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False)
     for line in result.get("notes", []):
-        out.print(f"[dim]note: {line}[/]", highlight=False)
-    out.print(f"tolerance: {result.get('tolerance_note', '')}", highlight=False)
+        out.print(f"[dim]note: {escape(line)}[/]", highlight=False)
+    out.print(escape(f"tolerance: {result.get('tolerance_note', '')}"), highlight=False)
     bisect = result.get("bisect")
     if bisect and bisect.get("ran"):
-        out.print(bisect_table(bisect))
+        print_table(bisect_table(bisect))
         first = bisect.get("first_divergence")
         if first:
-            out.print(f"[bold red]first diverging op:[/] {first['source_op']} "
-                      f"'{first['source_name']}' (IR {first['ir_op']}, mapper "
-                      f"{first['mapper']}, converted variable {first['var']}): max rel err "
-                      f"{first['max_rel']:.3e}", highlight=False)
+            out.print("[bold red]first diverging op:[/] " + escape(
+                f"{first['source_op']} '{first['source_name']}' (IR {first['ir_op']}, mapper "
+                f"{first['mapper']}, converted variable {first['var']}): max rel err "
+                f"{first['max_rel']:.3e}"), highlight=False)
             for u in bisect.get("unmatched_before", []):
-                out.print(f"  also unchecked just before it: {u['source_op']} "
-                          f"'{u['source_name']}' (IR {u['ir_op']}, {u['var']})",
+                out.print(escape(f"  also unchecked just before it: {u['source_op']} "
+                                 f"'{u['source_name']}' (IR {u['ir_op']}, {u['var']})"),
                           highlight=False)
     elif bisect:
-        out.print(f"bisect: {bisect.get('why')}", highlight=False)
+        out.print(escape(f"bisect: {bisect.get('why')}"), highlight=False)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """`x2 --help` lists each command with its whole first sentence (click would cut it at
+    the terminal width with "..."); write_dl wraps it instead."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.short_help or _first_sentence(cmd.help or "")))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split("\n\n")[0].split())
+    end = text.find(". ")
+    return text if end < 0 else text[:end + 1]
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option("0.1.0", prog_name="x2")
 def main() -> None:
     """x2: convert models between deep-learning frameworks."""
@@ -239,7 +420,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         _fail(exc, debug)
         return
     if not quiet:
-        console.print(_summary(report))
+        print_table(_summary(report), stderr=True)
         top = sorted({f.split("/")[0] + ("/" if "/" in f else "") for f in report["files"]})
         console.print(f"written to [bold]{out}[/]: {', '.join(top + ['report.json'])}")
 
@@ -341,14 +522,14 @@ def convert_many_command(source, target, out_dir, jobs, layout, io_layout, model
 
     rows = convert_many(paths, Path(out_dir), ["--from", source, "--to", target, "--layout",
                                                layout, "--io-layout", io_layout], jobs, progress)
-    table = Table(title=f"convert-many: {sum(r['status'] == 'ok' for r in rows)} of "
-                        f"{len(rows)} converted")
+    table = FitTable(title=f"convert-many: {sum(r['status'] == 'ok' for r in rows)} of "
+                           f"{len(rows)} converted")
     for col in ("model", "status", "seconds", "Transposes left", "error"):
-        table.add_column(col)
+        table.add_column(col, numeric=col in ("seconds", "Transposes left"))
     for r in rows:
-        table.add_row(r["model"], r["status"], str(r["seconds"]),
-                      str(r.get("transposes_left", "")), r.get("error", ""))
-    Console().print(table)
+        table.add_row(escape(r["model"]), r["status"], str(r["seconds"]),
+                      str(r.get("transposes_left", "")), escape(r.get("error", "")))
+    print_table(table)
     sys.exit(0 if all(r["status"] == "ok" for r in rows) else 1)
 
 
