@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import X2Error
+from .text import printable
 
 console = Console(stderr=True)
 
@@ -48,7 +49,12 @@ def _fail(exc: BaseException, debug: bool) -> None:
         if worker_tb:
             console.print("--- worker traceback ---\n" + worker_tb, markup=False, highlight=False)
     message = exc.message if isinstance(exc, X2Error) else f"{type(exc).__name__}: {exc}"
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    if getattr(exc, "one_line", True):
+        message = message.strip().replace("\n", "\\n")
+    # Messages carry names and paths from the model: no markup, no control
+    # characters, and no line breaks added by wrapping (one line stays one line).
+    console.print(f"[bold red]error:[/] {escape(printable(message))}", highlight=False,
+                  soft_wrap=True)
     if not debug:
         console.print("[dim](run with --debug for the full trace)[/]")
     sys.exit(2 if isinstance(exc, X2Error) else 3)

@@ -1,11 +1,16 @@
 """Errors a user can act on. Anything else escaping a step is a bug in x2."""
 from __future__ import annotations
 
+from .text import printable, quoted
+
 
 class X2Error(Exception):
     """An error with a message meant for the user (no traceback shown)."""
 
     kind = "error"
+    # The message is one line: a line break in it comes from a model's name or
+    # path and is shown escaped. Errors that are lists say False.
+    one_line = True
 
     def __init__(self, message: str, *, details: dict | None = None):
         super().__init__(message)
@@ -24,6 +29,7 @@ class UnsupportedOpsError(X2Error):
     """Every unsupported op of a model at once, with its count and an example node."""
 
     kind = "unsupported-ops"
+    one_line = False
 
     def __init__(self, framework: str, unsupported: dict[str, list[str]]):
         self.unsupported = unsupported
@@ -31,7 +37,8 @@ class UnsupportedOpsError(X2Error):
         lines = [f"{len(unsupported)} {framework} op type(s) are not supported "
                  f"({total} node(s) in the graph):"]
         for op, names in sorted(unsupported.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            lines.append(f"  {op:<28} x{len(names):<4} e.g. node '{names[0]}'")
+            lines.append(f"  {printable(op).replace(chr(10), '?'):<28} x{len(names):<4} "
+                         f"e.g. node {quoted(names[0])}")
         lines.append("Nothing was written. Prune the graph around them with --inputs/--outputs, "
                      "or open an issue with this list.")
         super().__init__("\n".join(lines), details={"unsupported": {

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 from dataclasses import dataclass, field
 
+from ..text import escape_text
+
 
 @dataclass(frozen=True)
 class Expr:
@@ -28,22 +30,6 @@ class Expr:
 
     def __str__(self) -> str:
         return self.text
-
-
-def escape_text(text) -> str:
-    """`text` as printable ASCII that is the same text inside a string literal
-    or docstring: backslashes, quotes, line breaks, NUL and every non-ASCII
-    character become escapes. The result cannot end a comment line, a
-    literal or a docstring, and Unicode normalisation cannot change it."""
-    out = []
-    for ch in str(text):
-        if ch == "\\" or ch in "\"'":
-            out.append("\\" + ch)
-        elif " " <= ch <= "~":
-            out.append(ch)
-        else:
-            out.append(ascii(ch)[1:-1])  # \n, \x00, \u2028, \U0001f600
-    return "".join(out)
 
 
 def string_literal(text: str) -> str:
