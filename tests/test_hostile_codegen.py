@@ -154,3 +154,17 @@ def test_hostile_savedmodel_function_node_names(tf_model, tmp_path, target):
     assert result["passed"] and result["outputs"]
     assert all(r["ref_scale"] > 0.1 for r in result["outputs"])
     assert not marker.exists()
+
+
+def test_error_messages_show_hostile_paths_on_one_line(tmp_path):
+    """A path with a line break, CR and rich markup cannot fake lines of
+    x2's output or style it: the error is one escaped line."""
+    name = "bad[red]\nerror: fake line\r.onnx"
+    (tmp_path / name).write_bytes(b"not onnx")
+    proc = run_cli("convert", "--from", "onnx", "--to", "onnx", "--model", name,
+                   "--out", "out", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("error: bad[red]\\nerror: fake line\\r.onnx: not a readable")
+    assert len([ln for ln in lines if ln.startswith("error:")]) == 1
+    assert "\r" not in proc.stderr
