@@ -2,15 +2,19 @@
 checkpoints): trace the model with its input signature, freeze the variables
 (convert_variables_to_constants_v2) and describe the frozen graph.
 
-Safety: a Keras file can carry Python code (Lambda layers store marshalled
-bytecode). x2 reads the file's config itself first and refuses any Lambda
-unless --trust-code is given, and loads with Keras safe_mode=True otherwise,
-so nothing from the file runs by default."""
+Safety: a Keras file can carry Python code (Lambda layers and lambda functions
+store marshalled bytecode), name code outside it (custom classes and functions,
+found by module and registered name) or load another SavedModel (TFSMLayer).
+x2 reads the file's config itself first and refuses all of these, naming them,
+unless --trust-code is given (which also imports the module a custom class
+names, from the current directory or the installed packages), and loads with
+Keras safe_mode=True otherwise, so nothing from the file runs by default."""
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -18,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelLoadError, SelectionError
+from ..text import quoted
 from .tf_savedmodel import _quiet_tf, describe_graph_def, value_name
 
 TRUST_HINT = ("pass --trust-code if you trust this file (its Python code will run while "
@@ -39,37 +44,198 @@ def _keras_config(path: Path) -> dict | None:
         raise ModelLoadError(f"{path}: not a readable Keras file: {exc}") from exc
 
 
+def _objects(config):
+    """(layer name or None, object dict) for every serialized Keras object (a
+    dict with a "class_name") in a model config, in file order; the layer is the
+    object's own name, else the name of the layer it is part of."""
+    found = []
+
+    def walk(item, layer):
+        if isinstance(item, dict):
+            if isinstance(item.get("class_name"), str):
+                inner = item.get("config")
+                if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+                    layer = inner["name"]
+                found.append((layer, item))
+            for key, value in item.items():
+                if key != "compile_config":  # x2 loads with compile=False
+                    walk(value, layer)
+        elif isinstance(item, list):
+            for value in item:
+                walk(value, layer)
+
+    try:
+        walk(config, None)
+    except RecursionError:  # a config nested beyond reason: Keras refuses it anyway
+        pass
+    return found
+
+
 def _code_layers(config) -> list[str]:
     """Names of layers whose config carries Python code (Lambda, python functions)."""
     found = []
-    if isinstance(config, dict):
-        if config.get("class_name") == "Lambda":
-            inner = config.get("config", {})
+    for layer, obj in _objects(config):
+        if obj["class_name"] == "Lambda":
+            inner = obj.get("config")
             found.append(inner.get("name", "?") if isinstance(inner, dict) else "?")
-        for value in config.values():
-            found += _code_layers(value)
-    elif isinstance(config, list):
-        for value in config:
-            found += _code_layers(value)
+        elif obj["class_name"] == "__lambda__":
+            found.append(layer or "?")
     return found
+
+
+_KERAS_PACKAGES = ("keras", "keras_hub", "keras_cv", "keras_nlp")
+_FUNCTION_MODULES = ("activations", "constraints", "initializers", "losses", "metrics",
+                     "regularizers")
+
+
+def _is_keras_module(module) -> bool:
+    return isinstance(module, str) and module.split(".", 1)[0] in _KERAS_PACKAGES
+
+
+def _custom_objects(config) -> list[dict]:
+    """The custom classes and functions a model config names: code that is not in
+    the file and that Keras can only find once it is imported and registered.
+    Found from the config alone; nothing is imported."""
+    found, seen = [], set()
+    keras = None
+    for layer, obj in _objects(config):
+        class_name, module = obj["class_name"], obj.get("module")
+        registered = obj.get("registered_name")
+        if class_name.startswith("__") and class_name.endswith("__"):
+            continue  # Keras's own markers: tensors, numpy arrays, lambdas (see above)
+        if class_name == "function":
+            name = obj.get("config")
+            if not isinstance(name, str):
+                continue
+            if module == "builtins" and ">" not in name:
+                if keras is None:
+                    import keras
+                if any(hasattr(getattr(keras, m, None), name) for m in _FUNCTION_MODULES):
+                    continue  # a Keras built-in function saved by name
+            elif _is_keras_module(module):
+                continue
+            kind = "function"
+            module = module if module != "builtins" else None
+        elif module is None:
+            # The legacy (.h5) format names no module: only a registered name
+            # ("package>Name") marks a custom class there; Keras names the rest.
+            if ">" not in class_name:
+                continue
+            name, kind = class_name, "class"
+        elif _is_keras_module(module):
+            continue
+        else:
+            name = registered if isinstance(registered, str) and registered else class_name
+            kind = "class"
+        key = (kind, name, module)
+        if key not in seen:
+            seen.add(key)
+            found.append({"kind": kind, "name": name, "class_name": class_name,
+                          "module": module if isinstance(module, str) else None,
+                          "layer": layer})
+    return found
+
+
+def _describe(custom: list[dict]) -> str:
+    parts = []
+    for c in custom:
+        where = f"module {quoted(c['module'])}" if c["module"] else "module not recorded"
+        layer = f", layer {quoted(c['layer'])}" if c["layer"] and c["layer"] != c["name"] else ""
+        parts.append(f"custom {c['kind']} {quoted(c['name'])} ({where}{layer})")
+    return ", ".join(parts)
+
+
+_IMPORTABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _import_custom_modules(path: str, custom: list[dict]) -> dict:
+    """--trust-code: import the modules the file names for its custom classes
+    (from the current directory or the installed packages), so that their
+    classes and functions register with Keras; returns custom_objects for
+    classes that are not registered."""
+    objects = {}
+    modules = sorted({c["module"] for c in custom if c["module"]})
+    if modules and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    for module_name in modules:
+        users = [c for c in custom if c["module"] == module_name]
+        if module_name == "__main__" or not _IMPORTABLE.fullmatch(module_name):
+            raise ModelLoadError(
+                f"{path}: {_describe(users)} cannot be loaded: it was defined in the script "
+                f"that saved the model, not in an importable module; save the model from a "
+                f"module, or register the class with "
+                f"keras.saving.register_keras_serializable in one")
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise ModelLoadError(
+                f"{path}: {_describe(users)}: importing module {quoted(module_name)} failed "
+                f"({type(exc).__name__}: {_first_line(exc)}); it must be importable from the "
+                f"current directory or the installed packages") from exc
+        for c in users:
+            obj = getattr(module, c["class_name"] if c["kind"] == "class" else
+                          c["name"].rpartition(">")[2], None)
+            if obj is not None:
+                objects[c["name"]] = obj
+    return objects
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if len(line) <= 300 else line[:297] + "..."
 
 
 def load_keras_file(path: str, trust_code: bool):
     tf = _quiet_tf()
     path_obj = Path(path)
-    code = _code_layers(_keras_config(path_obj))
+    config = _keras_config(path_obj)
+    code = _code_layers(config)
     if code and not trust_code:
         raise ModelLoadError(
-            f"{path}: the Keras model has Lambda layer(s) with Python code "
-            f"({', '.join(sorted(set(code)))}); x2 does not run code from model files by "
-            f"default: {TRUST_HINT}", details={"lambda_layers": sorted(set(code))})
+            f"{path}: the Keras model has Python code (a Lambda layer or a lambda "
+            f"function) in layer(s) {', '.join(quoted(c) for c in sorted(set(code)))}; x2 "
+            f"does not run code from model files by default: {TRUST_HINT}",
+            details={"lambda_layers": sorted(set(code))})
+    tfsm = sorted({(obj.get("config") or {}).get("name", "?") if isinstance(
+        obj.get("config"), dict) else "?" for _layer, obj in _objects(config)
+        if obj["class_name"] == "TFSMLayer"})
+    if tfsm and not trust_code:
+        raise ModelLoadError(
+            f"{path}: the Keras model has TFSMLayer(s) ({', '.join(quoted(t) for t in tfsm)}) "
+            f"that load another SavedModel from outside the file, which can carry code; x2 "
+            f"does not load it by default: {TRUST_HINT}", details={"tfsm_layers": tfsm})
+    custom = _custom_objects(config)
+    if custom and not trust_code:
+        modules = sorted({c["module"] for c in custom if c["module"]})
+        how = (f"pass --trust-code to import {', '.join(quoted(m) for m in modules)} (from "
+               f"the current directory or the installed packages) and load it"
+               if modules else "pass --trust-code to let Keras load it once registered")
+        raise ModelLoadError(
+            f"{path}: the Keras model uses {_describe(custom)}: Python code that is not in "
+            f"the file, which Keras loads only once it is imported; x2 does not import code "
+            f"a model file names by default: {how}",
+            details={"custom_objects": [{k: c[k] for k in ("kind", "name", "module")}
+                                        for c in custom]})
     import keras
+    custom_objects = _import_custom_modules(path, custom) if trust_code and custom else {}
     if trust_code:
         keras.config.enable_unsafe_deserialization()
     try:
-        return tf, keras.saving.load_model(path, compile=False, safe_mode=not trust_code)
+        return tf, keras.saving.load_model(path, compile=False, safe_mode=not trust_code,
+                                           custom_objects=custom_objects or None)
     except Exception as exc:
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        text = _first_line(exc)
+        located = re.search(r"(?:Could not locate|Unknown) (class|function|layer)[: ]+'([^']+)'",
+                            str(exc))
+        if located:
+            kind = "class" if located.group(1) == "layer" else located.group(1)
+            raise ModelLoadError(
+                f"{path}: Keras could not load custom {kind} {quoted(located.group(2))}: it is "
+                f"not a Keras built-in and no imported module registers it (x2 imports the "
+                f"module a .keras file names for a custom class only with --trust-code)",
+                details={"custom_objects": [{"kind": kind, "name": located.group(2)}]}) from exc
+        text = text.split(" Full object config:")[0]
         hint = f"; {TRUST_HINT}" if "safe_mode" in str(exc) or "unsafe" in str(exc) else ""
         raise ModelLoadError(f"{path}: Keras could not load this file: {text}{hint}") from exc
 
