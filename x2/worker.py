@@ -97,7 +97,15 @@ def onnx_read(args):
     from .ir import save_graph
     from .registry import ONNX
 
-    source = read_onnx(args["model"])
+    try:
+        source = read_onnx(args["model"])
+    except (X2Error, OSError):
+        raise
+    except Exception as exc:  # a malformed file the reader did not anticipate: name it
+        from .errors import ModelLoadError
+        from .frontends.common import one_line
+        raise ModelLoadError(f"{args['model']}: cannot read the model "
+                             f"({type(exc).__name__}: {one_line(exc, 200)})") from exc
     _fix_input_shapes(source, args.get("input_shapes"))
     source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
     graph = map_graph(source, ONNX)

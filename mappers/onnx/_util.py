@@ -22,13 +22,57 @@ def rank_of(ctx, op, value: str) -> int:
     return len(shape)
 
 
+def choice(op, attr: str, default, allowed) -> object:
+    """An enum-like attribute checked against the values x2 handles: anything
+    else is an error naming the node, the attribute and the allowed values."""
+    value = op.attrs.get(attr, default)
+    if value not in allowed:
+        raise ConversionError(f"{op.type} '{op.name}': attribute {attr}={value!r} is not "
+                              f"supported (allowed: {', '.join(repr(a) for a in allowed)})")
+    return value
+
+
+def check_axis(op, axis, rank: int | None, what: str = "axis") -> int:
+    """An axis in [-rank, rank), made non-negative; the rank may be unknown
+    only for a non-negative axis."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise ConversionError(f"{op.type} '{op.name}': {what} {axis!r} is not an integer")
+    axis = int(axis)
+    if rank is None:
+        if axis < 0:
+            raise ConversionError(f"{op.type} '{op.name}': {what} {axis} is negative and the "
+                                  f"rank of the input is unknown")
+        return axis
+    if not -rank <= axis < rank:
+        raise ConversionError(f"{op.type} '{op.name}': {what} {axis} is out of range for a "
+                              f"rank-{rank} tensor (allowed: {-rank} to {rank - 1})")
+    return axis % rank
+
+
+def positive_ints(op, attr: str, values, minimum: int = 1) -> list[int]:
+    values = list(values)
+    if any(not isinstance(v, (int, np.integer)) or v < minimum for v in values):
+        raise ConversionError(f"{op.type} '{op.name}': attribute {attr}={values} must hold "
+                              f"integers >= {minimum}")
+    return [int(v) for v in values]
+
+
+_AUTO_PAD = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
+
+
 def spatial_pads(ctx, op, kernel: list[int], strides: list[int], dilations: list[int]):
     """Explicit [top, left, bottom, right] pads for ONNX pads / auto_pad."""
-    auto_pad = op.attrs.get("auto_pad", "NOTSET")
+    auto_pad = choice(op, "auto_pad", "NOTSET", _AUTO_PAD)
+    positive_ints(op, "kernel_shape", kernel)
+    positive_ints(op, "strides", strides)
+    positive_ints(op, "dilations", dilations)
     if auto_pad in ("NOTSET", "VALID"):
         pads = op.attrs.get("pads", [0] * 2 * len(kernel)) if auto_pad == "NOTSET" else \
             [0] * 2 * len(kernel)
-        return list(pads)
+        if len(pads) != 2 * len(kernel):
+            raise ConversionError(f"{op.type} '{op.name}': pads {list(pads)} must hold "
+                                  f"{2 * len(kernel)} values (begin and end per spatial axis)")
+        return positive_ints(op, "pads", pads, minimum=0)
     shape = ctx.shape(op.inputs[0])
     sizes = None if shape is None else shape[2:]
     if sizes is None or any(s is None for s in sizes):
@@ -51,8 +95,14 @@ def require_2d(op, kernel) -> None:
 
 
 def norm_axes(ctx, op, value: str, axes: list[int], extra_rank: int = 0) -> list[int]:
-    """Non-negative, sorted axes; the rank is only needed for negative ones."""
-    if all(a >= 0 for a in axes):
-        return sorted(axes)
-    rank = rank_of(ctx, op, value) + extra_rank
-    return sorted(a % rank for a in axes)
+    """Non-negative, sorted axes, checked against the rank where it is known
+    (it is only needed for negative ones); a repeated axis is an error."""
+    axes = list(axes)
+    shape = ctx.shape(value)
+    if shape is None and any(isinstance(a, (int, np.integer)) and a < 0 for a in axes):
+        rank_of(ctx, op, value)  # raises: the rank is unknown
+    rank = None if shape is None else len(shape) + extra_rank
+    out = sorted(check_axis(op, a, rank, "axis") for a in axes)
+    if len(set(out)) != len(out):
+        raise ConversionError(f"{op.type} '{op.name}': repeated axis in {axes}")
+    return out

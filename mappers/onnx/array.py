@@ -2,17 +2,22 @@
 slice, split, pad, concat, expand, casts and shape arithmetic."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from x2.errors import ConversionError
+from x2.passes.fold import MAX_FOLD_ELEMENTS, MAX_TENSOR_BYTES
 from x2.registry import onnx_mapper
 
-from ._util import const_ints, norm_axes, rank_of
+from ._util import check_axis, choice, const_ints, norm_axes, rank_of
 
 
 @onnx_mapper("Concat")
 def concat(ctx, op):
     """`concat(axis)`."""
+    if "axis" not in op.attrs:
+        raise ConversionError(f"Concat '{op.name}': the required attribute axis is missing")
     axis = norm_axes(ctx, op, op.inputs[0], [op.attrs["axis"]])[0]
     ctx.emit("concat", [v for v in op.inputs if v], {"axis": axis}, outputs=op.outputs)
 
@@ -24,10 +29,36 @@ def reshape(ctx, op):
     if shape is None:
         ctx.emit("reshape_dynamic", op.inputs[:2], outputs=op.outputs)
         return
-    shape = [int(d) for d in shape]
+    shape = [int(d) for d in np.asarray(shape).reshape(-1)]
     if op.attrs.get("allowzero") and 0 in shape:
         raise ConversionError(f"Reshape '{op.name}': allowzero=1 with a 0 dim is not supported")
+    _check_reshape(op, ctx.shape(op.inputs[0]), shape)
     ctx.emit("reshape", op.inputs[:1], {"shape": shape}, outputs=op.outputs)
+
+
+def _check_reshape(op, in_shape, shape: list[int]) -> None:
+    """ONNX's rules for a Reshape target (at most one -1, no other negative dim,
+    0 copies an existing dim) and, where the input's size is known, that the
+    target holds exactly as many elements."""
+    if shape.count(-1) > 1 or any(d < -1 for d in shape):
+        raise ConversionError(f"Reshape '{op.name}': target shape {shape} is invalid (at "
+                              f"most one -1 and no other negative dimension)")
+    if in_shape is None:
+        return
+    if any(d == 0 and i >= len(in_shape) for i, d in enumerate(shape)):
+        raise ConversionError(f"Reshape '{op.name}': target shape {shape} copies (0) a "
+                              f"dimension the rank-{len(in_shape)} input does not have")
+    dims = [in_shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    if any(d is None for d in in_shape):
+        # Dynamic input: only the known dims it keeps can be checked.
+        return
+    total = math.prod(in_shape)
+    known = math.prod(d for d in dims if d != -1)
+    fits = total == known if -1 not in dims else (known > 0 and total % known == 0) or (
+        known == 0 and total == 0)
+    if not fits:
+        raise ConversionError(f"Reshape '{op.name}': cannot reshape a tensor of shape "
+                              f"{list(in_shape)} ({total} elements) to {shape}")
 
 
 @onnx_mapper("Flatten")
@@ -35,7 +66,7 @@ def flatten(ctx, op):
     """`reshape` to 2-D at `axis`."""
     shape = ctx.shape(op.inputs[0])
     rank = rank_of(ctx, op, op.inputs[0])
-    axis = op.attrs.get("axis", 1) % (rank + 1) if rank else 0
+    axis = check_axis(op, op.attrs.get("axis", 1), rank + 1) if rank else 0
     if axis == 0:
         target = [1, -1]
     elif axis == 1:
@@ -54,6 +85,10 @@ def flatten(ctx, op):
 def transpose(ctx, op):
     """`transpose(perm)` (default: reverse the axes)."""
     perm = op.attrs.get("perm") or list(range(rank_of(ctx, op, op.inputs[0])))[::-1]
+    shape = ctx.shape(op.inputs[0])
+    if sorted(perm) != list(range(len(perm))) or (shape is not None and len(perm) != len(shape)):
+        raise ConversionError(f"Transpose '{op.name}': perm {list(perm)} is not a permutation "
+                              f"of the input's {len(shape) if shape else len(perm)} axes")
     ctx.emit("transpose", op.inputs[:1], {"perm": list(perm)}, outputs=op.outputs)
 
 
@@ -72,6 +107,10 @@ def squeeze(ctx, op):
         if shape is None or any(d is None for d in shape):
             raise ConversionError(f"Squeeze '{op.name}': no axes and unknown dims")
         axes = [i for i, d in enumerate(shape) if d == 1]
+    axes = norm_axes(ctx, op, op.inputs[0], axes)
+    if shape is not None and any(shape[a] not in (1, None) for a in axes):
+        raise ConversionError(f"Squeeze '{op.name}': axes {axes} of a tensor of shape "
+                              f"{list(shape)} are not all of size 1")
     ctx.emit("squeeze", op.inputs[:1], {"axes": norm_axes(ctx, op, op.inputs[0], axes)},
              outputs=op.outputs)
 
@@ -80,6 +119,8 @@ def squeeze(ctx, op):
 def unsqueeze(ctx, op):
     """`unsqueeze(axes)`; axes from the attribute (< 13) or input (>= 13)."""
     axes = _axes(ctx, op, None)
+    if axes is None:
+        raise ConversionError(f"Unsqueeze '{op.name}': no axes given")
     ctx.emit("unsqueeze", op.inputs[:1],
              {"axes": norm_axes(ctx, op, op.inputs[0], axes, extra_rank=len(axes))},
              outputs=op.outputs)
@@ -91,8 +132,12 @@ def gather(ctx, op):
     axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
     indices = ctx.const(op.inputs[1])
     inputs = list(op.inputs[:2])
+    size = None if ctx.shape(op.inputs[0]) is None else ctx.shape(op.inputs[0])[axis]
+    if indices is not None and size is not None and indices.size and (
+            indices.min() < -size or indices.max() >= size):
+        raise ConversionError(f"Gather '{op.name}': constant indices {indices.min()}.."
+                              f"{indices.max()} are out of range for an axis of size {size}")
     if indices is not None and (indices < 0).any():
-        size = ctx.shape(op.inputs[0])[axis]
         if size is None:
             raise ConversionError(f"Gather '{op.name}': negative indices on a dynamic axis")
         inputs[1] = ctx.constant(np.where(indices < 0, indices + size, indices), "indices")
@@ -100,12 +145,18 @@ def gather(ctx, op):
 
 
 def _slice(ctx, op, starts, ends, axes, steps):
+    if starts is None or ends is None or len(starts) != len(ends):
+        raise ConversionError(f"Slice '{op.name}': starts and ends must be given with one "
+                              f"value per sliced axis")
     if axes is None:
         axes = list(range(len(starts)))
     elif any(a < 0 for a in axes):  # keep the order: starts/ends pair with axes by position
         rank = rank_of(ctx, op, op.inputs[0])
-        axes = [a % rank for a in axes]
+        axes = [check_axis(op, a, rank) for a in axes]
     steps = [1] * len(starts) if steps is None else steps
+    if len(axes) != len(starts) or len(steps) != len(starts) or 0 in steps:
+        raise ConversionError(f"Slice '{op.name}': axes {list(axes)} and steps {list(steps)} "
+                              f"must pair with the {len(starts)} starts, and no step may be 0")
     big = np.iinfo(np.int64).max
     ends = [min(e, big) for e in ends]
     ctx.emit("slice", op.inputs[:1], {"starts": starts, "ends": ends, "axes": axes,
@@ -131,7 +182,7 @@ def split(ctx, op):
     equal parts (num_outputs, >= 18)."""
     shape = ctx.shape(op.inputs[0])
     rank = rank_of(ctx, op, op.inputs[0])
-    axis = op.attrs.get("axis", 0) % rank
+    axis = check_axis(op, op.attrs.get("axis", 0), rank)
     sizes = op.attrs.get("split") if ctx.source.version < 13 else const_ints(ctx, op, 1,
                                                                               "the split sizes")
     parts = len(op.outputs)
@@ -140,14 +191,30 @@ def split(ctx, op):
             raise ConversionError(f"Split '{op.name}': equal split of a dynamic axis")
         chunk = -(-shape[axis] // parts)
         sizes = [min(chunk, shape[axis] - i * chunk) for i in range(parts)]
+    if len(sizes) != parts or any(s < 0 for s in sizes) or (
+            shape[axis] is not None and sum(sizes) != shape[axis]):
+        raise ConversionError(f"Split '{op.name}': sizes {list(sizes)} do not split an axis "
+                              f"of size {shape[axis]} into {parts} outputs")
     ctx.emit("split", op.inputs[:1], {"axis": axis, "sizes": list(sizes)}, outputs=op.outputs)
+
+
+_PAD_MODES = ("constant", "reflect", "edge")
+
+
+def _check_pads(ctx, op, pads) -> list[int]:
+    shape = ctx.shape(op.inputs[0])
+    if pads is None or len(pads) % 2 or (shape is not None and len(pads) != 2 * len(shape)):
+        raise ConversionError(f"Pad '{op.name}': pads {pads} must hold a begin and an end "
+                              f"value for each of the input's axes")
+    return [int(p) for p in pads]
 
 
 @onnx_mapper("Pad", until=11)
 def pad_attrs(ctx, op):
     """`pad` from attributes (opset < 11)."""
-    ctx.emit("pad", op.inputs[:1], {"pads": list(op.attrs["pads"]),
-                                    "mode": op.attrs.get("mode", "constant"),
+    mode = choice(op, "mode", "constant", _PAD_MODES)
+    pads = _check_pads(ctx, op, op.attrs.get("pads"))
+    ctx.emit("pad", op.inputs[:1], {"pads": pads, "mode": mode,
                                     "value": float(op.attrs.get("value", 0.0))},
              outputs=op.outputs)
 
@@ -155,6 +222,7 @@ def pad_attrs(ctx, op):
 @onnx_mapper("Pad", since=11)
 def pad_inputs(ctx, op):
     """`pad` from constant inputs (opset >= 11; `axes` from 18)."""
+    mode = choice(op, "mode", "constant", _PAD_MODES)
     pads = const_ints(ctx, op, 1, "the pads")
     value = 0.0
     if len(op.inputs) > 2 and op.inputs[2]:
@@ -162,13 +230,14 @@ def pad_inputs(ctx, op):
     axes = const_ints(ctx, op, 3, "the pad axes")
     if axes is not None:
         rank = rank_of(ctx, op, op.inputs[0])
+        if pads is None or len(pads) != 2 * len(axes):
+            raise ConversionError(f"Pad '{op.name}': pads {pads} must hold a begin and an end "
+                                  f"value for each of the axes {axes}")
         full = [0] * (2 * rank)
-        for i, axis in enumerate(a % rank for a in axes):
+        for i, axis in enumerate(check_axis(op, a, rank) for a in axes):
             full[axis], full[axis + rank] = pads[i], pads[i + len(axes)]
         pads = full
-    mode = op.attrs.get("mode", "constant")
-    if mode not in ("constant", "reflect", "edge"):
-        raise ConversionError(f"Pad '{op.name}': mode {mode} is not supported")
+    pads = _check_pads(ctx, op, pads)
     ctx.emit("pad", op.inputs[:1], {"pads": pads, "mode": mode, "value": value},
              outputs=op.outputs)
 
@@ -176,15 +245,46 @@ def pad_inputs(ctx, op):
 @onnx_mapper("Expand")
 def expand(ctx, op):
     """`expand(shape)` with a constant shape."""
-    ctx.emit("expand", op.inputs[:1], {"shape": const_ints(ctx, op, 1, "the shape")},
-             outputs=op.outputs)
+    shape = const_ints(ctx, op, 1, "the shape")
+    if shape is None or any(d < 0 for d in shape):
+        raise ConversionError(f"Expand '{op.name}': target shape {shape} must hold "
+                              f"non-negative dimensions")
+    in_shape = ctx.shape(op.inputs[0])
+    if in_shape is not None:
+        rank = max(len(in_shape), len(shape))
+        a = (1,) * (rank - len(in_shape)) + tuple(in_shape)
+        b = (1,) * (rank - len(shape)) + tuple(shape)
+        if any(x is not None and x != 1 and y != 1 and x != y for x, y in zip(a, b)):
+            raise ConversionError(f"Expand '{op.name}': a tensor of shape {list(in_shape)} "
+                                  f"cannot be broadcast to {shape}")
+        out = [y if x is None else max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b)]
+        _check_size(ctx, op, [d for d in out], ctx.dtype(op.inputs[0]))
+    ctx.emit("expand", op.inputs[:1], {"shape": shape}, outputs=op.outputs)
+
+
+def _check_size(ctx, op, dims: list, dtype) -> None:
+    """A static output no runtime could hold is refused, not converted."""
+    if any(d is None for d in dims):
+        return
+    size = math.prod(dims) * np.dtype(dtype).itemsize
+    if size > MAX_TENSOR_BYTES:
+        raise ConversionError(f"{op.type} '{op.name}': its output of shape {list(dims)} "
+                              f"({dtype}) would take {size / 2 ** 40:.2f} TiB; no runtime "
+                              f"can hold it")
 
 
 @onnx_mapper("Cast")
 def cast(ctx, op):
     """`cast(dtype)`."""
-    from onnx import helper
-    dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(op.attrs["to"])))
+    from onnx import TensorProto, helper
+    to = op.attrs.get("to")
+    try:
+        if to in (None, TensorProto.UNDEFINED, TensorProto.STRING):
+            raise KeyError(to)
+        dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(to)))
+    except (KeyError, TypeError, ValueError):
+        raise ConversionError(f"Cast '{op.name}': attribute to={to!r} is not a numeric ONNX "
+                              f"element type") from None
     ctx.emit("cast", op.inputs[:1], {"dtype": dtype}, outputs=op.outputs)
 
 
@@ -205,6 +305,19 @@ def shape(ctx, op):
 def constant_of_shape(ctx, op):
     """A constant (the shape input must be constant after folding)."""
     dims = const_ints(ctx, op, 0, "the shape")
+    if dims is None or any(d < 0 for d in dims):
+        raise ConversionError(f"ConstantOfShape '{op.name}': shape {dims} must hold "
+                              f"non-negative dimensions")
     value = op.attrs.get("value")
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
-    ctx.emit("identity", [ctx.constant(np.full(dims, fill[0], fill.dtype))], outputs=op.outputs)
+    if fill.size != 1:
+        raise ConversionError(f"ConstantOfShape '{op.name}': attribute value must hold one "
+                              f"element, it holds {fill.size}")
+    _check_size(ctx, op, dims, fill.dtype)
+    if math.prod(dims) <= MAX_FOLD_ELEMENTS:
+        ctx.emit("identity", [ctx.constant(np.full(dims, fill[0], fill.dtype))],
+                 outputs=op.outputs)
+        return
+    # Too big to store as a weight: the runtime broadcasts the scalar.
+    ctx.emit("expand", [ctx.constant(fill.reshape(()), "fill")], {"shape": dims},
+             outputs=op.outputs)

@@ -8,7 +8,7 @@ from x2.registry import onnx_mapper
 
 from .._lrn import emit_lrn
 
-from ._util import rank_of, require_2d, spatial_pads
+from ._util import choice, positive_ints, rank_of, require_2d, spatial_pads
 
 
 @onnx_mapper("Conv")
@@ -20,9 +20,10 @@ def conv(ctx, op):
     strides = op.attrs.get("strides", [1, 1])
     dilations = op.attrs.get("dilations", [1, 1])
     pads = spatial_pads(ctx, op, kernel, strides, dilations)
+    groups = positive_ints(op, "group", [op.attrs.get("group", 1)])[0]
     ctx.emit("conv2d", [v for v in op.inputs if v], {
         "strides": strides, "dilations": dilations, "pads": pads,
-        "groups": op.attrs.get("group", 1)}, outputs=op.outputs[:1])
+        "groups": groups}, outputs=op.outputs[:1])
 
 
 @onnx_mapper("BatchNormalization")
@@ -37,6 +38,9 @@ def batch_norm(ctx, op):
 
 
 def _pool(ctx, op, ir_op, extra):
+    if "kernel_shape" not in op.attrs:
+        raise ConversionError(f"{op.type} '{op.name}': the required attribute kernel_shape "
+                              f"is missing")
     kernel = op.attrs["kernel_shape"]
     require_2d(op, kernel)
     if op.attrs.get("ceil_mode"):
@@ -93,10 +97,8 @@ def conv_transpose(ctx, op):
     if op.attrs.get("output_shape"):
         raise ConversionError(f"ConvTranspose '{op.name}': output_shape is not supported; "
                               f"export with pads/output_padding")
-    if op.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
-        raise ConversionError(f"ConvTranspose '{op.name}': auto_pad={op.attrs['auto_pad']} "
-                              f"is not supported")
-    strides = op.attrs.get("strides", [1, 1])
+    choice(op, "auto_pad", "NOTSET", ("NOTSET", "VALID"))
+    strides = positive_ints(op, "strides", op.attrs.get("strides", [1, 1]))
     top, left, bottom, right = op.attrs.get("pads", [0, 0, 0, 0])
     extra_h, extra_w = op.attrs.get("output_padding", [0, 0])
     # output_padding adds rows/columns at the end of the full output, i.e. crops less there.
@@ -112,11 +114,29 @@ _RESIZE_COORDS = {"half_pixel": "half_pixel", "pytorch_half_pixel": "half_pixel"
                   "align_corners": "align_corners", "asymmetric": "asymmetric"}
 
 
+_RESIZE_MODES = ("nearest", "linear", "bilinear")
+_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
 def _resize(ctx, op, mode: str, coord: str, scales, sizes):
+    mode = choice(op, "mode", "nearest", _RESIZE_MODES if op.type == "Upsample"
+                  else _RESIZE_MODES[:2])
+    if op.type == "Resize":
+        coord = choice(op, "coordinate_transformation_mode", coord, tuple(_RESIZE_COORDS))
+        choice(op, "nearest_mode", "round_prefer_floor", _NEAREST_MODES)
+        choice(op, "keep_aspect_ratio_policy", "stretch", ("stretch",))
+        if op.attrs.get("antialias"):
+            raise ConversionError(f"Resize '{op.name}': antialias=1 is not supported")
+        if op.attrs.get("axes") is not None:
+            raise ConversionError(f"Resize '{op.name}': the axes attribute is not supported "
+                                  f"(scales/sizes over all 4 axes are)")
     shape = ctx.shape(op.inputs[0])
     if shape is None or len(shape) != 4:
         raise ConversionError(f"{op.type} '{op.name}': only NCHW (rank 4) input is supported")
     if sizes is not None and len(sizes):
+        if len(sizes) != 4 or any(int(s) < 1 for s in sizes):
+            raise ConversionError(f"{op.type} '{op.name}': sizes {sizes} must hold 4 positive "
+                                  f"values")
         size = [int(sizes[2]), int(sizes[3])]
     else:
         if shape[2] is None or shape[3] is None:
@@ -124,6 +144,8 @@ def _resize(ctx, op, mode: str, coord: str, scales, sizes):
                                   f"give --input-shape")
         if scales is None or len(scales) != 4 or scales[0] != 1 or scales[1] != 1:
             raise ConversionError(f"{op.type} '{op.name}': only spatial scaling is supported")
+        if not all(np.isfinite(s) and s > 0 for s in scales):
+            raise ConversionError(f"{op.type} '{op.name}': scales {scales} must be positive")
         size = [int(np.floor(shape[2] * scales[2])), int(np.floor(shape[3] * scales[3]))]
     if mode == "nearest":
         nearest_mode = op.attrs.get("nearest_mode", "round_prefer_floor")

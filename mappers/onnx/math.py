@@ -6,7 +6,7 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
-from ._util import const_ints, rank_of
+from ._util import check_axis, const_ints, rank_of
 
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow"}
 
@@ -50,7 +50,19 @@ def where(ctx, op):
 @onnx_mapper("MatMul")
 def matmul(ctx, op):
     """`matmul`; a constant 2-D weight becomes `dense` in the fuse pass."""
+    _check_inner(ctx, op, ctx.shape(op.inputs[0]), ctx.shape(op.inputs[1]))
     ctx.emit("matmul", op.inputs[:2], outputs=op.outputs)
+
+
+def _check_inner(ctx, op, a, b) -> None:
+    """numpy.matmul's rule: the inner dimensions agree (where both are known)."""
+    if a is None or b is None or not a or not b:
+        return
+    k_a = a[-1]
+    k_b = b[0] if len(b) == 1 else b[-2]
+    if k_a is not None and k_b is not None and k_a != k_b:
+        raise ConversionError(f"{op.type} '{op.name}': inner dimensions do not match: "
+                              f"{list(a)} @ {list(b)} ({k_a} != {k_b})")
 
 
 @onnx_mapper("Gemm")
@@ -104,7 +116,8 @@ def _reduce(ctx, op, axes):
             ctx.alias(op.outputs[0], op.inputs[0])
             return
         axes = list(range(rank))
-    ctx.emit(_REDUCE[op.type], op.inputs[:1], {"axes": sorted(a % rank for a in axes),
+    axes = sorted({check_axis(op, a, rank, "axis") for a in axes})
+    ctx.emit(_REDUCE[op.type], op.inputs[:1], {"axes": axes,
                                                "keepdims": keepdims}, outputs=op.outputs)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
-from ._util import rank_of
+from ._util import check_axis, choice, rank_of
 
 _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Exp": "exp",
           "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Softplus": "softplus",
@@ -53,7 +53,8 @@ def selu(ctx, op):
 @onnx_mapper("Gelu", since=20)
 def gelu(ctx, op):
     """`gelu` (approximate='tanh' kept)."""
-    ctx.emit("gelu", op.inputs[:1], {"approximate": op.attrs.get("approximate") == "tanh"},
+    approximate = choice(op, "approximate", "none", ("none", "tanh"))
+    ctx.emit("gelu", op.inputs[:1], {"approximate": approximate == "tanh"},
              outputs=op.outputs)
 
 
@@ -90,7 +91,7 @@ def clip_inputs(ctx, op):
 
 def _softmax(ctx, op, ir_op):
     rank = rank_of(ctx, op, op.inputs[0])
-    axis = op.attrs.get("axis", -1 if ctx.source.version >= 13 else 1) % rank
+    axis = check_axis(op, op.attrs.get("axis", -1 if ctx.source.version >= 13 else 1), rank)
     if ctx.source.version < 13 and axis != rank - 1:
         # Before opset 13 softmax normalizes over all axes from `axis` on.
         raise ConversionError(f"{op.type} '{op.name}': opset<13 softmax over axes "
@@ -127,5 +128,5 @@ def layer_norm(ctx, op):
                               f"not supported")
     rank = rank_of(ctx, op, op.inputs[0])
     ctx.emit("layer_norm", [v for v in op.inputs[:3]],
-             {"axis": op.attrs.get("axis", -1) % rank,
+             {"axis": check_axis(op, op.attrs.get("axis", -1), rank),
               "epsilon": float(op.attrs.get("epsilon", 1e-5))}, outputs=op.outputs[:1])

@@ -10,10 +10,17 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import ConversionError, SelectionError, UnsupportedOpsError
+from ..errors import ConversionError, SelectionError, UnsupportedOpsError, X2Error
 from ..ir import Graph, TensorInfo
 from ..ir.ops import evaluate
+from ..passes.fold import foldable
 from ..registry import Registry
+
+
+def one_line(text, limit: int = 400) -> str:
+    """Exception or message text as one line (the CLI prints one), shortened."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
 
 @dataclass
@@ -36,6 +43,7 @@ class SourceGraph:
     input_aliases: dict[str, str] = field(default_factory=dict)   # IR name for an input value
     output_aliases: dict[str, str] = field(default_factory=dict)  # IR name for an output value
     version: int = 1                         # opset / producer version for versioned mappers
+    path: str = ""                           # the model file, named in mapping errors
 
 
 class MapContext:
@@ -83,7 +91,8 @@ class MapContext:
 
         An op whose inputs are all constants is evaluated now, so mappers
         downstream see constants (e.g. weights behind Identity chains)."""
-        if outputs is not None and inputs and all(v in self.graph.constants for v in inputs):
+        if outputs is not None and inputs and all(v in self.graph.constants for v in inputs) \
+                and foldable(op, [self.graph.constants[v] for v in inputs], attrs or {}):
             folded = evaluate(op, [self.graph.constants[v] for v in inputs], attrs or {})
             if folded is not None:
                 for name, array in zip(outputs, folded):
@@ -182,7 +191,7 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
     return SourceGraph(source.framework, ops, new_inputs, new_outputs, source.info,
                        {k: v for k, v in source.input_aliases.items() if k in boundary},
                        {k: v for k, v in source.output_aliases.items() if k in new_outputs},
-                       source.version)
+                       source.version, source.path)
 
 
 def map_graph(source: SourceGraph, registry: Registry) -> Graph:
@@ -214,13 +223,33 @@ def map_graph(source: SourceGraph, registry: Registry) -> Graph:
                                                    tuple(op.const_value.shape))
             continue
         ctx.current_mapper = f"{fn.__module__}.{fn.__name__}"
-        fn(ctx, op)
+        try:
+            fn(ctx, op)
+        except X2Error as exc:
+            _name_file(exc, source.path)
+            raise
+        except (Exception, RecursionError) as exc:
+            # A malformed node a mapper did not anticipate, or a bug in x2:
+            # name the node rather than leak "KeyError: 'x'".
+            where = f"{source.path}: " if source.path else ""
+            raise ConversionError(
+                f"{where}{op.type} node '{op.name}' cannot be converted ({type(exc).__name__}: "
+                f"{one_line(exc, 200) or 'no detail'}); the node is malformed or x2's mapper "
+                f"{ctx.current_mapper} has a bug", details={"node": op.name, "op": op.type,
+                                                          "mapper": ctx.current_mapper}) from exc
     graph.outputs = list(source.outputs)
     _apply_aliases(graph, source)
     graph.meta["source_ops"] = _count(op.type for op in source.ops)
     graph.toposort()
     graph.validate()
     return graph
+
+
+def _name_file(exc: X2Error, path: str) -> None:
+    """Put the model file in front of a mapper's error message (once)."""
+    if path and path not in exc.message:
+        exc.message = f"{path}: {exc.message}"
+        exc.args = (exc.message,)
 
 
 def _count(items) -> dict[str, int]:
