@@ -42,6 +42,13 @@ def test_every_ir_op_is_documented_and_emitted_by_every_target():
         assert sorted(set(OPS) - set(table)) == []
 
 
+def test_ir_op_tables_are_generated_from_the_schemas():
+    from x2.ir import optable
+    doc = optable.DOC.read_text()
+    assert optable.render(doc) == doc, \
+        f"docs/IR.md's op tables are stale: run `{optable.COMMAND}`"
+
+
 def test_every_onnx_mapper_says_what_it_becomes():
     from x2.registry import ONNX
     undocumented = sorted(op for op, entries in ONNX.supported().items()

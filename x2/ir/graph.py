@@ -4,20 +4,29 @@ A Graph holds named values. A value is produced by exactly one of: a graph
 input, a constant (a numpy array), or one output of a node. Nodes are kept in
 topological order; passes are plain functions Graph -> Graph that may mutate
 and return the graph they were given.
+
+The graph keeps each value's producer and consumers up to date as nodes are
+added, removed and rewired, so passes ask `producer(v)` / `users(v)` instead
+of rebuilding maps. That is why a node's `inputs`/`outputs` are tuples: they
+are replaced by assignment (which updates the maps), never edited in place.
 """
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
 
+from .lint import lint as _lint
+from .ops import OPS
+from .schema import DTYPES
+
+__all__ = ["DTYPES", "Graph", "Node", "Shape", "TensorInfo"]
+
 # A dimension is an int, or None when unknown at conversion time (e.g. batch).
 Shape = tuple  # tuple[int | None, ...]
-
-DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16",
-          "int32", "int64", "bool")
 
 
 @dataclass
@@ -33,38 +42,146 @@ class TensorInfo:
         return TensorInfo(d["dtype"], None if d["shape"] is None else tuple(d["shape"]))
 
 
-@dataclass
 class Node:
-    op: str
-    inputs: list[str]
-    outputs: list[str]
-    attrs: dict[str, Any] = field(default_factory=dict)
-    name: str = ""
-    # Where the node came from: {"op": source op type, "name": source node name,
-    # "mapper": mapper function}. Kept through passes for diagnostics.
-    source: dict[str, str] = field(default_factory=dict)
+    """One op application. Equality is identity (a node is a place in a graph)."""
+
+    __slots__ = ("op", "attrs", "name", "source", "_inputs", "_outputs", "_graph")
+
+    def __init__(self, op: str, inputs: Iterable[str] = (), outputs: Iterable[str] = (),
+                 attrs: dict[str, Any] | None = None, name: str = "",
+                 source: dict[str, str] | None = None):
+        self.op = op
+        self.attrs = dict(attrs or {})
+        self.name = name
+        # Where the node came from: {"op": source op type, "name": source node name,
+        # "mapper": mapper function}. Kept through passes for diagnostics.
+        self.source = dict(source or {})
+        self._inputs = tuple(inputs)
+        self._outputs = tuple(outputs)
+        self._graph = None  # weakref to the owning Graph: no reference cycle
+
+    @property
+    def graph(self) -> "Graph | None":
+        return None if self._graph is None else self._graph()
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return self._inputs
+
+    @inputs.setter
+    def inputs(self, values: Iterable[str]) -> None:
+        values = tuple(values)
+        graph = self.graph
+        if graph is not None:
+            graph._unlink_inputs(self)
+            self._inputs = values
+            graph._link_inputs(self)
+        else:
+            self._inputs = values
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return self._outputs
+
+    @outputs.setter
+    def outputs(self, values: Iterable[str]) -> None:
+        values = tuple(values)
+        graph = self.graph
+        if graph is not None:
+            graph._unlink_outputs(self)
+            self._outputs = values
+            graph._link_outputs(self)
+        else:
+            self._outputs = values
 
     def to_json(self) -> dict:
-        return {"op": self.op, "name": self.name, "inputs": self.inputs,
-                "outputs": self.outputs, "attrs": self.attrs, "source": self.source}
+        return {"op": self.op, "name": self.name, "inputs": list(self.inputs),
+                "outputs": list(self.outputs), "attrs": self.attrs, "source": self.source}
 
     @staticmethod
     def from_json(d: dict) -> "Node":
-        return Node(d["op"], list(d["inputs"]), list(d["outputs"]), dict(d["attrs"]),
-                    d.get("name", ""), dict(d.get("source", {})))
+        return Node(d["op"], d["inputs"], d["outputs"], d["attrs"], d.get("name", ""),
+                    d.get("source", {}))
+
+    def __repr__(self) -> str:
+        return f"Node({self.op!r}, {list(self.inputs)}, {list(self.outputs)}, name={self.name!r})"
 
 
 class Graph:
     def __init__(self) -> None:
         self.inputs: list[str] = []
         self.outputs: list[str] = []
-        self.nodes: list[Node] = []
         self.constants: dict[str, np.ndarray] = {}
         self.info: dict[str, TensorInfo] = {}
         # Free-form facts about the graph: source framework, layout of each
         # graph input/output ("NHWC"/"NCHW"/None), signature name, ...
         self.meta: dict[str, Any] = {}
         self._names = itertools.count()
+        self._nodes: list[Node] = []
+        self._removed = False  # removed nodes still sit in _nodes until `nodes` is read
+        self._producer: dict[str, Node] = {}
+        self._users: dict[str, dict[Node, None]] = {}  # an ordered set per value
+        self._self_ref = weakref.ref(self)
+
+    # -- the node list ----------------------------------------------------
+    @property
+    def nodes(self) -> list[Node]:
+        """The nodes in order. Read it, or assign a new list (to filter or
+        reorder); add and remove nodes with add_node / remove_node."""
+        if self._removed:
+            self._nodes = [n for n in self._nodes if n._graph is self._self_ref]
+            self._removed = False
+        return self._nodes
+
+    @nodes.setter
+    def nodes(self, nodes: Iterable[Node]) -> None:
+        nodes = list(nodes)
+        kept = set(nodes)
+        for node in self._nodes:
+            if node not in kept and node._graph is self._self_ref:
+                self._detach(node)
+        for node in nodes:
+            if node._graph is not self._self_ref:
+                self._attach(node)
+        self._nodes, self._removed = nodes, False
+
+    def _attach(self, node: Node) -> None:
+        if node.graph is not None:
+            raise ValueError(f"node {node.name!r} already belongs to a graph")
+        opdef = OPS.get(node.op)
+        if opdef is not None:
+            opdef.with_defaults(node.attrs)
+        node._graph = self._self_ref
+        self._link_inputs(node)
+        self._link_outputs(node)
+
+    def _detach(self, node: Node) -> None:
+        self._unlink_inputs(node)
+        self._unlink_outputs(node)
+        node._graph = None
+        self._removed = True
+
+    def _link_inputs(self, node: Node) -> None:
+        for value in node._inputs:
+            if value:
+                self._users.setdefault(value, {})[node] = None
+
+    def _unlink_inputs(self, node: Node) -> None:
+        for value in node._inputs:
+            users = self._users.get(value)
+            if users is not None:
+                users.pop(node, None)
+                if not users:
+                    del self._users[value]
+
+    def _link_outputs(self, node: Node) -> None:
+        for value in node._outputs:
+            self._producer[value] = node
+
+    def _unlink_outputs(self, node: Node) -> None:
+        for value in node._outputs:
+            if self._producer.get(value) is node:
+                del self._producer[value]
 
     # -- construction -----------------------------------------------------
     def fresh_name(self, hint: str) -> str:
@@ -86,27 +203,36 @@ class Graph:
         self.info[name] = TensorInfo(str(array.dtype), tuple(array.shape))
         return name
 
-    def add_node(self, op: str, inputs: list[str], *, attrs: dict | None = None,
-                 name: str = "", n_outputs: int = 1, outputs: list[str] | None = None,
-                 source: dict | None = None) -> Node:
+    def add_node(self, op: str, inputs: Iterable[str], *, attrs: dict | None = None,
+                 name: str = "", n_outputs: int = 1, outputs: Iterable[str] | None = None,
+                 source: dict | None = None, position: int | None = None) -> Node:
+        """Append a node (or insert it at `position`); the op's schema fills in
+        the attributes left out that have a default."""
         name = name or self.fresh_name(op)
         if outputs is None:
             outputs = [name if n_outputs == 1 else f"{name}:{i}" for i in range(n_outputs)]
-        node = Node(op, list(inputs), list(outputs), dict(attrs or {}), name, dict(source or {}))
-        self.nodes.append(node)
+        node = Node(op, inputs, outputs, attrs, name, source)
+        self._attach(node)
+        if position is None:
+            self._nodes.append(node)
+        else:
+            self.nodes.insert(position, node)
         return node
 
-    # -- queries ----------------------------------------------------------
-    def producers(self) -> dict[str, Node]:
-        return {out: node for node in self.nodes for out in node.outputs}
+    def remove_node(self, node: Node) -> None:
+        """Take `node` out of the graph; O(1), the node list is compacted lazily."""
+        if node._graph is not self._self_ref:
+            raise ValueError(f"node {node.name!r} is not in this graph")
+        self._detach(node)
 
-    def consumers(self) -> dict[str, list[Node]]:
-        users: dict[str, list[Node]] = {}
-        for node in self.nodes:
-            for value in node.inputs:
-                if value:
-                    users.setdefault(value, []).append(node)
-        return users
+    # -- queries ----------------------------------------------------------
+    def producer(self, value: str) -> Node | None:
+        """The node that outputs `value` (None for inputs, constants, unknown names)."""
+        return self._producer.get(value)
+
+    def users(self, value: str) -> list[Node]:
+        """The nodes that read `value`, each once, in the order they started to."""
+        return list(self._users.get(value, ()))
 
     def is_constant(self, value: str) -> bool:
         return value in self.constants
@@ -125,12 +251,17 @@ class Graph:
             counts[node.op] = counts.get(node.op, 0) + 1
         return dict(sorted(counts.items()))
 
+    def count(self, op: str) -> int:
+        return sum(1 for n in self.nodes if n.op == op)
+
     # -- editing ----------------------------------------------------------
-    def replace_uses(self, old: str, new: str) -> None:
-        """Point every consumer (and graph output) of `old` at `new`."""
-        for node in self.nodes:
+    def replace_uses(self, old: str, new: str, *, graph_outputs: bool = True) -> None:
+        """Point every consumer of `old` (and, unless told not to, every graph
+        output naming it) at `new`."""
+        for node in self.users(old):
             node.inputs = [new if v == old else v for v in node.inputs]
-        self.outputs = [new if v == old else v for v in self.outputs]
+        if graph_outputs:
+            self.outputs = [new if v == old else v for v in self.outputs]
 
     def remove_unused(self) -> "Graph":
         """Drop nodes and constants that no graph output depends on."""
@@ -140,40 +271,40 @@ class Graph:
             if any(o in live for o in node.outputs):
                 kept.append(node)
                 live.update(v for v in node.inputs if v)
-        self.nodes = kept[::-1]
+            else:
+                self._detach(node)
+        self._nodes, self._removed = kept[::-1], False
         for name in [c for c in self.constants if c not in live]:
             del self.constants[name]
-        used = live | set(self.inputs) | {o for n in self.nodes for o in n.outputs}
+        used = live | set(self.inputs) | set(self._producer)
         for name in [v for v in self.info if v not in used]:
             del self.info[name]
         return self
 
     def toposort(self) -> "Graph":
         available = set(self.inputs) | set(self.constants) | {""}
-        pending = list(self.nodes)
+        pending = self.nodes
+        # Release users in list order, so the result depends on nothing but that order.
+        position = {n: i for i, n in enumerate(pending)}
+        missing = {n: sum(1 for v in n.inputs if v not in available) for n in pending}
+        ready = [n for n in pending if missing[n] == 0]
+        seen: set[Node] = set()
         ordered: list[Node] = []
-        users = {}
-        for node in pending:
-            for v in node.inputs:
-                users.setdefault(v, []).append(node)
-        missing = {id(n): sum(1 for v in n.inputs if v not in available) for n in pending}
-        ready = [n for n in pending if missing[id(n)] == 0]
-        seen = set()
         while ready:
             node = ready.pop()
-            if id(node) in seen:
+            if node in seen:
                 continue
-            seen.add(id(node))
+            seen.add(node)
             ordered.append(node)
             for out in node.outputs:
-                for user in users.get(out, []):
-                    missing[id(user)] -= sum(1 for v in user.inputs if v == out)
-                    if missing[id(user)] == 0:
+                for user in sorted(self._users.get(out, ()), key=position.__getitem__):
+                    missing[user] -= sum(1 for v in user.inputs if v == out)
+                    if missing[user] == 0:
                         ready.append(user)
         if len(ordered) != len(pending):
-            stuck = [n.name for n in pending if id(n) not in seen][:5]
+            stuck = [n.name for n in pending if n not in seen][:5]
             raise ValueError(f"graph has a cycle or dangling inputs near nodes {stuck}")
-        self.nodes = ordered
+        self._nodes = ordered
         return self
 
     def validate(self) -> None:
@@ -188,15 +319,12 @@ class Graph:
             if v not in defined:
                 raise ValueError(f"graph output {v!r} is not defined")
 
-    def count(self, op: str) -> int:
-        return sum(1 for n in self.nodes if n.op == op)
+    def lint(self, where: str = "") -> None:
+        """Check every node against its op's schema and the graph's own
+        invariants; raise LintError naming each offending node (x2/ir/lint.py).
+        `where` says when, in the message ("after pass fold_constants")."""
+        _lint(self, where)
 
     def __repr__(self) -> str:
         return (f"Graph(inputs={self.inputs}, outputs={self.outputs}, nodes={len(self.nodes)}, "
                 f"constants={len(self.constants)})")
-
-
-def iter_values(nodes: Iterable[Node]) -> Iterable[str]:
-    for node in nodes:
-        yield from node.inputs
-        yield from node.outputs

@@ -13,7 +13,8 @@ def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     values: dict[str, np.ndarray] = dict(graph.constants)
     values.update(zip(graph.inputs, inputs))
     for node in graph.nodes:
-        result = evaluate(node.op, [values[v] for v in node.inputs], node.attrs)
+        # "" is an optional input left out; kernels take it as None.
+        result = evaluate(node.op, [values[v] if v else None for v in node.inputs], node.attrs)
         if result is None:
             raise NotImplementedError(f"no numpy kernel for IR op {node.op!r}")
         values.update(zip(node.outputs, result))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import time
 
 from ..ir import Graph
@@ -55,7 +56,16 @@ def run_pipeline(graph: Graph, pipeline=PIPELINE) -> tuple[Graph, list[dict]]:
             gc.enable()
 
 
+def lint_enabled() -> bool:
+    """X2_LINT=1 (the test suite sets it) lints the graph the frontend made
+    and the graph after every pass; conversions do not pay for it."""
+    return os.environ.get("X2_LINT", "") not in ("", "0")
+
+
 def _run(graph: Graph, pipeline) -> tuple[Graph, list[dict]]:
+    lint = lint_enabled()
+    if lint:
+        graph.lint("of the frontend's graph")
     records = []
     for name, fn in pipeline:
         before = len(graph.nodes)
@@ -64,5 +74,7 @@ def _run(graph: Graph, pipeline) -> tuple[Graph, list[dict]]:
         records.append({"pass": name, "nodes_before": before, "nodes_after": len(graph.nodes),
                         "transposes_after": graph.count("transpose"),
                         "seconds": round(time.perf_counter() - start, 4)})
+        if lint:
+            graph.lint(f"after pass {name}")
     graph.validate()
     return graph, records

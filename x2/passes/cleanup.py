@@ -5,38 +5,23 @@ from ..ir import Graph
 
 
 def remove_identities(graph: Graph) -> Graph:
-    producers = graph.producers()
     outputs = set(graph.outputs)
-    kept = []
-    renames: dict[str, str] = {}
-
-    def resolve(v: str) -> str:
-        seen = set()
-        while v in renames and v not in seen:
-            seen.add(v)
-            v = renames[v]
-        return v
-
-    for node in graph.nodes:
+    for node in list(graph.nodes):
         if node.op != "identity":
-            kept.append(node)
             continue
-        src, dst = resolve(node.inputs[0]), node.outputs[0]
+        src, dst = node.inputs[0], node.outputs[0]
         if dst not in outputs:
-            renames[dst] = src
+            graph.remove_node(node)
+            graph.replace_uses(dst, src)
+            graph.info.pop(dst, None)
             continue
-        producer = producers.get(src)
+        producer = graph.producer(src)
         if producer is not None and src not in outputs and src not in graph.inputs:
             # Let the producer write the graph output directly.
+            graph.remove_node(node)
             producer.outputs = [dst if o == src else o for o in producer.outputs]
-            renames[src] = dst
-            continue
-        node.inputs = [src]
-        kept.append(node)
-    graph.nodes = kept
-    for node in graph.nodes:
-        node.inputs = [resolve(v) for v in node.inputs]
-    graph.outputs = [resolve(v) for v in graph.outputs]
+            graph.replace_uses(src, dst)
+            graph.info.pop(src, None)
     return graph.toposort()
 
 

@@ -33,8 +33,8 @@ def _channel_vector(graph: Graph, value: str, channels: int, rank: int,
     return full.reshape(channels)
 
 
-def _single_user(graph: Graph, consumers, value: str) -> Node | None:
-    users = consumers.get(value, [])
+def _single_user(graph: Graph, value: str) -> Node | None:
+    users = graph.users(value)
     if len(users) != 1 or value in graph.outputs:
         return None
     return users[0]
@@ -44,11 +44,11 @@ def fold_affine_into_conv(graph: Graph) -> Graph:
     changed = True
     while changed:
         changed = False
-        consumers = graph.consumers()
-        for conv in graph.nodes:
-            if conv.op != "conv2d" or conv.inputs[1] not in graph.constants:
+        for conv in list(graph.nodes):
+            if conv.graph is not graph or conv.op != "conv2d" or \
+                    conv.inputs[1] not in graph.constants:
                 continue
-            user = _single_user(graph, consumers, conv.outputs[0])
+            user = _single_user(graph, conv.outputs[0])
             if user is None or user.op not in ("add", "mul", "sub"):
                 continue
             other = user.inputs[1] if user.inputs[0] == conv.outputs[0] else user.inputs[0]
@@ -69,23 +69,22 @@ def fold_affine_into_conv(graph: Graph) -> Graph:
             conv.inputs = [conv.inputs[0],
                            graph.add_constant(conv.name + "/weight", weight.astype(weight.dtype)),
                            graph.add_constant(conv.name + "/bias", bias.astype(weight.dtype))]
-            conv.outputs = list(user.outputs)
-            user.op, user.inputs, user.outputs = "dead", [], []
+            graph.remove_node(user)
+            conv.outputs = user.outputs
             changed = True
-        graph.nodes = [n for n in graph.nodes if n.op != "dead"]
     return graph.remove_unused()
 
 
 def matmul_to_dense(graph: Graph) -> Graph:
-    consumers = graph.consumers()
-    for node in graph.nodes:
-        if node.op != "matmul" or node.inputs[1] not in graph.constants:
+    for node in list(graph.nodes):
+        if node.graph is not graph or node.op != "matmul" or \
+                node.inputs[1] not in graph.constants:
             continue
         weight = graph.constants[node.inputs[1]]
         if weight.ndim != 2:
             continue
         node.op = "dense"
-        user = _single_user(graph, consumers, node.outputs[0])
+        user = _single_user(graph, node.outputs[0])
         if user is None or user.op != "add":
             continue
         other = user.inputs[1] if user.inputs[0] == node.outputs[0] else user.inputs[0]
@@ -93,11 +92,10 @@ def matmul_to_dense(graph: Graph) -> Graph:
         if bias is None or bias.size != weight.shape[1] or bias.ndim > 1 and \
                 any(d != 1 for d in bias.shape[:-1]):
             continue
-        node.inputs = node.inputs + [graph.add_constant(node.name + "/bias",
+        node.inputs = [*node.inputs, graph.add_constant(node.name + "/bias",
                                                         bias.reshape(-1).astype(weight.dtype))]
-        node.outputs = list(user.outputs)
-        user.op, user.inputs, user.outputs = "dead", [], []
-    graph.nodes = [n for n in graph.nodes if n.op != "dead"]
+        graph.remove_node(user)
+        node.outputs = user.outputs
     return graph.remove_unused()
 
 
@@ -106,17 +104,17 @@ def _zero_pad_4d(node: Node) -> bool:
         node.attrs.get("value", 0) == 0 and len(node.attrs.get("pads", [])) == 8
 
 
-def _transpose_before_pad(graph: Graph, consumers) -> None:
+def _transpose_before_pad(graph: Graph) -> None:
     """pad -> transpose -> conv2d becomes transpose -> pad -> conv2d (pads
     permuted), so the pad meets the convolution: at an NHWC graph input the
     layout pass leaves the interface Transpose after Keras' ZeroPadding2D."""
-    for pad in graph.nodes:
+    for pad in list(graph.nodes):
         if not _zero_pad_4d(pad):
             continue
-        transpose = _single_user(graph, consumers, pad.outputs[0])
+        transpose = _single_user(graph, pad.outputs[0])
         if transpose is None or transpose.op != "transpose":
             continue
-        conv = _single_user(graph, consumers, transpose.outputs[0])
+        conv = _single_user(graph, transpose.outputs[0])
         if conv is None or conv.op != "conv2d":
             continue
         perm, pads = transpose.attrs["perm"], pad.attrs["pads"]
@@ -124,7 +122,7 @@ def _transpose_before_pad(graph: Graph, consumers) -> None:
         # pad's output now holds the transposed input; keep value infos honest
         source_info = graph.info.get(pad.inputs[0])
         transpose.inputs, pad.inputs = [pad.inputs[0]], [padded]
-        transpose.outputs, pad.outputs = [padded], list(transpose.outputs)
+        transpose.outputs, pad.outputs = [padded], transpose.outputs
         pad.attrs = {**pad.attrs, "pads": [pads[p] for p in perm] + [pads[4 + p] for p in perm]}
         if source_info is not None and source_info.shape is not None:
             graph.info[padded] = type(source_info)(
@@ -134,12 +132,11 @@ def _transpose_before_pad(graph: Graph, consumers) -> None:
 
 
 def fold_pad_into_conv(graph: Graph) -> Graph:
-    _transpose_before_pad(graph, graph.consumers())
-    consumers = graph.consumers()
-    for pad in graph.nodes:
+    _transpose_before_pad(graph)
+    for pad in list(graph.nodes):
         if not _zero_pad_4d(pad):
             continue
-        conv = _single_user(graph, consumers, pad.outputs[0])
+        conv = _single_user(graph, pad.outputs[0])
         if conv is None or conv.op != "conv2d" or conv.inputs[0] != pad.outputs[0] or \
                 conv.inputs.count(pad.outputs[0]) != 1:
             continue
@@ -153,6 +150,5 @@ def fold_pad_into_conv(graph: Graph) -> Graph:
         conv.attrs = {**conv.attrs, "pads": [top + pads[h], left + pads[w],
                                              bottom + pads[h + 4], right + pads[w + 4]]}
         conv.inputs = [pad.inputs[0], *conv.inputs[1:]]
-        pad.op, pad.inputs, pad.outputs = "dead", [], []
-    graph.nodes = [n for n in graph.nodes if n.op != "dead"]
+        graph.remove_node(pad)
     return graph.remove_unused()

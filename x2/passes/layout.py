@@ -32,21 +32,19 @@ def _permute_shape(shape, perm):
 class _Rewriter:
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.producers = graph.producers()
         self.changed = False
         # (input value, perm) -> output of an existing Transpose, to reuse it.
         self.existing = {(n.inputs[0], tuple(n.attrs["perm"])): n.outputs[0]
                          for n in graph.nodes if n.op == "transpose"}
 
     def transpose_of(self, value: str) -> Node | None:
-        node = self.producers.get(value)
+        node = self.graph.producer(value)
         return node if node is not None and node.op == "transpose" else None
 
     def add_transpose(self, value: str, perm: list[int], output: str, source: dict) -> None:
-        node = self.graph.add_node("transpose", [value], attrs={"perm": list(perm)},
-                                   name=self.graph.fresh_name("transpose"), outputs=[output],
-                                   source=source)
-        self.producers[output] = node
+        self.graph.add_node("transpose", [value], attrs={"perm": list(perm)},
+                            name=self.graph.fresh_name("transpose"), outputs=[output],
+                            source=source)
         self.existing.setdefault((value, tuple(perm)), output)
 
     def transposed(self, value: str, perm: list[int], source: dict) -> str:
@@ -70,12 +68,10 @@ class _Rewriter:
         if info is not None:
             self.graph.info[new] = TensorInfo(info.dtype, _permute_shape(info.shape,
                                                                          _inverse(perm)))
-        self.producers[new] = node
         if perm != list(range(len(perm))):
             self.add_transpose(new, perm, old, node.source)
         else:
-            node_id = self.graph.add_node("identity", [new], outputs=[old], name=old)
-            self.producers[old] = node_id
+            self.graph.add_node("identity", [new], outputs=[old], name=old)
         self.changed = True
 
     # -- rules --------------------------------------------------------------
@@ -93,7 +89,7 @@ class _Rewriter:
             self.changed = True
             return
         twin = self.existing.setdefault((node.inputs[0], tuple(perm)), node.outputs[0])
-        if twin != node.outputs[0] and self.producers.get(twin) is not None:
+        if twin != node.outputs[0] and self.graph.producer(twin) is not None:
             node.op, node.inputs, node.attrs = "identity", [twin], {}
             self.changed = True
 
@@ -158,7 +154,7 @@ class _Rewriter:
         node.attrs = attrs
         self.retarget_output(node, out_perm)
 
-    def flatten_into_weights(self, node: Node, consumers: dict[str, list[Node]]) -> None:
+    def flatten_into_weights(self, node: Node) -> None:
         """reshape(T(x)) -> matmul(W) becomes reshape(x) -> matmul(W with rows permuted)."""
         inner = self.transpose_of(node.inputs[0])
         out_shape = self.graph.shape(node.outputs[0])
@@ -171,7 +167,7 @@ class _Rewriter:
         # Only a flatten that keeps dim 0 ([N, ...] -> [N, rest]) lines rows up.
         if out_shape[1] != int(np.prod(in_shape[1:])):
             return
-        users = consumers.get(node.outputs[0], [])
+        users = self.graph.users(node.outputs[0])
         if not users or node.outputs[0] in self.graph.outputs:
             return
         if any(u.op not in ("matmul", "dense") or u.inputs[0] != node.outputs[0]
@@ -184,7 +180,8 @@ class _Rewriter:
             weight = self.graph.constants[user.inputs[1]]
             rows = weight.reshape(tuple(in_shape[1:]) + (weight.shape[1],))
             permuted = np.ascontiguousarray(rows.transpose(axes)).reshape(weight.shape)
-            user.inputs[1] = self.graph.add_constant(user.inputs[1] + "_nchw", permuted)
+            user.inputs = [user.inputs[0], self.graph.add_constant(user.inputs[1] + "_nchw",
+                                                                   permuted), *user.inputs[2:]]
         node.inputs = [inner.inputs[0]]
         self.changed = True
 
@@ -192,12 +189,11 @@ class _Rewriter:
 def eliminate_transposes(graph: Graph, max_rounds: int = 100) -> Graph:
     for _ in range(max_rounds):
         rewriter = _Rewriter(graph)
-        consumers = graph.consumers()
         for node in list(graph.nodes):
             if node.op == "transpose":
                 rewriter.merge(node)
             elif node.op == "reshape":
-                rewriter.flatten_into_weights(node, consumers)
+                rewriter.flatten_into_weights(node)
             else:
                 rewriter.push(node)
         graph.toposort()
@@ -253,11 +249,10 @@ def transposes_to_reshapes(graph: Graph) -> Graph:
         target = _as_reshape_target(info.shape if info else None, node.attrs["perm"])
         if target is not None:
             node.op, node.attrs = "reshape", {"shape": target}
-    producers = graph.producers()
     for node in graph.nodes:
         if node.op != "reshape":
             continue
-        first = producers.get(node.inputs[0])
+        first = graph.producer(node.inputs[0])
         if first is None or first.op != "reshape" or node.inputs[0] in graph.outputs:
             continue
         merged = _merged_target(first.attrs["shape"], node.attrs["shape"])

@@ -13,7 +13,7 @@
 """
 from __future__ import annotations
 
-from ..ir import Graph, Node, TensorInfo
+from ..ir import Graph, TensorInfo
 
 TO_NCHW = [0, 3, 1, 2]
 TO_NHWC = [0, 2, 3, 1]
@@ -35,8 +35,8 @@ def nchw_interface(graph: Graph) -> Graph:
             continue
         inner = graph.fresh_name(name + "_nhwc")
         graph.replace_uses(name, inner)
-        graph.nodes.insert(0, Node("transpose", [name], [inner], {"perm": TO_NHWC}, inner,
-                                   {"op": "io-layout", "name": name}))
+        graph.add_node("transpose", [name], attrs={"perm": TO_NHWC}, name=inner, outputs=[inner],
+                       source={"op": "io-layout", "name": name}, position=0)
         graph.info[inner] = info
         graph.info[name] = TensorInfo(info.dtype, _permuted(info.shape, TO_NCHW))
         # Feed the converted model x.transpose(TO_NCHW) for a source input x.
@@ -45,11 +45,10 @@ def nchw_interface(graph: Graph) -> Graph:
         info = graph.info.get(name)
         if info is None or info.shape is None or len(info.shape) != 4:
             continue
-        producer = graph.producers()[name]
+        producer = graph.producer(name)
         inner = graph.fresh_name(name + "_nhwc")
         producer.outputs = [inner if o == name else o for o in producer.outputs]
-        for node in graph.nodes:
-            node.inputs = [inner if v == name else v for v in node.inputs]
+        graph.replace_uses(name, inner, graph_outputs=False)
         graph.add_node("transpose", [inner], attrs={"perm": TO_NCHW}, name=name,
                        outputs=[name], source={"op": "io-layout", "name": name})
         graph.info[inner] = info
@@ -72,7 +71,7 @@ def nhwc_ops(graph: Graph) -> Graph:
             graph.info[to_nhwc.outputs[0]] = TensorInfo(x_info.dtype,
                                                         _permuted(x_info.shape, TO_NHWC))
         nhwc_out = graph.fresh_name(out + "_nhwc")
-        node.inputs = [to_nhwc.outputs[0]] + node.inputs[1:]
+        node.inputs = [to_nhwc.outputs[0], *node.inputs[1:]]
         node.outputs = [nhwc_out]
         node.attrs = {**node.attrs, "data_format": "NHWC"}
         if out_info is not None:
@@ -84,13 +83,13 @@ def nhwc_ops(graph: Graph) -> Graph:
     return graph.toposort()
 
 
-def _preprocessed_input(graph: Graph, producers: dict, value: str) -> str | None:
+def _preprocessed_input(graph: Graph, value: str) -> str | None:
     """The graph input `value` is, or is computed from by elementwise ops with
     constants only (Keras Rescaling/Normalization): then a Transpose on it is
     the input's own interface Transpose."""
     from ..ir.ops import OPS
     while value not in graph.inputs:
-        producer = producers.get(value)
+        producer = graph.producer(value)
         if producer is None or producer.op not in OPS or \
                 OPS[producer.op].layout != "elementwise":
             return None
@@ -103,17 +102,16 @@ def _preprocessed_input(graph: Graph, producers: dict, value: str) -> str | None
 
 def explain_transposes(graph: Graph) -> list[dict]:
     """One record per Transpose left: where it sits and why it could not go."""
-    producers, consumers = graph.producers(), graph.consumers()
     records = []
     for node in graph.nodes:
         if node.op != "transpose":
             continue
         src = node.inputs[0]
-        users = consumers.get(node.outputs[0], [])
+        users = graph.users(node.outputs[0])
         user_ops = sorted({u.op for u in users})
         nchw_io = graph.meta.get("io_layout") == "nchw"
         nhwc_inside = graph.meta.get("layout") == "nhwc"
-        origin = _preprocessed_input(graph, producers, src)
+        origin = _preprocessed_input(graph, src)
         if origin or node.outputs[0] in graph.outputs:
             where = (f"at graph input '{origin}'" if origin
                      else f"at graph output '{node.outputs[0]}'")
@@ -129,7 +127,7 @@ def explain_transposes(graph: Graph) -> list[dict]:
             else:
                 why = "a rank-4 interface tensor whose layout the graph could not absorb"
         else:
-            producer = producers.get(src)
+            producer = graph.producer(src)
             where = f"after {producer.op if producer else src!r} before {', '.join(user_ops)}"
             blockers = [op for op in user_ops if op not in ("transpose",)]
             why = (f"{', '.join(blockers) or 'its consumers'} has no layout rule to absorb it "

@@ -1,0 +1,256 @@
+"""numpy reference kernels of the IR ops that take more than a line.
+
+Each kernel is `(inputs: list[np.ndarray], attrs: dict) -> list[np.ndarray]`
+and defines its op's semantics (docs/IR.md); constant folding runs them and
+emitters must agree with them. The one-line kernels sit in the op table
+(x2/ir/ops.py) next to their schema.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def erf(x):
+    return np.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x
+
+
+def sigmoid(x):
+    return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def gelu(x, approximate: bool):
+    inner = (np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)) if approximate
+             else erf(x / np.sqrt(2).astype(x.dtype)))
+    return (0.5 * x * (1 + inner)).astype(x.dtype)
+
+
+def nhwc_aware(kernel):
+    """Run an NCHW kernel on data_format="NHWC" data (x2/passes/layout_modes.py)."""
+    def run(xs, a):
+        if a.get("data_format", "NCHW") != "NHWC":
+            return kernel(xs, a)
+        y = kernel([np.transpose(xs[0], (0, 3, 1, 2))] + list(xs[1:]), a)
+        return [np.transpose(y[0], (0, 2, 3, 1))]
+    return run
+
+
+def reduce(fn):
+    return lambda xs, a: [np.asarray(fn(xs[0], axis=tuple(a["axes"]), keepdims=a["keepdims"]))]
+
+
+def softmax(xs, a):
+    x = xs[0]
+    e = np.exp(x - x.max(axis=a["axis"], keepdims=True))
+    return [e / e.sum(axis=a["axis"], keepdims=True)]
+
+
+def log_softmax(xs, a):
+    x = xs[0]
+    shifted = x - x.max(axis=a["axis"], keepdims=True)
+    return [shifted - np.log(np.exp(shifted).sum(axis=a["axis"], keepdims=True))]
+
+
+def pad(xs, a):
+    pads = a["pads"]
+    rank = len(pads) // 2
+    width = [(pads[i], pads[i + rank]) for i in range(rank)]
+    mode = {"constant": "constant", "reflect": "reflect", "edge": "edge"}[a.get("mode", "constant")]
+    kwargs = {"constant_values": a.get("value", 0)} if mode == "constant" else {}
+    return [np.pad(xs[0], width, mode=mode, **kwargs)]
+
+
+def reshape_target(in_shape, shape):
+    """ONNX-style: 0 copies the input dim, -1 is inferred."""
+    return [in_shape[i] if d == 0 else d for i, d in enumerate(shape)]
+
+
+def strided_slice(xs, a):
+    """TF StridedSlice semantics with begin/end/strides as attrs (masks as bitfields)."""
+    x = xs[0]
+    return [np.asarray(x[strided_slice_index(x.ndim, a)])]
+
+
+def strided_slice_index(rank: int, a: dict) -> tuple:
+    begin, end, strides = a["begin"], a["end"], a["strides"]
+    index: list = []
+    dim = 0
+    for i in range(len(begin)):
+        bit = 1 << i
+        if a.get("ellipsis_mask", 0) & bit:
+            fill = rank - (len(begin) - i - 1) - dim
+            index.extend([slice(None)] * fill)
+            dim += fill
+            continue
+        if a.get("new_axis_mask", 0) & bit:
+            index.append(None)
+            continue
+        if a.get("shrink_axis_mask", 0) & bit:
+            index.append(begin[i])
+            dim += 1
+            continue
+        b = None if a.get("begin_mask", 0) & bit else begin[i]
+        e = None if a.get("end_mask", 0) & bit else end[i]
+        index.append(slice(b, e, strides[i]))
+        dim += 1
+    return tuple(index)
+
+
+@nhwc_aware
+def batch_norm(xs, a):
+    x, scale, bias, mean, var = xs
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    inv = scale / np.sqrt(var + a["epsilon"])
+    return [(x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)]
+
+
+def _windows(x, kernel, strides, dilations, pads, fill):
+    """(N, C, OH, OW, KH, KW) view of the padded NCHW input's sliding windows."""
+    top, left, bottom, right = pads
+    x = np.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)], constant_values=fill)
+    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
+    span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    win = np.lib.stride_tricks.sliding_window_view(x, (span_h, span_w), axis=(2, 3))
+    return win[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+@nhwc_aware
+def conv2d(xs, a):
+    """NCHW input, OIHW weight, pads [top, left, bottom, right]."""
+    x, w = xs[0], xs[1]
+    groups = a.get("groups", 1)
+    win = _windows(x, w.shape[2:], a["strides"], a["dilations"], a["pads"], 0)
+    per_group = win.shape[1] // groups
+    outs = []
+    for g in range(groups):
+        wg = w[g * (w.shape[0] // groups):(g + 1) * (w.shape[0] // groups)]
+        xg = win[:, g * per_group:(g + 1) * per_group]
+        outs.append(np.einsum("nchwij,ocij->nohw", xg, wg, optimize=True))
+    y = np.concatenate(outs, axis=1).astype(x.dtype)
+    if len(xs) > 2:
+        y = y + xs[2].reshape(1, -1, 1, 1)
+    return [y]
+
+
+@nhwc_aware
+def max_pool2d(xs, a):
+    win = _windows(xs[0], a["kernel"], a["strides"], [1, 1], a["pads"], -np.inf)
+    return [win.max(axis=(4, 5)).astype(xs[0].dtype)]
+
+
+@nhwc_aware
+def avg_pool2d(xs, a):
+    x = xs[0]
+    total = _windows(x, a["kernel"], a["strides"], [1, 1], a["pads"], 0).sum(axis=(4, 5))
+    if a.get("count_include_pad", False):
+        count = a["kernel"][0] * a["kernel"][1]
+    else:
+        ones = np.ones((1, 1) + x.shape[2:], x.dtype)
+        count = _windows(ones, a["kernel"], a["strides"], [1, 1], a["pads"], 0).sum(axis=(4, 5))
+    return [(total / count).astype(x.dtype)]
+
+
+def dense(xs, a):
+    y = np.matmul(xs[0], xs[1])
+    return [y + xs[2] if len(xs) > 2 and xs[2] is not None else y]
+
+
+def layer_norm(xs, a):
+    """Normalize over axes [axis, rank); optional scale and bias inputs."""
+    x = xs[0]
+    axes = tuple(range(a["axis"] % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + a["epsilon"])
+    if len(xs) > 1 and xs[1] is not None:
+        y = y * xs[1]
+    if len(xs) > 2 and xs[2] is not None:
+        y = y + xs[2]
+    return [y.astype(x.dtype)]
+
+
+def group_norm(xs, a):
+    x, scale, bias = xs
+    n, c = x.shape[:2]
+    g = x.reshape(n, a["groups"], -1)
+    mean = g.mean(axis=2, keepdims=True)
+    var = ((g - mean) ** 2).mean(axis=2, keepdims=True)
+    y = ((g - mean) / np.sqrt(var + a["epsilon"])).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    return [(y * scale.reshape(shape) + bias.reshape(shape)).astype(x.dtype)]
+
+
+def slice_(xs, a):
+    """ONNX Slice with constant starts/ends/axes/steps attrs (ends clamp)."""
+    x = xs[0]
+    index = [slice(None)] * x.ndim
+    for start, end, axis, step in zip(a["starts"], a["ends"], a["axes"], a["steps"]):
+        index[axis] = slice(start, end, step)
+    return [x[tuple(index)]]
+
+
+def split(xs, a):
+    bounds = np.cumsum(a["sizes"])[:-1]
+    return list(np.split(xs[0], bounds, axis=a["axis"]))
+
+
+def conv_transpose2d(xs, a):
+    """NCHW transposed conv, weight [C_in, C_out, kH, kW] (groups=1, dilation 1); the
+    full output (in-1)*stride + k is cropped by `pads` [top, left, bottom, right]."""
+    x, w = xs[0], xs[1]
+    n, c, h, wd = x.shape
+    _, o, kh, kw = w.shape
+    sh, sw = a["strides"]
+    full = np.zeros((n, o, (h - 1) * sh + kh, (wd - 1) * sw + kw), dtype=np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            full[:, :, i:i + (h - 1) * sh + 1:sh, j:j + (wd - 1) * sw + 1:sw] += np.einsum(
+                "nchw,co->nohw", x.astype(np.float64), w[:, :, i, j].astype(np.float64))
+    t, l, b, r = a["pads"]
+    y = full[:, :, t:full.shape[2] - b, l:full.shape[3] - r]
+    if len(xs) > 2 and xs[2] is not None:
+        y = y + xs[2].reshape(1, -1, 1, 1)
+    return [y.astype(x.dtype)]
+
+
+def _resize_index(out_size, in_size, coord):
+    """Source coordinates of each output pixel along one axis."""
+    out = np.arange(out_size, dtype=np.float64)
+    if coord == "align_corners":
+        return out * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
+    if coord == "half_pixel":
+        return np.maximum((out + 0.5) * in_size / out_size - 0.5, 0.0)
+    return out * in_size / out_size  # asymmetric
+
+
+def resize(xs, a):
+    """NCHW resize of H, W to `size`; mode bilinear|nearest; coord half_pixel |
+    align_corners | asymmetric (nearest: asymmetric, floor of the source coordinate)."""
+    x = xs[0].astype(np.float64)
+    (oh, ow), (ih, iw) = a["size"], x.shape[2:]
+    ys, xs_ = _resize_index(oh, ih, a["coord"]), _resize_index(ow, iw, a["coord"])
+    if a["mode"] == "nearest":
+        yi = np.minimum(np.floor(ys).astype(int), ih - 1)
+        xi = np.minimum(np.floor(xs_).astype(int), iw - 1)
+        return [x[:, :, yi][:, :, :, xi].astype(xs[0].dtype)]
+    y0 = np.minimum(np.floor(ys).astype(int), ih - 1)
+    x0 = np.minimum(np.floor(xs_).astype(int), iw - 1)
+    y1, x1 = np.minimum(y0 + 1, ih - 1), np.minimum(x0 + 1, iw - 1)
+    dy, dx = (ys - y0)[:, None], (xs_ - x0)[None, :]
+    top = x[:, :, y0][:, :, :, x0] * (1 - dx) + x[:, :, y0][:, :, :, x1] * dx
+    bottom = x[:, :, y1][:, :, :, x0] * (1 - dx) + x[:, :, y1][:, :, :, x1] * dx
+    return [(top * (1 - dy) + bottom * dy).astype(xs[0].dtype)]
+
+
+def argmax(xs, a):
+    y = np.argmax(xs[0], axis=a["axis"])
+    return [np.expand_dims(y, a["axis"]) if a.get("keepdims") else y.astype(np.int64)]
+
+
+def topk(xs, a):
+    """The `k` largest along `axis`, sorted descending; ties keep the lower index."""
+    x, axis, k = xs[0], a["axis"], a["k"]
+    order = np.argsort(-x, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
