@@ -2,7 +2,7 @@
 
 Emitters describe the generated code as data (submodules, buffers, one
 assignment per IR node) and `render_module` prints it; op emitters only build
-expressions with `call`, never whole lines of text.
+expressions with `call` (or `EmitContext.api`), never whole lines of text.
 
 Every string that comes from a model or a path is hostile: it reaches the
 code only through `escape_text` (comments, docstrings, string literals) or
@@ -22,6 +22,7 @@ import numpy as np
 from dataclasses import dataclass, field
 
 from ..text import escape_text
+from .spelling import POSITIONAL, spelling
 
 
 @dataclass(frozen=True)
@@ -78,11 +79,22 @@ DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16"
                     "int64", "uint8", "bool", "complex64", "complex128"})
 
 
-def dtype_ref(module: str, dtype) -> Expr:
+def dtype_name(dtype) -> str:
     name = str(dtype)
     if name not in DTYPES:
         raise TypeError(f"unknown dtype {escape_text(name)!r}")
-    return Expr(f"{module}.{name}")
+    return name
+
+
+def dtype_ref(module: str, dtype) -> Expr:
+    return Expr(f"{module}.{dtype_name(dtype)}")
+
+
+@dataclass
+class Assign:
+    targets: list[str]
+    expr: Expr
+    comment: str = ""   # provenance; escaped and cut when rendered
 
 
 @dataclass
@@ -94,7 +106,8 @@ class ModuleCode:
     buffers: list[tuple[str, Expr]] = field(default_factory=list)      # registered buffers
     buffer_call: str = "self.register_buffer"
     forward_args: list[str] = field(default_factory=list)
-    body: list[tuple[list[str], Expr, str]] = field(default_factory=list)  # targets, expr, comment
+    prologue: list[Assign] = field(default_factory=list)   # before the first IR node
+    body: list[Assign] = field(default_factory=list)       # one per IR node
     returns: list[str] = field(default_factory=list)
     footer: list[str] = field(default_factory=list)
 
@@ -113,12 +126,12 @@ def render_module(code: ModuleCode) -> str:
     for name, expr in code.buffers:
         lines.append(f"        {code.buffer_call}({name!r}, {expr})")
     lines += ["", f"    def forward(self, {', '.join(code.forward_args)}):"]
-    for targets, expr, comment in code.body:
-        note = escape_text(comment)
+    for step in code.prologue + code.body:
+        note = escape_text(step.comment)
         if len(note) > COMMENT_CHARS:
             note = note[:COMMENT_CHARS] + "..."
         suffix = f"  # {note}" if note else ""
-        lines.append(f"        {', '.join(targets)} = {expr}{suffix}")
+        lines.append(f"        {', '.join(step.targets)} = {step.expr}{suffix}")
     ret = code.returns[0] if len(code.returns) == 1 else ", ".join(code.returns)
     lines.append(f"        return {ret}")
     lines += ["", "", *code.footer]
@@ -167,10 +180,10 @@ def _identifier(text: str) -> str:
 class EmitContext:
     """What every Python-code emitter shares: names for values, constants as
     literals or registered buffers, weighted layers as submodules, and the
-    state dict they fill. Subclasses say how their framework writes a
-    buffer and a scalar tensor."""
+    state dict they fill. A subclass names its column of spelling.SPELLING and
+    says what its framework does differently (paddle_ops.py, torch_ops.py)."""
 
-    framework = ""
+    framework = ""      # a column of spelling.SPELLING
     base_class = ""
 
     def __init__(self, graph, layer_attributes=()):
@@ -183,12 +196,31 @@ class EmitContext:
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
 
-    # framework specifics
-    def buffer_init(self, array: np.ndarray) -> Expr:
+    def dtype(self, name) -> Expr | str:
+        """How the framework's code names a dtype."""
         raise NotImplementedError
 
     def scalar_tensor(self, value, dtype: str) -> Expr:
         raise NotImplementedError
+
+    def buffer_init(self, array: np.ndarray) -> Expr:
+        # Only the shape and dtype matter: load_model fills buffers from the state dict.
+        return self.api("zeros", list(array.shape), dtype=self.dtype(array.dtype))
+
+    def api(self, key: str, *args, **kwargs) -> Expr:
+        """A call of the framework's function for `key`, keywords spelled its way."""
+        name, renames = spelling(self.framework, key)
+        positional, keywords = list(args), {}
+        for keyword, value in kwargs.items():
+            spelled = renames.get(keyword, keyword)
+            if spelled == POSITIONAL:
+                positional.append(value)
+            else:
+                keywords[spelled] = value
+        return call(name, *positional, **keywords)
+
+    def has_api(self, key: str) -> bool:
+        return spelling(self.framework, key) is not None
 
     def is_const(self, value: str) -> bool:
         return value in self.graph.constants
@@ -246,30 +278,27 @@ class EmitContext:
                                f"'{node.name}': {why}")
 
 
-def generate_module(e: EmitContext, ops: dict, docstring: list[str], header: list[str],
-                    footer: list[str]) -> tuple[str, dict[str, np.ndarray]]:
-    """Fill `e.code` from its graph with the per-op functions in `ops`; return
-    (module text, state dict as numpy arrays). Every op without code is
-    listed at once; the text is compiled before it is returned."""
+def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str],
+                    footer: list[str], prologue=None) -> tuple[str, dict[str, np.ndarray]]:
+    """Fill `e.code` from its graph with the per-op functions in `ops` (an
+    OpRegistry); return (module text, state dict as numpy arrays). Every op
+    without code is listed at once; the text is compiled before it is
+    returned. `prologue(e)`, when given, returns the statements that start
+    forward (after its arguments are named)."""
     from ..errors import ConversionError
 
     graph = e.graph
-    missing: dict[str, list[str]] = {}
-    for node in graph.nodes:
-        if node.op not in ops:
-            missing.setdefault(node.op, []).append(node.source.get("name", node.name))
-    if missing:
-        listing = "; ".join(f"{op} x{len(n)} (e.g. from '{n[0]}')" for op, n in missing.items())
-        raise ConversionError(f"the {e.framework} emitter has no code for IR op(s): {listing}")
+    ops.check(graph)
     e.code.docstring = docstring
     e.code.header = header
     e.code.forward_args = [e.namer(v) for v in graph.inputs]
+    e.code.prologue = prologue(e) if prologue else []
     for node in graph.nodes:
         expr = ops[node.op](e, node)
         targets = [e.namer(o) for o in node.outputs]
         src = node.source
         comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
-        e.code.body.append((targets, expr, comment))
+        e.code.body.append(Assign(targets, expr, comment))
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
     e.code.footer = footer
     text = render_module(e.code)

@@ -113,13 +113,7 @@ def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
     `external` (default: when they would not fit in one protobuf)."""
     from onnx import TensorProto, helper, numpy_helper
 
-    missing: dict[str, list[str]] = {}
-    for node in graph.nodes:
-        if node.op not in ONNX_OPS:
-            missing.setdefault(node.op, []).append(node.source.get("name", node.name))
-    if missing:
-        listing = "; ".join(f"{op} x{len(n)} (e.g. from '{n[0]}')" for op, n in missing.items())
-        raise ConversionError(f"the ONNX emitter has no translation for IR op(s): {listing}")
+    ONNX_OPS.check(graph)
     e = OnnxContext(graph, opset)
     for node in graph.nodes:
         e.current = node

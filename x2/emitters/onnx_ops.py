@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-ONNX_OPS: dict = {}
+from .registry import OpRegistry
 
-
-def onnx_op(*names: str):
-    def decorate(fn):
-        for name in names:
-            ONNX_OPS[name] = fn
-        return fn
-    return decorate
+ONNX_OPS = OpRegistry("ONNX")
+onnx_op = ONNX_OPS.register
 
 
 _SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "Sigmoid",

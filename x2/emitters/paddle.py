@@ -10,8 +10,8 @@ import numpy as np
 from ..errors import ConversionError
 from ..ir import Graph
 from ..ir.serialize import release_pages
-from .codegen import EmitContext, Expr, call, generate_module, import_generated
-from .paddle_ops import PADDLE_OPS
+from .codegen import generate_module, import_generated
+from .paddle_ops import PADDLE_OPS, PaddleContext
 
 _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
     # Importing paddle after tensorflow segfaults in one process (a known clash
@@ -31,18 +31,6 @@ _LOAD = '''def load_model(path=None):
     model.set_state_dict(state)
     model.eval()
     return model'''
-
-
-class PaddleContext(EmitContext):
-    framework = "Paddle"
-    base_class = "nn.Layer"
-
-    def buffer_init(self, array: np.ndarray) -> Expr:
-        return call("paddle.zeros", list(array.shape), str(array.dtype))
-
-    def scalar_tensor(self, value, dtype: str) -> Expr:
-        # paddle.save turns 0-d tensors into shape [1]: keep scalars in the code.
-        return call("paddle.full", [], value, dtype)
 
 
 def generate(graph: Graph, source_desc: str, names: dict | None = None

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..ir import Graph
-from .codegen import EmitContext, Expr, call, dtype_ref, generate_module, import_generated
-from .torch_ops import TORCH_OPS
+from .codegen import Assign, Expr, call, generate_module, import_generated
+from .torch_ops import TORCH_OPS, TorchContext
 
 _LOAD = '''def load_model(path=None):
     """The converted model with its weights, in eval mode."""
@@ -23,15 +23,11 @@ _LOAD = '''def load_model(path=None):
     return model'''
 
 
-class TorchContext(EmitContext):
-    framework = "PyTorch"
-    base_class = "nn.Module"
-
-    def buffer_init(self, array: np.ndarray) -> Expr:
-        return call("torch.zeros", list(array.shape), dtype=dtype_ref("torch", array.dtype))
-
-    def scalar_tensor(self, value, dtype: str) -> Expr:
-        return call("torch.tensor", value, dtype=dtype_ref("torch", dtype))
+def channels_last_inputs(e) -> list[Assign]:
+    """Rank-4 inputs switch memory format once; every op keeps it from there."""
+    return [Assign([name], call(f"{name}.contiguous", memory_format=Expr("torch.channels_last")))
+            for value, name in zip(e.graph.inputs, e.code.forward_args)
+            if len(e.graph.shape(value) or ()) == 4]
 
 
 def generate(graph: Graph, source_desc: str, channels_last: bool = False,
@@ -46,17 +42,9 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
                    "Readable and editable; weights live in model.pt (a state_dict)."],
         header=["import os", "", "import torch", "import torch.nn.functional as F",
                 "from torch import nn", "", f"CHANNELS_LAST = {channels_last}"],
-        footer=[_LOAD])
+        footer=[_LOAD], prologue=channels_last_inputs if channels_last else None)
     if names is not None:
         names.update(e.namer.names)
-    if channels_last:
-        # Rank-4 inputs switch memory format once; every op keeps it from there.
-        lines = text.splitlines()
-        at = next(i for i, line in enumerate(lines) if line.startswith("    def forward(")) + 1
-        convert = [f"        {name} = {name}.contiguous(memory_format=torch.channels_last)"
-                   for value, name in zip(graph.inputs, e.code.forward_args)
-                   if len(graph.shape(value) or ()) == 4]
-        text = "\n".join(lines[:at] + convert + lines[at:]) + "\n"
     return text, state
 
 

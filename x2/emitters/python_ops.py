@@ -1,0 +1,253 @@
+"""IR op -> Python code for Paddle and PyTorch, one function per op (or op
+family), written once for both.
+
+Each function gets the emitter context `e` and the IR node and returns the
+expression computing the node's output. `e.api(key, ...)` writes a call the
+way the target spells it (spelling.py); the context's hooks say what the two
+frameworks do differently in an op they share (how a convolution pads, how a
+layer is told it has a bias). Ops whose code differs as a whole live in
+paddle_ops.py and torch_ops.py. Layers with weights become submodules so
+that the generated model can be fine-tuned."""
+from __future__ import annotations
+
+from .codegen import Expr, binop, call, strided_index, subscript, take
+from .registry import OpRegistry
+
+PYTHON_OPS = OpRegistry("Python")
+register = PYTHON_OPS.register
+
+
+@register("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf", "square",
+          "silu", "softplus", "selu", "logical_not")
+def unary(e, node):
+    return e.api(node.op, e.value(node.inputs[0]))
+
+
+@register("identity")
+def identity(e, node):
+    return Expr(e.value(node.inputs[0]))
+
+
+@register("neg")
+def neg(e, node):
+    return Expr(f"-{e.value(node.inputs[0])}")
+
+
+@register("clip")
+def clip(e, node):
+    lo, hi = node.attrs.get("min"), node.attrs.get("max")
+    if lo == 0.0 and hi == 6.0:
+        return e.api("relu6", e.value(node.inputs[0]))
+    return e.api("clip", e.value(node.inputs[0]), min=lo, max=hi)
+
+
+@register("leaky_relu")
+def leaky_relu(e, node):
+    return e.api("leaky_relu", e.value(node.inputs[0]), negative_slope=node.attrs["alpha"])
+
+
+@register("elu")
+def elu(e, node):
+    return e.api("elu", e.value(node.inputs[0]), alpha=node.attrs.get("alpha", 1.0))
+
+
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "equal": "=="}
+
+
+@register(*_OPERATORS)
+def operator(e, node):
+    a, b = node.inputs
+    # Two Python scalars would make a Python number, not a tensor.
+    tensor_a = e.is_scalar(a) and e.is_scalar(b)
+    return binop(e.value(a, tensor=tensor_a), _OPERATORS[node.op], e.value(b))
+
+
+@register("mod")
+def mod(e, node):
+    # Both frameworks' % is floor-mod like numpy's, which the IR op follows.
+    return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
+
+
+@register("maximum", "minimum", "greater", "less", "where", "matmul")
+def on_tensors(e, node):
+    return e.api(node.op, *[e.value(v, tensor=True) for v in node.inputs])
+
+
+@register("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_any")
+def reduce(e, node):
+    return e.api(node.op, e.value(node.inputs[0]), axis=node.attrs["axes"],
+                 keepdim=node.attrs["keepdims"])
+
+
+@register("softmax", "log_softmax")
+def softmax(e, node):
+    return e.api(node.op, e.value(node.inputs[0]), axis=node.attrs["axis"])
+
+
+@register("concat", "stack")
+def concat(e, node):
+    items = Expr("[" + ", ".join(str(e.value(v, tensor=True)) for v in node.inputs) + "]")
+    return e.api(node.op, items, axis=node.attrs["axis"])
+
+
+@register("split")
+def split(e, node):
+    return e.api("split", e.value(node.inputs[0]), node.attrs["sizes"], axis=node.attrs["axis"])
+
+
+@register("transpose")
+def transpose(e, node):
+    return e.api("transpose", e.value(node.inputs[0]), perm=node.attrs["perm"])
+
+
+@register("expand")
+def expand(e, node):
+    return e.api("expand", e.value(node.inputs[0]),
+                 shape=expand_target(e.graph.shape(node.inputs[0]), node.attrs["shape"]))
+
+
+def expand_target(in_shape, shape) -> list[int]:
+    """The IR's ONNX-style expand target for paddle.expand/torch.broadcast_to: a 1
+    against an input dim that is not 1 (e.g. a dynamic batch) keeps that dim (-1)."""
+    if in_shape is None:
+        return list(shape)
+    aligned = [1] * (len(shape) - len(in_shape)) + list(in_shape)
+    return [-1 if d == 1 and a != 1 else d for d, a in zip(shape, aligned)]
+
+
+@register("tile")
+def tile(e, node):
+    return e.api("tile", e.value(node.inputs[0]), repeats=list(node.attrs["repeats"]))
+
+
+@register("argmax")
+def argmax(e, node):
+    return e.api("argmax", e.value(node.inputs[0]), axis=node.attrs["axis"],
+                 keepdim=bool(node.attrs.get("keepdims")))
+
+
+@register("topk")
+def topk(e, node):
+    return e.api("topk", e.value(node.inputs[0]), k=node.attrs["k"], axis=node.attrs["axis"],
+                 largest=True, sorted=True)
+
+
+@register("gather")
+def gather(e, node):
+    x, idx = node.inputs
+    axis = node.attrs["axis"]
+    if e.is_const(idx) and e.const(idx).ndim == 0:
+        # One constant index (ONNX Gather on a shape or a qkv stack): plain indexing.
+        return take(e.value(x), axis, Expr(str(int(e.const(idx)))))
+    if axis == 0 and e.is_const(x) and e.const(x).ndim == 2:
+        return e.api("embedding", e.value(idx), e.value(x))
+    if e.has_api("index_select") and len(e.graph.shape(idx) or (0, 0)) == 1:
+        return e.api("index_select", e.value(x), e.value(idx), axis=axis)
+    # Tensor indexing on one axis is numpy.take for any index shape.
+    return take(e.value(x), axis, e.value(idx, tensor=True))
+
+
+@register("slice")
+def slice_(e, node):
+    a = node.attrs
+    return subscript(e.value(node.inputs[0]), len(e.graph.shape(node.inputs[0])), a["axes"],
+                     a["starts"], a["ends"], a["steps"])
+
+
+@register("strided_slice")
+def strided_slice(e, node):
+    rank = len(e.graph.shape(node.inputs[0]) or ())
+    return strided_index(e.value(node.inputs[0]), rank, node.attrs)
+
+
+@register("pad")
+def pad(e, node):
+    pads, mode = node.attrs["pads"], node.attrs.get("mode", "constant")
+    rank = len(pads) // 2
+    x = e.value(node.inputs[0])
+    if mode == "constant":
+        return e.api("pad", x, e.constant_pads(pads), value=node.attrs.get("value", 0.0))
+    if rank != 4 or any(pads[i] or pads[i + rank] for i in (0, 1)):
+        raise e.unsupported(node, f"{mode} padding of batch/channel dims or rank {rank}")
+    # Both frameworks take [left, right, top, bottom] for an NCHW image.
+    return e.api("pad", x, [pads[3], pads[7], pads[2], pads[6]],
+                 mode={"reflect": "reflect", "edge": "replicate"}[mode])
+
+
+@register("layer_norm")
+def layer_norm(e, node):
+    x = node.inputs[0]
+    shape = list(e.graph.shape(x)[node.attrs["axis"]:])
+    extra = [e.value(v) for v in node.inputs[1:]]
+    return e.api("layer_norm", e.value(x), shape, *extra, epsilon=node.attrs["epsilon"])
+
+
+@register("group_norm")
+def group_norm(e, node):
+    x, scale, bias = node.inputs
+    return e.api("group_norm", e.value(x), node.attrs["groups"], epsilon=node.attrs["epsilon"],
+                 weight=e.value(scale), bias=e.value(bias))
+
+
+@register("batch_norm")
+def batch_norm(e, node):
+    x, scale, bias, mean, var = node.inputs
+    eps = node.attrs["epsilon"]
+    rank = len(e.graph.shape(x) or ())
+    if not all(e.is_const(v) for v in (scale, bias, mean, var)) or rank not in (2, 3, 4):
+        return e.api("batch_norm", e.value(x), e.value(mean), e.value(var),
+                     weight=e.value(scale), bias=e.value(bias), training=False, epsilon=eps,
+                     **e.data_format(node))
+    layer = e.layer(node, "bn", e.api("BatchNorm2d" if rank == 4 else "BatchNorm1d",
+                                      e.const(scale).shape[0], epsilon=eps,
+                                      **e.data_format(node)),
+                    e.norm_state(scale, bias, mean, var))
+    return call(f"self.{layer}", e.value(x))
+
+
+def _params(weight, bias) -> dict:
+    return {"weight": weight, **({"bias": bias} if bias else {})}
+
+
+@register("conv2d")
+def conv2d(e, node):
+    a = node.attrs
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    inp, padding = e.conv_padding(x, a["pads"])
+    if not e.is_const(w) or (bias and not e.is_const(bias)):
+        args = [inp, e.value(w)] + ([e.value(bias)] if bias else [])
+        return e.api("conv2d", *args, stride=a["strides"], padding=padding,
+                     dilation=a["dilations"], groups=a["groups"], **e.data_format(node))
+    out_ch, in_per_group, kh, kw = e.const(w).shape
+    layer = e.layer(node, "conv", e.api(
+        "Conv2d", in_per_group * a["groups"], out_ch, kernel_size=[kh, kw], stride=a["strides"],
+        padding=padding, dilation=a["dilations"], groups=a["groups"], **e.bias_flag(bias),
+        **e.data_format(node)), _params(w, bias))
+    return call(f"self.{layer}", inp)
+
+
+@register("conv_transpose2d")
+def conv_transpose2d(e, node):
+    a = node.attrs
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    in_ch, out_ch, kh, kw = e.const(w).shape
+    layer = e.layer(node, "deconv", e.api(
+        "ConvTranspose2d", in_ch, out_ch, kernel_size=[kh, kw], stride=a["strides"],
+        **e.bias_flag(bias)), _params(w, bias))
+    # The IR's pads crop the full output: x[:, :, top:-bottom, left:-right].
+    t, l, b, r = a["pads"]
+    huge = 1 << 62
+    return subscript(call(f"self.{layer}", e.value(x)), 4, [2, 3], [t, l],
+                     [-b if b else huge, -r if r else huge], [1, 1])
+
+
+@register("dense")
+def dense(e, node):
+    x, w = node.inputs[0], node.inputs[1]
+    bias = node.inputs[2] if len(node.inputs) > 2 else None
+    size_in, size_out = e.const(w).shape
+    layer = e.layer(node, "linear", e.api("Linear", size_in, size_out, **e.bias_flag(bias)),
+                    _params(e.dense_weight(w), bias), name_from=w)
+    return call(f"self.{layer}", e.value(x))
