@@ -19,14 +19,15 @@ def _public(attrs: dict) -> dict:
 
 def diff(path: str, signature: str | None) -> dict:
     from x2.frontends.common import select_subgraph
+    from x2.frontends import tf_savedmodel
+    from x2.frontends.tf_common import Request
     from x2.frontends.tf_direct import NeedsTensorFlow, read_savedmodel_direct
     from x2.frontends.tf_opdefs import OUTPUTS
-    from x2.frontends.tf_savedmodel import read_savedmodel
     try:
         direct = read_savedmodel_direct(path, signature)
     except NeedsTensorFlow as exc:
         return {"reader": "tensorflow", "why": str(exc)}
-    ref, _ = read_savedmodel(path, signature, reader="tensorflow")
+    ref, _ = tf_savedmodel.read(path, Request(signature))
     problems = []
     for what in ("inputs", "outputs", "input_aliases", "output_aliases"):
         if getattr(direct, what) != getattr(ref, what):

@@ -25,9 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from .isolation import run_step
-from .parity import BISECT_SOURCES, _source_inputs, compare
+from .parity_compare import compare, source_inputs
 
 _SUFFIXES = ("_nchw", "_nhwc")
+# Which sources can be bisected (their intermediates fetched by IR value name).
+BISECT_SOURCES = {"tf"}
 
 
 def source_candidates(entry: dict) -> list[str]:
@@ -88,7 +90,7 @@ def bisect(work: Path, model, converted, source, target, report, signature, name
                 f"this source is a {fmt}"}
     work.mkdir(parents=True)
     np.savez(work / "inputs.npz", *arrays)
-    np.savez(work / "source_inputs.npz", *_source_inputs(arrays, names, io))
+    np.savez(work / "source_inputs.npz", *source_inputs(arrays, names, io))
     wanted = sorted({c for v in values for c in source_candidates(v)})
     src = run_step("tf.parity_run", {
         "model": model, "signature": signature, "names": names, "device": src_dev,

@@ -25,6 +25,7 @@ import numpy as np
 
 from .errors import X2Error
 from .isolation import run_step
+from .parity_compare import compare, source_inputs
 from .scratch import make_dir
 
 # --from NAME -> worker task that runs the source model on saved inputs.
@@ -39,8 +40,6 @@ TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run",
 FRAMEWORK = {"tf": "tf", "onnx": "onnx", "torch": "torch", "paddle": "paddle"}
 # Default tolerances per precision of the converted model (--rtol/--atol override).
 PRECISION_TOLERANCES = {"fp32": (1e-4, 1e-6), "fp16": (1e-2, 1e-3), "bf16": (5e-2, 1e-2)}
-# Which sources can be bisected (their intermediates fetched by IR value name).
-BISECT_SOURCES = {"tf"}
 
 
 @dataclass
@@ -70,17 +69,6 @@ def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
         else:
             arrays.append(rng.integers(0, 2, size=shape).astype(dtype))
     return arrays
-
-
-def compare(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> tuple:
-    if ref.shape != got.shape:
-        raise X2Error(f"output shapes differ: source {ref.shape}, converted {got.shape}")
-    ref64, got64 = ref.astype(np.float64), got.astype(np.float64)
-    max_abs = float(np.max(np.abs(ref64 - got64))) if ref.size else 0.0
-    scale = float(np.max(np.abs(ref64))) if ref.size else 0.0
-    max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
-    constant = bool(ref.size > 1 and np.all(ref64 == ref64.reshape(-1)[0]))
-    return max_abs, max_rel, scale, constant, max_abs <= atol + rtol * scale
 
 
 def parse_device(value: str | None, option: str = "--device") -> str | None:
@@ -303,17 +291,11 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
             "outputs": results}
 
 
-def _source_inputs(arrays, names, io):
-    # --io-layout nchw: the source sees its own (NHWC) layout of the same data.
-    return [np.transpose(a, np.argsort(io[n]["perm"])) if io.get(n, {}).get("role") == "input"
-            else a for n, a in zip(names, arrays)]
-
-
 def _run_batch(work: Path, model, converted, source, target, report, signature, names, spec,
                io, arrays, src_dev, tgt_dev, precision, notes):
     work.mkdir(parents=True)
     np.savez(work / "inputs.npz", *arrays)
-    np.savez(work / "source_inputs.npz", *_source_inputs(arrays, names, io))
+    np.savez(work / "source_inputs.npz", *source_inputs(arrays, names, io))
     run_step(SOURCE_RUNS[source], {"model": model, "signature": signature, "names": names,
                                    "options": report["source"].get("options") or {},
                                    "source": report["source"], "device": src_dev,

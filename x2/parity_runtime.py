@@ -270,9 +270,9 @@ def run_tf(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]
     """The SavedModel's outputs, plus the frozen graph's tensors named in
     args["trace"] (IR value names are TF tensor names for values the mappers
     kept)."""
-    from .frontends import tf_savedmodel as tfs
+    from .frontends import tf_savedmodel
 
-    tf, _loaded, _sig, fn = tfs.load_signature(args["model"], args.get("signature"))
+    tf, _loaded, _sig, fn = tf_savedmodel.load_signature(args["model"], args.get("signature"))
     where = "/GPU:0" if on_gpu(args.get("device")) else "/CPU:0"
     named = dict(zip(args["names"], inputs))
     with tf.device(where):
@@ -285,7 +285,8 @@ def run_tf(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]
             convert_variables_to_constants_v2)
         input_names = list(fn.structured_input_signature[1])
         # Freeze exactly as the conversion did, so tensor names match IR values.
-        fn2 = tfs._retrace(tf, fn, args["input_shapes"]) if args.get("input_shapes") else fn
+        fn2 = tf_savedmodel.retrace(tf, fn, args["input_shapes"]) \
+            if args.get("input_shapes") else fn
         frozen = convert_variables_to_constants_v2(fn2)
         graph_def = frozen.graph.as_graph_def()
         placeholders = [t.name for t in frozen.inputs if t.dtype != tf.resource]

@@ -20,19 +20,19 @@ and the weights sit in the variables bundle. So this reader:
 Whatever it does not handle (control-flow functions, resources other than
 variables, ops missing from tf_opdefs, a user-given --input-shape that needs
 re-tracing, ...) raises NeedsTensorFlow, and the TensorFlow reader
-(tf_savedmodel.py) takes over; the report says which reader ran and why.
+(tf_savedmodel.py) takes over (tf_formats.py decides); the report says which
+reader ran and why.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelLoadError
 from ..ir import TensorInfo
 from .common import SourceGraph, SourceOp
+from .tf_common import check_savedmodel_dir, parse_saved_model, pick_signature
 from .tf_bundle import Bundle, UnreadableBundle
 from .tf_opdefs import DEFAULTS, NOT_CORE, OUTPUTS
 from .tf_protos import DT_RESOURCE, dtype_name, messages
@@ -302,27 +302,11 @@ def _output_dtypes(op: str, attrs: dict, count: int) -> list[str]:
     return dtypes[:count]
 
 
-@functools.lru_cache(maxsize=4)
-def _parse(pb: Path, mtime_ns: int):
-    from google.protobuf.message import DecodeError
-    try:
-        return messages().SavedModel.FromString(pb.read_bytes())
-    except DecodeError as exc:
-        raise ModelLoadError(f"{pb.parent}: TensorFlow could not load this SavedModel: "
-                             f"saved_model.pb is corrupt ({exc})") from exc
-
-
-def parse_saved_model(directory: Path):
-    """saved_model.pb as a SavedModel message, parsed once per process (format
-    detection and the reader both need it)."""
-    pb = directory / "saved_model.pb"
-    return _parse(pb, pb.stat().st_mtime_ns)
-
-
-def _meta_graph(path: Path):
+def _meta_graph(path: Path, saved_model):
     if not (path / "saved_model.pb").exists():
         raise NeedsTensorFlow("the SavedModel is in text form (saved_model.pbtxt)")
-    saved_model = parse_saved_model(path)
+    if saved_model is None:
+        saved_model = parse_saved_model(path)
     graphs = list(saved_model.meta_graphs)
     if len(graphs) != 1:
         graphs = [g for g in graphs if "serve" in g.meta_info_def.tags]
@@ -333,11 +317,11 @@ def _meta_graph(path: Path):
     return graphs[0]
 
 
-def read_savedmodel_direct(path: str, signature: str | None) -> SourceGraph:
-    from .tf_savedmodel import check_savedmodel_dir, pick_signature
+def read_savedmodel_direct(path: str, signature: str | None, saved_model=None) -> SourceGraph:
+    """`saved_model`: saved_model.pb already parsed (by format detection)."""
     directory = Path(path)
     check_savedmodel_dir(directory)
-    meta = _meta_graph(directory)
+    meta = _meta_graph(directory, saved_model)
     sigs = {k: v for k, v in meta.signature_def.items() if k != "__saved_model_init_op"}
     name = pick_signature(sigs, signature, path)
     sig = sigs[name]

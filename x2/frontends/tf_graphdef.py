@@ -1,25 +1,20 @@
-"""Frozen GraphDef (.pb) and TF1-style SavedModel (Session builder + tags)
-readers, and the v1-Session runner `x2 check` uses for graph-based forms.
-Every form ends as a frozen GraphDef described by describe_graph_def."""
+"""Frozen GraphDef (.pb / .pbtxt) reader, and the GraphDef helpers the
+Session-based readers (TF1 SavedModel, TF1 checkpoint) share: inferring a
+graph's inputs and outputs, applying --input-shape, describing the frozen
+graph."""
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import ModelLoadError, SelectionError
-from .tf_savedmodel import _quiet_tf, describe_graph_def, pick_signature, value_name
+from .tf_common import Request, describe_graph_def, quiet_tf, run_graph_def, value_name
+from .tf_common import tensor_name  # noqa: F401  (x2/worker.py tf.read imports it from here)
 
 # Op types that are never a model output when outputs are inferred.
 _NOT_OUTPUTS = {"NoOp", "Const", "Placeholder", "PlaceholderWithDefault", "Assert", "SaveV2",
                 "RestoreV2", "Assign", "AssignVariableOp", "VariableV2", "Variable",
                 "VarHandleOp", "VarIsInitializedOp", "MergeV2Checkpoints", "ShardedFilename",
                 "StringJoin", "IsVariableInitialized", "ReadVariableOp"}
-
-
-def tensor_name(value: str) -> str:
-    """'conv/Relu' -> 'conv/Relu:0'; 'split:1' stays."""
-    return value if ":" in value.rsplit("/", 1)[-1] else value + ":0"
 
 
 def _node_input(name: str) -> str:
@@ -124,83 +119,15 @@ def describe_frozen(tf, graph_def, inputs, outputs, input_shapes=None):
                               [value_name(v) for v in outputs])
 
 
-def read_graphdef(path: str, input_shapes=None):
-    tf = _quiet_tf()
+def read(path: str, request: Request):
+    tf = quiet_tf()
     graph_def = load_graph_def(tf, path)
     inputs, outputs = infer_io(graph_def)
     if not outputs:
         raise ModelLoadError(f"{path}: could not infer the outputs; name them with --outputs")
-    return describe_frozen(tf, graph_def, inputs, outputs, input_shapes)
+    return describe_frozen(tf, graph_def, inputs, outputs, request.input_shapes), {}
 
 
-def freeze_session(tf, sess, output_values: list[str]):
-    ops = sorted({value_name(v).split(":")[0] for v in output_values})
-    return tf.compat.v1.graph_util.convert_variables_to_constants(
-        sess, sess.graph.as_graph_def(), ops)
-
-
-# ---- TF1-style SavedModel --------------------------------------------------
-
-def _load_v1(tf, sess, path: str, tags):
-    from tensorflow.core.protobuf import saved_model_pb2
-    proto = saved_model_pb2.SavedModel()
-    pb = Path(path) / "saved_model.pb"
-    if pb.exists():
-        proto.ParseFromString(pb.read_bytes())
-    available = [list(mg.meta_info_def.tags) for mg in proto.meta_graphs]
-    if tags is None:
-        tags = ["serve"] if ["serve"] in available or not available else available[0]
-    tags = [tags] if isinstance(tags, str) else list(tags)
-    if available and sorted(tags) not in [sorted(t) for t in available]:
-        raise SelectionError(f"--tags {','.join(tags)}: the SavedModel has no meta graph with "
-                             f"these tags; it has {available}")
-    meta_graph = tf.compat.v1.saved_model.loader.load(sess, tags, path)
-    return meta_graph, tags
-
-
-def _v1_signature(meta_graph, signature, path):
-    sigs = dict(meta_graph.signature_def)
-    signature = pick_signature(sigs, signature, path)
-    sig = sigs[signature]
-    inputs = {k: v.name for k, v in sig.inputs.items()}
-    outputs = {k: sig.outputs[k].name for k in sorted(sig.outputs)}
-    return signature, inputs, outputs
-
-
-def read_savedmodel_v1(path: str, signature, tags, input_shapes=None):
-    tf = _quiet_tf()
-    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
-        meta_graph, tags = _load_v1(tf, sess, path, tags)
-        signature, inputs, outputs = _v1_signature(meta_graph, signature, path)
-        graph_def = freeze_session(tf, sess, list(outputs.values()))
-    shapes = {inputs.get(k, k): v for k, v in (input_shapes or {}).items()}
-    source = describe_frozen(tf, graph_def, list(inputs.values()), list(outputs.values()),
-                             shapes)
-    source.input_aliases = {value_name(t): k for k, t in inputs.items()}
-    source.output_aliases = {value_name(t): k for k, t in outputs.items()}
-    return source, signature, tags
-
-
-# ---- the reference runner ---------------------------------------------------
-
-def run_session(fmt: str, path: str, signature, options: dict, source: dict,
-                feeds: dict[str, np.ndarray], fetches: list[str]) -> list[np.ndarray]:
-    """Run the source in a v1 Session, feeding and fetching tensors by name."""
-    tf = _quiet_tf()
-    frozen = None
-    if fmt not in ("graphdef", "checkpoint_v1", "savedmodel_v1"):
-        from .tf_keras import frozen_graph_def  # built eagerly, outside the v1 graph
-        frozen = frozen_graph_def(fmt, path, signature, options)
-    graph = tf.Graph()
-    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
-        if fmt == "graphdef":
-            tf.graph_util.import_graph_def(load_graph_def(tf, path), name="")
-        elif fmt == "checkpoint_v1":
-            from .tf_checkpoint import restore_v1
-            restore_v1(tf, sess, path)
-        elif fmt == "savedmodel_v1":
-            _load_v1(tf, sess, path, source.get("tags") or options.get("tags"))
-        else:  # SavedModel / Keras / TF2 checkpoint: the graph TF froze for conversion
-            tf.graph_util.import_graph_def(frozen, name="")
-        values = sess.run(fetches, feed_dict=feeds)
-    return [np.asarray(v) for v in values]
+def run(path: str, request: Request, source: dict, names, arrays):
+    tf = quiet_tf()
+    return run_graph_def(tf, load_graph_def(tf, path), source, arrays)

@@ -1,0 +1,93 @@
+"""Python-built models (a Keras model or a tf.Module, from a Keras file or a
+TF2 checkpoint's --model-def): trace the model with its input signature,
+freeze the variables (convert_variables_to_constants_v2), describe the
+frozen graph, or call it eagerly for `x2 check`."""
+from __future__ import annotations
+
+from ..errors import SelectionError
+from .tf_common import describe_graph_def, flat_outputs, value_name
+
+
+def _is_keras(obj) -> bool:
+    return any(c.__module__.startswith("keras") for c in type(obj).__mro__)
+
+
+def _specs(tf, obj, input_shapes: dict | None):
+    """TensorSpecs of the model's inputs, with --input-shape applied."""
+    input_shapes = dict(input_shapes or {})
+    specs = []
+    if _is_keras(obj) and getattr(obj, "inputs", None):
+        for i, t in enumerate(obj.inputs):
+            name = getattr(t, "name", None) or f"input_{i}"
+            specs.append(tf.TensorSpec(tuple(t.shape), t.dtype or "float32", name=name))
+    else:
+        call = getattr(obj, "__call__", None)
+        signature = getattr(call, "input_signature", None)
+        if signature:
+            specs = [tf.TensorSpec(s.shape, s.dtype, name=s.name or f"input_{i}")
+                     for i, s in enumerate(signature)]
+        elif input_shapes:
+            specs = [tf.TensorSpec(dims, tf.float32, name=name)
+                     for name, dims in input_shapes.items()]
+        else:
+            raise SelectionError("the model has no input signature; give each input's shape "
+                                 "with --input-shape NAME:D1,D2,...")
+    out = []
+    for i, spec in enumerate(specs):
+        dims = input_shapes.pop(spec.name, None)
+        if dims is None and len(specs) == 1 and len(input_shapes) == 1:
+            dims = input_shapes.pop(next(iter(input_shapes)))
+        if dims is not None:
+            if not spec.shape.is_compatible_with(dims):
+                raise SelectionError(f"--input-shape {spec.name}: {dims} contradicts the "
+                                     f"model's shape {spec.shape}")
+            spec = tf.TensorSpec(dims, spec.dtype, name=spec.name)
+        out.append(spec)
+    if input_shapes:
+        raise SelectionError(f"--input-shape: {', '.join(input_shapes)} not an input; inputs "
+                             f"are {', '.join(s.name for s in out)}")
+    return out
+
+
+def _call(obj, xs):
+    if _is_keras(obj):
+        return obj(xs[0] if len(xs) == 1 else list(xs), training=False)
+    return obj(*xs)
+
+
+def _output_names(obj, structured) -> list[str]:
+    if isinstance(structured, dict):
+        return sorted(structured)
+    flat = structured if isinstance(structured, (list, tuple)) else [structured]
+    names = list(getattr(obj, "output_names", None) or []) if _is_keras(obj) else []
+    if len(names) != len(flat):
+        names = [f"output_{i}" for i in range(len(flat))]
+    return names
+
+
+def _freeze(tf, obj, input_shapes):
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2)
+    specs = _specs(tf, obj, input_shapes)
+    fn = tf.function(lambda *xs: _call(obj, xs)).get_concrete_function(*specs)
+    names = _output_names(obj, fn.structured_outputs)
+    return convert_variables_to_constants_v2(fn), names
+
+
+def read(tf, obj, input_shapes=None):
+    frozen, names = _freeze(tf, obj, input_shapes)
+    inputs = [value_name(t.name) for t in frozen.inputs if t.dtype != tf.resource]
+    outputs = [value_name(t.name) for t in frozen.outputs]
+    source = describe_graph_def(tf, frozen.graph.as_graph_def(), inputs, outputs)
+    source.output_aliases = dict(zip(outputs, names))
+    return source
+
+
+def freeze(tf, obj):
+    """The frozen graph the reader converted (for running a pruned model in TF)."""
+    return _freeze(tf, obj, None)[0].graph.as_graph_def()
+
+
+def call(tf, obj, arrays):
+    """Call the model eagerly; outputs flattened like the converted model."""
+    return flat_outputs(_call(obj, [tf.constant(a) for a in arrays]))
