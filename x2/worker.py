@@ -39,7 +39,7 @@ def _save_outputs(path: str, outputs: list[np.ndarray]) -> None:
 def tf_read(args):
     from .frontends import tf_formats
     from .frontends.common import map_graph, select_subgraph
-    from .frontends.tf_graphdef import tensor_name
+    from .frontends.tf_common import tensor_name
     from .ir import save_graph
     from .registry import TF
 
@@ -60,12 +60,6 @@ def tf_read(args):
     return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes), "source": record}
 
 
-@task("tf.spec")
-def tf_spec(args):
-    from .frontends.tf_savedmodel import signature_spec
-    return signature_spec(args["model"], args.get("signature"))
-
-
 @task("tf.run")
 def tf_run(args):
     from .frontends import tf_formats
@@ -80,14 +74,6 @@ def paddle_emit(args):
     from .emitters.paddle import emit_paddle
     from .ir import load_graph
     return emit_paddle(load_graph(args["ir"]), args["out"], args.get("source_desc", "a model"))
-
-
-@task("paddle.run")
-def paddle_run(args):
-    from .emitters.paddle import run_paddle
-    _save_outputs(args["outputs"], run_paddle(args["out"], _load_inputs(args["inputs"]),
-                                              args.get("mode", "python")))
-    return {}
 
 
 @task("onnx.read")
@@ -148,13 +134,6 @@ def onnx_emit(args):
     return emit_onnx(load_graph(args["ir"]), args["out"], opset=int(opset))
 
 
-@task("onnx.run_converted")
-def onnx_run_converted(args):
-    from .emitters.onnx import run_onnx
-    _save_outputs(args["outputs"], run_onnx(args["out"], _load_inputs(args["inputs"])))
-    return {}
-
-
 @task("torch.read")
 def torch_read(args):
     from .frontends.common import map_graph, select_subgraph
@@ -185,13 +164,6 @@ def torch_emit(args):
     from .ir import load_graph
     return emit_torch(load_graph(args["ir"]), args["out"], args.get("source_desc", "a model"),
                       channels_last=bool(args.get("options", {}).get("channels_last")))
-
-
-@task("torch.run_converted")
-def torch_run_converted(args):
-    from .emitters.torch import run_torch_model
-    _save_outputs(args["outputs"], run_torch_model(args["out"], _load_inputs(args["inputs"])))
-    return {}
 
 
 # `x2 check` with devices, precision and --bisect (x2/parity_runtime.py).

@@ -182,15 +182,3 @@ def emit_onnx(graph: Graph, out_dir: str, opset: int = DEFAULT_OPSET) -> dict:
     onnx.checker.check_model(str(path), full_check=True)
     files = ["model.onnx"] + ([EXTERNAL_DATA] if external else [])
     return {"files": files, "opset": opset, "external_data": external}
-
-
-def run_onnx(out_dir: str, inputs: list[np.ndarray], threads: int = 0) -> list[np.ndarray]:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    if threads:
-        options.intra_op_num_threads = threads
-    session = ort.InferenceSession(str(Path(out_dir) / "model.onnx"), options,
-                                   providers=["CPUExecutionProvider"])
-    feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
-    return session.run(None, feed)

@@ -100,21 +100,3 @@ def emit_paddle(graph: Graph, out_dir: str, source_desc: str) -> dict:
     paddle.jit.save(static, str(out / "inference" / "model"))
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names}
-
-
-def run_paddle(out_dir: str, inputs: list[np.ndarray], mode: str) -> list[np.ndarray]:
-    """Run a converted model through model.py ("python") or paddle.jit.load ("inference")."""
-    import paddle
-
-    out = Path(out_dir)
-    if mode == "python":
-        model = import_generated(out / "model.py").load_model()
-    else:
-        model = paddle.jit.load(str(out / "inference" / "model"))
-        model.eval()
-    with paddle.no_grad():
-        result = model(*[paddle.to_tensor(x) for x in inputs])
-    if not isinstance(result, (list, tuple)):
-        result = [result]
-    return [np.asarray(r.numpy()) for r in result]
-

@@ -63,15 +63,3 @@ def emit_torch(graph: Graph, out_dir: str, source_desc: str, channels_last: bool
     import_generated(out / "model.py").load_model()
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names}
-
-
-def run_torch_model(out_dir: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run a converted model through its model.py."""
-    import torch
-
-    model = import_generated(Path(out_dir) / "model.py").load_model()
-    with torch.no_grad():
-        result = model(*[torch.from_numpy(np.ascontiguousarray(x)) for x in inputs])
-    if not isinstance(result, (list, tuple)):
-        result = [result]
-    return [r.detach().cpu().numpy() for r in result]

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from ..errors import ModelLoadError, SelectionError
 from .tf_common import Request, describe_graph_def, quiet_tf, run_graph_def, value_name
-from .tf_common import tensor_name  # noqa: F401  (x2/worker.py tf.read imports it from here)
 
 # Op types that are never a model output when outputs are inferred.
 _NOT_OUTPUTS = {"NoOp", "Const", "Placeholder", "PlaceholderWithDefault", "Assert", "SaveV2",
