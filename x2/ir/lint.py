@@ -3,8 +3,8 @@ IR's invariants, in one pass over the nodes.
 
 A mapper or pass that builds a node the emitters cannot read would otherwise
 fail later, inside an emitter worker, as an internal error far from its
-cause. The suite lints every graph after the frontend and after each pass
-(`X2_LINT=1`, x2/passes/__init__.py), as torch.fx does with Graph.lint.
+cause. With `X2_LINT=1` (x2/passes/__init__.py) every graph is linted after
+the frontend and after each pass, as torch.fx does with Graph.lint.
 """
 from __future__ import annotations
 
