@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.x2-installed
 PYTEST_ARGS ?=
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench zoo clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; run: make PYTHON=python3 ..."; exit 1; }
@@ -38,6 +38,13 @@ test: $(STAMP)
 # x2 vs tf2onnx on the same SavedModels (tf2onnx gets its own venv under build/).
 bench: $(STAMP)
 	$(BIN)/python tools/bench_convert.py --json build/bench/bench.json
+
+# The model zoo: 60+ architectures x 3 targets, converted and checked (long:
+# resumable, results kept in build/zoo); writes docs/zoo.md. ZOO_ARGS selects,
+# e.g. make zoo ZOO_ARGS="--family hf-text --jobs 2".
+ZOO_ARGS ?=
+zoo: $(STAMP)
+	$(BIN)/python tools/zoo.py $(ZOO_ARGS)
 
 clean:
 	rm -rf $(VENV) build

@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Lint the IR after the frontend and after every pass in every conversion the
+# suite runs, in-process and in the CLI subprocesses (x2/passes/__init__.py).
+os.environ.setdefault("X2_LINT", "1")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
 
 

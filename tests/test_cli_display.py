@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from x2.cli import FitTable, _first_sentence, _summary, bisect_table, main, parity_table
+from x2.contracts import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTHS = (40, 60, 80, 200)
@@ -54,14 +55,17 @@ BISECT = {"ran": True, "runner": "inference", "batch": 0, "compared": 123, "skip
                       "max_rel": 3.2109e-3 * 10 ** -i, "layout": "nhwc->nchw",
                       "passed": i != 0} for i in range(4)]}
 
-REPORT = {"source": {"framework": "tf", "model": "/a/rather/long/path/to/some/saved_model_dir",
-                     "reader": {"name": "tensorflow", "why": "--input-shape needs re-tracing"}},
-          "target": "paddle", "inputs": [{"name": "input_1", "shape": [None, 224, 224, 3]}],
-          "outputs": [{"name": "dense[/x]", "shape": [None, 1000]}],
-          "ops_mapped": 12345, "ops_seen": ["Conv2D"] * 17, "nodes_before_passes": 45678,
-          "nodes_after_passes": 32109, "transposes_before_passes": 40, "transposes_left": 1,
-          "transposes_where": [{"where": "input_1", "why": "NHWC image input"}],
-          "timings_s": {"read": 1.2345, "emit": 0.5}}
+REPORT_JSON = {
+    "source": {"framework": "tf", "model": "/a/rather/long/path/to/some/saved_model_dir",
+               "reader": {"name": "tensorflow", "why": "--input-shape needs re-tracing"}},
+    "target": "paddle", "inputs": [{"name": "input_1", "shape": [None, 224, 224, 3]}],
+    "outputs": [{"name": "dense[/x]", "shape": [None, 1000]}],
+    "ops_mapped": 12345, "ops_seen": ["Conv2D"] * 17, "nodes_before_passes": 45678,
+    "nodes_after_passes": 32109, "transposes_before_passes": 40, "transposes_left": 1,
+    "transposes_where": [{"where": "input_1", "why": "NHWC image input"}],
+    "timings_s": {"read": 1.2345, "emit": 0.5}, "target_details": {}, "ir_ops": {},
+    "layout": {}, "passes": [], "files": [], "values": []}
+REPORT = Report(**REPORT_JSON)
 SUMMARY_NUMBERS = ["12345", "(17", "45678", "32109", "40", "1.73", "1000]", "224,"]
 
 
@@ -163,8 +167,9 @@ def test_piped_check_output_is_never_cut(columns):
 
 def test_piped_summary_is_never_cut():
     code = ("import json, sys; from x2.cli import _summary, print_table; "
-            "print_table(_summary(json.loads(sys.stdin.read())), stderr=True)")
-    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(REPORT),
+            "from x2.contracts import Report; "
+            "print_table(_summary(Report(**json.loads(sys.stdin.read()))), stderr=True)")
+    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(REPORT_JSON),
                           capture_output=True, text=True, env=_env(), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert_whole(proc.stderr, SUMMARY_NUMBERS)

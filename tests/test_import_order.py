@@ -13,7 +13,7 @@ import x2.convert, x2.parity
 report = x2.convert.convert(sys.argv[1], sys.argv[2])
 result = x2.parity.check(sys.argv[1], sys.argv[2], rtol=1e-4)
 assert result["passed"], result
-print("PARITY-OK", report["ops_mapped"])
+print("PARITY-OK", report.ops_mapped)
 """
 
 

@@ -3,8 +3,8 @@ the numpy reference interpreter)."""
 import numpy as np
 import pytest
 
-from x2.ir import Graph, load_graph, save_graph
-from x2.ir.interpret import interpret
+from x2.ir import Graph, Origin, load_graph, save_graph
+from x2.ir.interpret import interpret, interpret_all
 from x2.passes import run_pipeline
 from x2.passes.layout import eliminate_transposes
 
@@ -20,7 +20,10 @@ def _graph_with_everything():
     g.add_node("relu", ["x"], name="r", source={"op": "Relu", "name": "a/Relu"})
     g.add_node("mul", ["r", "scalar"], name="m", attrs={"note": [1, 2]})
     g.outputs = ["m"]
-    g.meta["io_layout"] = "source"
+    g.meta.io_layout = "nchw"
+    g.meta.io_transposes = {"x": {"role": "input", "perm": [0, 3, 1, 2]}}
+    g.origin["r"] = Origin("a/Relu:0", (0, 3, 1, 2))
+    g.origin["w16"] = Origin("w16", None, "fc.weight")
     return g
 
 
@@ -28,6 +31,7 @@ def test_ir_round_trip_is_lossless(tmp_path):
     g = _graph_with_everything()
     back = load_graph(save_graph(g, tmp_path / "ir"))
     assert back.inputs == g.inputs and back.outputs == g.outputs and back.meta == g.meta
+    assert back.origin == g.origin
     assert [n.to_json() for n in back.nodes] == [n.to_json() for n in g.nodes]
     assert back.info == g.info
     assert set(back.constants) == set(g.constants)
@@ -95,6 +99,38 @@ def test_layout_pass_removes_transposes_and_preserves_numbers():
     # One Transpose per NHWC input is what the math needs; the flatten -> matmul
     # boundary is handled by permuting the weight rows.
     assert g.count("transpose") == 1
+
+
+def test_origin_composes_permutations():
+    nchw = Origin("t").permuted([0, 3, 1, 2])
+    assert nchw.perm == (0, 3, 1, 2)
+    assert nchw.permuted([0, 2, 3, 1]) == Origin("t")  # back to the source layout
+    assert Origin("w", None, "fc.weight").permuted([1, 0]) == Origin("w", (1, 0), "fc.weight")
+    with pytest.raises(ValueError, match="does not fit"):
+        nchw.permuted([1, 0])
+
+
+def test_origins_say_what_each_value_is_after_the_passes():
+    """Every value the passes leave with an origin equals that source value,
+    transposed by the origin's perm: what `x2 check --bisect` relies on."""
+    g = _nhwc_graph()
+    for value in [*g.inputs, *(o for n in g.nodes for o in n.outputs)]:
+        g.origin[value] = Origin(value)
+    x = np.random.default_rng(3).normal(size=(2, 5, 6, 3)).astype("float32")
+    source = interpret_all(g, [x])
+    g, _ = run_pipeline(g)
+    g.lint("after the pipeline")
+    converted = interpret_all(g, [x])
+    checked = permuted = 0
+    for value, origin in g.origin.items():
+        if origin.tensor in source and value in converted:
+            ref = source[origin.tensor]
+            if origin.perm is not None:
+                ref, permuted = np.transpose(ref, origin.perm), permuted + 1
+            np.testing.assert_allclose(converted[value], ref, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{value}: {origin}")
+            checked += 1
+    assert checked >= 6 and permuted >= 3, (checked, permuted)
 
 
 def test_full_pipeline_preserves_numbers():

@@ -3,6 +3,7 @@ emitter has code for every op (or the schema says why not); Graph.lint finds
 each kind of broken node; the producer/consumer lists Graph maintains stay
 right through every kind of edit; schema defaults reach every node."""
 import importlib
+import json
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ from x2.ir.lint import LintError
 from x2.ir.ops import OPS, evaluate
 from x2.ir.schema import TARGETS
 from x2.passes import run_pipeline
+
+from conftest import run_cli
 
 # Where each target's emitter registry lives: {IR op name: function}.
 REGISTRIES = {"paddle": ("x2.emitters.paddle_ops", "PADDLE_OPS"),
@@ -172,6 +175,16 @@ def test_pipeline_lints_after_every_pass_with_x2_lint(monkeypatch):
         run_pipeline(g, [("breaker", break_it)])
     monkeypatch.setenv("X2_LINT", "0")
     run_pipeline(g, [("breaker", break_it)])  # conversions do not pay for lint
+
+
+def test_suite_conversions_are_linted(sample, tmp_path):
+    """tests/conftest.py turns lint on for every conversion the suite runs,
+    including those in CLI subprocesses: their reports say each pass was linted."""
+    proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model", str(sample("mlp")),
+                   "--out", str(tmp_path / "out"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    passes = json.loads((tmp_path / "out" / "report.json").read_text())["passes"]
+    assert passes and all(p["linted"] for p in passes)
 
 
 # -- producer / consumer lists ---------------------------------------------------

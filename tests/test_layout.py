@@ -24,24 +24,24 @@ def _passes(result):
 @pytest.mark.parametrize("name", ["small_cnn", "residual_cnn", "mlp"])
 def test_nchw_interface_leaves_no_transpose(sample, tmp_path, target, name):
     report = convert(str(sample(name)), str(tmp_path / "out"), target=target, io_layout="nchw")
-    assert report["transposes_left"] == 0 and report["transposes_where"] == []
+    assert report.transposes_left == 0 and report.transposes_where == []
     if name != "mlp":
-        assert report["inputs"][0]["shape"][1] in (3, 8)  # channels now come first
-        assert report["layout"]["io_transposes"]
+        assert report.inputs[0]["shape"][1] in (3, 8)  # channels now come first
+        assert report.layout["io_transposes"]
     _passes(check(str(sample(name)), str(tmp_path / "out"), target=target, rtol=RTOL))
 
 
 def test_default_interface_keeps_one_transpose_per_image_input_and_explains_it(sample, tmp_path):
     report = convert(str(sample("residual_cnn")), str(tmp_path / "out"), target="onnx")
-    assert report["transposes_left"] == 1
-    (item,) = report["transposes_where"]
+    assert report.transposes_left == 1
+    (item,) = report.transposes_where
     assert "graph input 'pixels'" in item["where"] and "--io-layout nchw" in item["why"]
 
 
 def test_nhwc_inside_for_paddle(sample, tmp_path):
     out = tmp_path / "out"
     report = convert(str(sample("residual_cnn")), str(out), target="paddle", layout="nhwc")
-    assert report["transposes_left"] == 0 and report["layout"]["inside"] == "nhwc"
+    assert report.transposes_left == 0 and report.layout["inside"] == "nhwc"
     code = (out / "model.py").read_text()
     assert code.count("data_format='NHWC'") >= 3 and "transpose" not in code
     _passes(check(str(sample("residual_cnn")), str(out), target="paddle", rtol=RTOL))
@@ -50,8 +50,8 @@ def test_nhwc_inside_for_paddle(sample, tmp_path):
 def test_nhwc_inside_with_nchw_interface_explains_its_transpose(sample, tmp_path):
     report = convert(str(sample("small_cnn")), str(tmp_path / "out"), target="paddle",
                      layout="nhwc", io_layout="nchw")
-    assert report["transposes_left"] == 1
-    assert "--layout nhwc" in report["transposes_where"][0]["why"]
+    assert report.transposes_left == 1
+    assert "--layout nhwc" in report.transposes_where[0]["why"]
     _passes(check(str(sample("small_cnn")), str(tmp_path / "out"), target="paddle", rtol=RTOL))
 
 
@@ -75,12 +75,12 @@ def test_keras_applications_without_transposes(sample, tmp_path, name):
     for target in ("onnx", "paddle"):
         out = tmp_path / target
         report = convert(str(sample(name)), str(out), target=target, io_layout="nchw")
-        assert report["transposes_left"] == 0
+        assert report.transposes_left == 0
         _passes(check(str(sample(name)), str(out), target=target, rtol=RTOL))
     # The default (NHWC) interface: one Transpose, at the input.
     report = convert(str(sample(name)), str(tmp_path / "nhwc_io"), target="onnx")
-    assert report["transposes_left"] == 1
-    assert report["transposes_where"][0]["where"].startswith("at graph input")
+    assert report.transposes_left == 1
+    assert report.transposes_where[0]["where"].startswith("at graph input")
 
 
 def _nhwc_ir_model():
@@ -88,7 +88,7 @@ def _nhwc_ir_model():
     concat, pad, BN, max-pool and flatten -> dense."""
     rng = np.random.default_rng(3)
     g = Graph()
-    g.meta["source_layout"] = "NHWC"
+    g.meta.source_layout = "NHWC"
     g.add_input("x", "float32", (2, 6, 6, 4))
     info = type(g.info["x"])
 

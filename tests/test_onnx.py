@@ -58,7 +58,7 @@ def test_tf_to_onnx_passes_checker_and_matches(sample, tmp_path, name):
     report = convert(str(sample(name)), str(out), target="onnx")
     _assert_parity(check(str(sample(name)), str(out), target="onnx", rtol=RTOL))
     facts = onnx_facts(out / "model.onnx")
-    assert facts["inputs"] == [i["name"] for i in report["inputs"]]
+    assert facts["inputs"] == [i["name"] for i in report.inputs]
     assert facts["outputs"] == ["output_0"] and facts["opset"] == 17
     assert facts["ops"].get("Transpose", 0) <= 1
 
@@ -77,7 +77,7 @@ def test_opsets(sample, tf_model, tmp_path, opset):
     for model in (sample("small_cnn"), tf_model("raw_ops")):
         out = tmp_path / f"{model.name}_{opset}"
         report = convert(str(model), str(out), target="onnx", emit_options={"opset": opset})
-        assert report["target_details"]["opset"] == opset
+        assert report.target_details["opset"] == opset
         assert onnx_facts(out / "model.onnx")["opset"] == opset
         _assert_parity(check(str(model), str(out), target="onnx", rtol=RTOL))
 
@@ -96,7 +96,7 @@ def test_keras_applications_to_onnx(sample, tmp_path, name):
     report = convert(str(sample(name)), str(out), target="onnx")
     _assert_parity(check(str(sample(name)), str(out), target="onnx", rtol=RTOL))
     assert onnx_facts(out / "model.onnx")["ops"]["Transpose"] == 1
-    assert report["transposes_left"] == 1
+    assert report.transposes_left == 1
 
 
 LARGE = """
@@ -124,7 +124,7 @@ w = np.memmap(os.path.join(ir, "weights.bin"), dtype=np.float32, mode="w+", shap
 for i in range(rows):
     w[i] = (i % 7 - 3) * 1e-3
 w.flush(); del w
-result = run_step("onnx.emit", {"ir": ir, "out": out, "options": {}})
+result = run_step("onnx.emit", {"request": {"ir": ir, "out": out}})
 peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 print(json.dumps({"result": result, "emit_peak_rss": peak, "weights": rows * cols * 4}))
 """
@@ -164,7 +164,7 @@ ONNX_MODELS = ["torch_cnn", "torch_decoder", "torch_transformer", "handmade_opse
 def test_onnx_models_convert_and_match_onnxruntime(onnx_model, tmp_path, name, target):
     out = tmp_path / "out"
     report = convert(str(onnx_model(name)), str(out), source="onnx", target=target)
-    assert report["ops_mapped"] > 0
+    assert report.ops_mapped > 0
     _assert_parity(check(str(onnx_model(name)), str(out), source="onnx", target=target,
                          rtol=RTOL))
 
@@ -172,7 +172,7 @@ def test_onnx_models_convert_and_match_onnxruntime(onnx_model, tmp_path, name, t
 def test_onnx_dynamic_batch(onnx_model, tmp_path):
     out = tmp_path / "out"
     report = convert(str(onnx_model("torch_cnn")), str(out), source="onnx", target="paddle")
-    assert report["inputs"][0]["shape"][0] is None
+    assert report.inputs[0]["shape"][0] is None
     for batch in (1, 5):
         result = check(str(onnx_model("torch_cnn")), str(out), source="onnx", target="paddle",
                        rtol=RTOL, batch=batch)
@@ -189,7 +189,7 @@ def test_round_trip_tf_onnx_paddle(sample, tmp_path, name):
     convert(str(sample(name)), str(tmp_path / "onnx"), target="onnx")
     report = convert(str(tmp_path / "onnx" / "model.onnx"), str(tmp_path / "paddle"),
                      source="onnx", target="paddle")
-    assert report["transposes_left"] <= 1
+    assert report.transposes_left <= 1
     _assert_parity(check(str(sample(name)), str(tmp_path / "paddle"), source="tf",
                          target="paddle", rtol=RTOL))
 

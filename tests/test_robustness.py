@@ -96,7 +96,7 @@ def test_convert_many_isolates_failures(sample, tf_model, tmp_path):
     assert rows[sample("mlp").name]["status"] == "ok"
     assert (out / sample("mlp").name / "model.onnx").is_file()
     assert rows["unsupported"]["status"] == "failed"
-    assert "Cumsum" in rows["unsupported"]["error"] or "not supported" in \
+    assert "Cumprod" in rows["unsupported"]["error"] or "not supported" in \
         rows["unsupported"]["error"]
     assert rows["nope"]["status"] == "failed" and "no such file" in rows["nope"]["error"]
     assert "1 of 3 converted" in proc.stdout

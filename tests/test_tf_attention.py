@@ -14,8 +14,8 @@ def test_einsum_models_convert_with_parity(tf_model, tmp_path, model, target):
     path = str(tf_model("attention") / model)
     out = tmp_path / target
     report = convert(path, str(out), target=target)
-    assert report["ops_seen"].get("Einsum", 0) >= 2
-    assert report["source"]["reader"] == {"name": "direct"}
+    assert report.ops_seen.get("Einsum", 0) >= 2
+    assert report.source["reader"] == {"name": "direct"}
     result = check(path, str(out), target=target, rtol=1e-4)
     for r in result["outputs"]:
         assert not r["ref_constant"] and r["passed"], r

@@ -60,8 +60,9 @@ def test_direct_reader_describes_the_model_as_tensorflow_does(sample, tf_model, 
 
 def test_direct_reader_imports_no_tensorflow(sample):
     code = ("import sys, json\n"
+            "from x2.contracts import ReadRequest\n"
             "from x2.frontends.tf_formats import read\n"
-            "source, record = read(sys.argv[1], None, None, {})\n"
+            "source, record = read(ReadRequest(sys.argv[1]))\n"
             "print(json.dumps({'reader': record['reader'], 'ops': len(source.ops),\n"
             "  'loaded': sorted(m for m in ('tensorflow', 'keras', 'tf_keras')\n"
             "                   if m in sys.modules)}))\n")

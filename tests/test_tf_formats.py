@@ -51,12 +51,12 @@ def test_form_converts_to_every_target(tf_model, tmp_path, form, target):
     model = tf_model(builder) / rel
     report, result = _parity(model, tmp_path / "out", target, batch=2 if target == "paddle" else 1,
                              options=options, signature=signature)
-    assert report["source"]["format"] == fmt
-    assert report["source"]["options"] == options
+    assert report.source["format"] == fmt
+    assert {k: report.source["options"][k] for k in options or {}} == (options or {})
     if target == "paddle":
         assert {r["runner"] for r in result["outputs"]} == {"paddle:python", "paddle:inference"}
         return
-    assert report["inputs"][0]["shape"][0] is None
+    assert report.inputs[0]["shape"][0] is None
     result = check(str(model), str(tmp_path / "out"), target=target, rtol=RTOL, batch=7,
                    signature=signature)
     assert result["passed"] and result["input_shapes"][0][0] == 7
@@ -67,7 +67,7 @@ def test_topk_lrn_einsum_and_keras_dense_3d(tf_model, tmp_path, target):
     """TopKV2, LRN (TF's alpha is not divided by the window), einsum forms and a Keras
     Dense on (batch, seq, features) whose Tensordot runtime shape chain is folded."""
     report, _ = _parity(tf_model("tf_extras") / "saved", tmp_path / "out", target, batch=3)
-    shapes = {o["name"]: o["shape"] for o in report["outputs"]}
+    shapes = {o["name"]: o["shape"] for o in report.outputs}
     assert shapes["seq"] == [None, 6, 4] and shapes["lrn"] == [None, 6, 6, 8]
 
 
@@ -75,8 +75,8 @@ def test_keras_dense_on_3d_input_is_static_with_dynamic_batch(tf_model, tmp_path
     model = tf_model("tf_extras") / "dense3d.keras"
     for target in TARGETS:
         report, _ = _parity(model, tmp_path / target, target, batch=5)
-        assert report["outputs"][0]["shape"] == [None, 6, 4]
-        assert "reshape_dynamic" not in report["ir_ops"] and "shape" not in report["ir_ops"]
+        assert report.outputs[0]["shape"] == [None, 6, 4]
+        assert "reshape_dynamic" not in report.ir_ops and "shape" not in report.ir_ops
 
 
 def test_pruned_backbone_of_a_checkpoint(tf_model, tmp_path):
@@ -84,17 +84,17 @@ def test_pruned_backbone_of_a_checkpoint(tf_model, tmp_path):
     model = tf_model("tf1_forms") / "ckpt" / "model.ckpt.meta"
     report, result = _parity(model, tmp_path / "out", "paddle",
                              outputs=["backbone/features"])
-    assert [i["name"] for i in report["inputs"]] == ["input"]
-    assert [o["name"] for o in report["outputs"]] == ["backbone/features"]
-    assert report["outputs"][0]["shape"] == [None, 8, 8, 8]
-    assert report["source"]["fetches"] == ["backbone/features:0"]
+    assert [i["name"] for i in report.inputs] == ["input"]
+    assert [o["name"] for o in report.outputs] == ["backbone/features"]
+    assert report.outputs[0]["shape"] == [None, 8, 8, 8]
+    assert report.source["fetches"] == ["backbone/features:0"]
 
 
 def test_pruned_keras_from_an_intermediate_input(tf_model, tmp_path):
     model = tf_model("keras_forms") / "model.keras"
     report, _ = _parity(model, tmp_path / "out", "onnx",
                         inputs=["keras_zoo_1/stem_1/Relu"], outputs=["keras_zoo_1/sep_1/BiasAdd"])
-    assert len(report["inputs"]) == 1 and len(report["outputs"]) == 1
+    assert len(report.inputs) == 1 and len(report.outputs) == 1
 
 
 def test_checkpoint_without_meta_graph_is_a_clear_error(tf_model, tmp_path):

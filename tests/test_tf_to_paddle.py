@@ -32,7 +32,7 @@ def test_small_models_match_tensorflow(sample, tmp_path, name):
     assert (out / "model.py").is_file() and (out / "model.pdparams").is_file()
     assert (out / "inference" / "model.pdiparams").is_file()
     saved = json.loads((out / "report.json").read_text())
-    assert saved["ops_mapped"] == report["ops_mapped"] > 0
+    assert saved["ops_mapped"] == report.ops_mapped > 0
     # NHWC in, NHWC out: at most the one Transpose at the image input remains.
     assert saved["transposes_left"] <= len(saved["inputs"])
 
@@ -41,18 +41,18 @@ def test_small_models_match_tensorflow(sample, tmp_path, name):
 @pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50"])
 def test_keras_applications_match_tensorflow(sample, tmp_path, name):
     report, result = _convert_and_check(sample(name), tmp_path / "out")
-    assert report["transposes_left"] == 1
-    assert report["inputs"][0]["shape"] == [None, 224, 224, 3]
-    assert report["outputs"][0]["shape"] == [None, 1000]
+    assert report.transposes_left == 1
+    assert report.inputs[0]["shape"] == [None, 224, 224, 3]
+    assert report.outputs[0]["shape"] == [None, 1000]
 
 
 def test_raw_tf_ops_and_two_outputs(tf_model, tmp_path):
     """FusedBatchNormV3, explicit pads, depthwise VALID, reductions and a dict
     of two outputs, kept in the signature's (sorted) order."""
     report, result = _convert_and_check(tf_model("raw_ops"), tmp_path / "out")
-    assert [o["name"] for o in report["outputs"]] == ["logits", "probs"]
-    assert report["source"]["framework"] == "tf"
-    assert report["ir_ops"]["batch_norm"] == 1  # kept as nn.BatchNorm2D, fine-tunable
+    assert [o["name"] for o in report.outputs] == ["logits", "probs"]
+    assert report.source["framework"] == "tf"
+    assert report.ir_ops["batch_norm"] == 1  # kept as nn.BatchNorm2D, fine-tunable
     assert {r["name"] for r in result["outputs"]} == {"logits", "probs"}
 
 
@@ -67,7 +67,7 @@ def test_dynamic_batch_is_kept(sample, tmp_path):
 def test_input_shape_fixes_the_batch(sample, tmp_path):
     model = sample("small_cnn")
     report = convert(str(model), str(tmp_path / "out"), input_shapes={"image": [3, 32, 32, 3]})
-    assert report["inputs"][0]["shape"] == [3, 32, 32, 3]
+    assert report.inputs[0]["shape"] == [3, 32, 32, 3]
     assert check(str(model), str(tmp_path / "out"), rtol=RTOL)["passed"]
 
 

@@ -56,14 +56,14 @@ def raw_ops(out):
 
 
 def unsupported(out):
-    """Uses ops x2 does not map: two Cumsum nodes and one Atan."""
+    """Uses ops x2 does not map: two Cumprod nodes and one Atan."""
     tf = _tf()
 
     class M(tf.Module):
         @tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float32, name="x")])
         def __call__(self, x):
-            a = tf.math.cumsum(x, axis=1)
-            b = tf.math.cumsum(a, axis=1, reverse=True)
+            a = tf.math.cumprod(x, axis=1)
+            b = tf.math.cumprod(a, axis=1, reverse=True)
             return {"y": tf.math.atan(b) + tf.nn.relu(x)}
 
     tf.saved_model.save(M(), out)
@@ -89,7 +89,7 @@ def backbone_pair(out):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from x2.samples import randomize_batchnorm
+    from x2.samples import calibrate_batchnorm
     keras.utils.set_random_seed(0)
     layers = keras.layers
     inp = keras.Input((16, 16, 3), name="image")
@@ -99,7 +99,7 @@ def backbone_pair(out):
     head = layers.GlobalAveragePooling2D()(feat)
     out_layer = layers.Dense(4, name="head")(head)
     full = keras.Model(inp, out_layer)
-    randomize_batchnorm(full)
+    calibrate_batchnorm(full)
     full.export(os.path.join(out, "full"), verbose=False)
     keras.Model(inp, feat).export(os.path.join(out, "backbone"), verbose=False)
 
@@ -386,8 +386,26 @@ def hostile_names(out):
         fh.write(model.SerializeToString())
 
 
-MODELS = {f.__name__: f for f in (raw_ops, unsupported, two_inputs, backbone_pair, tf1_forms,
-                                  keras_forms, two_signatures, malicious_keras,
+def mobilenet_bn_pair(out):
+    """A small MobileNetV2 twice: OUT/random_bn with random BatchNorm
+    statistics (its logits barely depend on the image: a vacuous reference)
+    and OUT/calibrated_bn with statistics from a batch of data."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from x2.samples import calibrate_batchnorm, randomize_batchnorm
+    for name, set_statistics in (("random_bn", randomize_batchnorm),
+                                 ("calibrated_bn", calibrate_batchnorm)):
+        keras.utils.set_random_seed(0)
+        model = keras.applications.MobileNetV2(weights=None, alpha=0.35,
+                                               input_shape=(64, 64, 3), classes=10,
+                                               classifier_activation=None)
+        set_statistics(model)
+        model.export(os.path.join(out, name), verbose=False)
+
+
+MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, unsupported, two_inputs,
+                                  backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names)}
 
 if __name__ == "__main__":

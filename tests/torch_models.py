@@ -100,11 +100,34 @@ def mlp():
 
 
 class Unsupported(nn.Module):
-    """Two ops no mapper handles (cumsum twice, sort once) for the error test."""
+    """Two ops no mapper handles (cumprod twice, sort once) for the error test."""
 
     def forward(self, x):
-        return torch.cumsum(x, 1) + torch.cumsum(x, 0) + torch.sort(x, 1).values
+        return torch.cumprod(x, 1) + torch.cumprod(x, 0) + torch.sort(x, 1).values
 
 
 def unsupported():
     return Unsupported().eval()
+
+
+class TokenEncoder(nn.Module):
+    """Shaped like a Hugging Face model: every forward() argument defaults to
+    None, token ids index an embedding of 50 rows, and the result is a dict."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 16)
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None,
+                output_attentions=None):
+        hidden = self.embed(input_ids)
+        if token_type_ids is not None:
+            hidden = hidden + token_type_ids.unsqueeze(-1).float()
+        hidden = torch.tanh(self.proj(hidden)) * attention_mask.unsqueeze(-1).float()
+        return {"last_hidden_state": hidden, "pooler_output": hidden.sum(1)}
+
+
+def token_encoder():
+    torch.manual_seed(0)
+    return TokenEncoder().eval()

@@ -24,7 +24,7 @@ def synthetic(nodes: int, channels: int = 8, size: int = 8) -> Graph:
     """About `nodes` IR nodes: blocks of 7 (Transpose, conv, Transpose, mul, add, relu, add)."""
     rng = np.random.default_rng(0)
     g = Graph()
-    g.meta["source_layout"] = "NHWC"
+    g.meta.source_layout = "NHWC"
     x = g.add_input("x", "float32", (None, size, size, channels))
     nhwc = TensorInfo("float32", (None, size, size, channels))
     nchw = TensorInfo("float32", (None, channels, size, size))

@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .contracts import Report
 from .errors import X2Error
 
 # What counts as one model when a directory is given.
@@ -63,9 +64,9 @@ def convert_many(models: list[Path], out_dir: Path, convert_args: list[str], job
         row = {"model": str(model), "out": str(out), "seconds": round(time.perf_counter() -
                                                                          start, 2)}
         if proc.returncode == 0:
-            report = json.loads((out / "report.json").read_text())
-            row.update(status="ok", transposes_left=report["transposes_left"],
-                       ops_mapped=report["ops_mapped"])
+            report = Report.load(out)
+            row.update(status="ok", transposes_left=report.transposes_left,
+                       ops_mapped=report.ops_mapped)
         else:
             lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
             message = next((ln.split("error:", 1)[1].strip() for ln in lines

@@ -18,7 +18,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from .contracts import Report
 from .errors import X2Error
+from .input_ranges import parse_input_ranges
 from .text import printable
 
 console = Console(stderr=True)
@@ -213,30 +215,30 @@ def print_table(table: FitTable, stderr: bool = False) -> Console:
     return out
 
 
-def _summary(report: dict) -> FitTable:
+def _summary(report: Report) -> FitTable:
     table = FitTable(title="conversion summary", show_header=False)
     table.add_column("what", no_wrap=True)
     table.add_column("value")
-    table.add_row("source", escape(f"{report['source']['framework']}: "
-                                   f"{report['source']['model']}"))
-    table.add_row("target", report["target"])
-    reader = report["source"].get("reader")
+    table.add_row("source", escape(f"{report.source['framework']}: "
+                                   f"{report.source['model']}"))
+    table.add_row("target", report.target)
+    reader = report.source.get("reader")
     if reader:
         table.add_row("read by", "x2 directly (no TensorFlow import)" if reader["name"] == "direct"
                       else escape(f"TensorFlow ({reader.get('why')})"))
     table.add_row("inputs", escape(", ".join(f"{i['name']} {i['shape']}"
-                                             for i in report["inputs"])))
+                                             for i in report.inputs)))
     table.add_row("outputs", escape(", ".join(f"{o['name']} {o.get('shape')}"
-                                              for o in report["outputs"])))
-    table.add_row("source ops mapped", f"{report['ops_mapped']} "
-                  f"({len(report['ops_seen'])} op types)")
+                                              for o in report.outputs)))
+    table.add_row("source ops mapped", f"{report.ops_mapped} "
+                  f"({len(report.ops_seen)} op types)")
     table.add_row("IR nodes before → after passes",
-                  f"{report['nodes_before_passes']} → {report['nodes_after_passes']}")
+                  f"{report.nodes_before_passes} → {report.nodes_after_passes}")
     table.add_row("Transposes before → left",
-                  f"{report['transposes_before_passes']} → {report['transposes_left']}")
-    for item in report.get("transposes_where", []):
+                  f"{report.transposes_before_passes} → {report.transposes_left}")
+    for item in report.transposes_where:
         table.add_row("  Transpose left", escape(f"{item['where']}: {item['why']}"))
-    table.add_row("total time", f"{sum(report['timings_s'].values()):.2f} s")
+    table.add_row("total time", f"{sum(report.timings_s.values()):.2f} s")
     return table
 
 
@@ -266,6 +268,8 @@ def parity_table(result: dict) -> FitTable:
         verdict = "[green]pass[/]" if r["passed"] else "[red]FAIL[/]"
         if r["ref_constant"]:
             verdict += " [yellow](reference output is constant)[/]"
+        elif r.get("input_independent"):
+            verdict += " [yellow](reference does not depend on the input)[/]"
         batch = f"{r.get('batch', 0)}" + (f" (seed {r['seed']})" if r.get("seed") is not None
                                           else "")
         table.add_row(*((batch,) if show_batch else ()), escape(r["runner"]), escape(r["name"]),
@@ -301,6 +305,9 @@ def print_parity(result: dict) -> None:
     for line in result.get("notes", []):
         out.print(f"[dim]note: {escape(line)}[/]", highlight=False)
     out.print(escape(f"tolerance: {result.get('tolerance_note', '')}"), highlight=False)
+    if result.get("input_independent"):
+        out.print("[bold red]vacuous reference:[/] " + escape(result["input_independent"]),
+                  highlight=False)
     bisect = result.get("bisect")
     if bisect and bisect.get("ran"):
         print_table(bisect_table(bisect))
@@ -373,7 +380,12 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
                    "at the boundary).")
 @click.option("--opset", type=int, help="ONNX opset to write (--to onnx; default 17).")
 @click.option("--input-dtype", multiple=True,
-              help="[NAME:]DTYPE of the example inputs (--from torch; default float32).")
+              help="[NAME:]DTYPE of the inputs (--from torch; default float32), e.g. "
+                   "input_ids:int64.")
+@click.option("--input-range", multiple=True, metavar="NAME:LOW,HIGH",
+              help="Integer input values x2 check draws from, [LOW, HIGH) (e.g. "
+                   "input_ids:0,30522); default: the rows of the embedding it indexes, 0/1 "
+                   "for a mask, else 0..9.")
 @click.option("--trust-pickle", is_flag=True,
               help="Allow torch.load to unpickle arbitrary objects (runs code from the file).")
 @click.option("--dynamic-batch", is_flag=True,
@@ -394,28 +406,23 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
-            io_layout, opset, input_dtype, trust_pickle, dynamic_batch, model_def, trust_code,
-            tags, channels_last, tf_reader, quiet, debug):
+            io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
+            trust_code, tags, channels_last, tf_reader, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
-    emit_options = {"opset": opset} if opset else {}
-    if channels_last:
-        emit_options["channels_last"] = True
+    from .contracts import EmitOptions, ReadOptions
+    emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last))
     # "NAME:DTYPE" for one input, a bare "DTYPE" for all ("*").
-    options = {"input_dtypes": {(v.rpartition(":")[0] or "*"): v.rpartition(":")[2]
-                                for v in input_dtype}} if input_dtype else {}
-    if trust_pickle:
-        options["trust_pickle"] = True
-    if dynamic_batch:
-        options["dynamic_batch"] = True
-    if model_def:
-        options["model_def"] = model_def
-    if trust_code:
-        options["trust_code"] = True
-    if tags:
-        options["tags"] = _split(tags)
-    if tf_reader != "auto":
-        options["tf_reader"] = tf_reader
+    options = ReadOptions(
+        input_dtypes={(v.rpartition(":")[0] or "*"): v.rpartition(":")[2] for v in input_dtype},
+        trust_pickle=bool(trust_pickle), dynamic_batch=bool(dynamic_batch),
+        model_def=model_def or None, trust_code=bool(trust_code),
+        tags=_split(tags) if tags else None, tf_reader=tf_reader)
+    try:
+        options.input_ranges = parse_input_ranges(input_range)
+    except Exception as exc:
+        _fail(exc, debug)
+        return
     try:
         report = run_convert(model, out, source=source, target=target, inputs=_split(inputs),
                              outputs=_split(outputs), input_shapes=parse_input_shapes(input_shape),
@@ -427,7 +434,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         return
     if not quiet:
         print_table(_summary(report), stderr=True)
-        top = sorted({f.split("/")[0] + ("/" if "/" in f else "") for f in report["files"]})
+        top = sorted({f.split("/")[0] + ("/" if "/" in f else "") for f in report.files})
         console.print(f"written to [bold]{out}[/]: {', '.join(top + ['report.json'])}")
 
 
@@ -473,15 +480,19 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
               help="On a mismatch, compare intermediate tensors at points mapped between "
                    "source and converted model and name the first op that diverges "
                    "(TF sources; paddle, torch and onnx targets).")
+@click.option("--allow-input-independent", is_flag=True,
+              help="A source output that does not change with the input is a warning, not a "
+                   "failure (parity against it proves nothing).")
 @click.option("--json", "json_path", help="Also write the parity report as JSON here.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def check(source, target, model, converted, signature, inputs_file, batches, seed, batch, rtol,
           atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
-          json_path, debug):
+          allow_input_independent, json_path, debug):
     """Run source and converted model on the same inputs and compare outputs.
 
     An output passes when max|converted - source| <= atol + rtol * max|source|.
-    Exit status: 0 all outputs match, 1 a mismatch, 2 bad input (or a missing device)."""
+    Exit status: 0 all outputs match, 1 a mismatch (or a source output that does not depend
+    on the input), 2 bad input (or a missing device)."""
     from .parity import check as run_check, parse_tolerances
     try:
         result = run_check(model, converted, source=source, target=target, signature=signature,
@@ -489,7 +500,8 @@ def check(source, target, model, converted, signature, inputs_file, batches, see
                            inputs_file=inputs_file, batches=batches,
                            tolerances=parse_tolerances(tols), device=device,
                            source_device=source_device, target_device=target_device,
-                           soft_placement=soft_placement, precision=precision, bisect=bisect)
+                           soft_placement=soft_placement, precision=precision, bisect=bisect,
+                           allow_input_independent=allow_input_independent)
     except Exception as exc:
         _fail(exc, debug)
         return

@@ -12,7 +12,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from .contracts import (EmitOptions, EmitRequest, ReadOptions, ReadRequest, ReadResult, Report,
+                        x2_version)
 from .errors import InternalError, X2Error
+from .input_ranges import infer_index_ranges
 from .ir import load_graph, save_graph
 from .isolation import run_step, start_step
 from .passes import pipeline_for, run_pipeline
@@ -27,7 +30,6 @@ REPORT = "report.json"
 # Written last into every output: what x2 wrote there, so that a later run
 # replaces only a folder made of exactly those files.
 MARKER = ".x2-output.json"
-X2_VERSION = "0.1.0"
 
 
 def _noop(step: str, state: str, seconds: float | None = None) -> None:
@@ -94,7 +96,7 @@ def foreign_files(out: Path) -> list[str]:
 
 def write_marker(staging: Path) -> None:
     files = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
-    (staging / MARKER).write_text(json.dumps({"written_by": "x2", "x2_version": X2_VERSION,
+    (staging / MARKER).write_text(json.dumps({"written_by": "x2", "x2_version": x2_version(),
                                               "files": files}, indent=2))
 
 
@@ -113,7 +115,8 @@ def publish(staging: Path, out: Path, job: Path) -> None:
 
 def value_map(graph, target: str, names: dict | None) -> list[dict]:
     """One entry per node output: the name it has in the converted model (a
-    variable of model.py; the ONNX value name itself), its IR op and source."""
+    variable of model.py; the ONNX value name itself), its IR op, the source
+    node that produced it and the source tensor it equals (its origin)."""
     entries = []
     for node in graph.nodes:
         for value in node.outputs:
@@ -121,21 +124,35 @@ def value_map(graph, target: str, names: dict | None) -> list[dict]:
             if var is None:
                 continue
             info = graph.info.get(value)
+            origin = graph.origin.get(value)
             entries.append({"var": var, "value": value, "ir_op": node.op,
                             "ir_node": node.name, "dtype": info.dtype if info else None,
-                            "source": dict(node.source)})
+                            "source": dict(node.source),
+                            "origin": origin.to_json() if origin else None})
     return entries
+
+
+def _input_ranges(graph, given: dict | None) -> dict[str, list[int]]:
+    ranges = infer_index_ranges(graph)
+    for name, bounds in (given or {}).items():
+        if name not in graph.inputs:
+            raise X2Error(f"--input-range {name}: not an input of the converted model; its "
+                          f"inputs are {', '.join(graph.inputs)}")
+        ranges[name] = list(bounds)
+    return ranges
 
 
 def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             inputs: list[str] | None = None, outputs: list[str] | None = None,
             input_shapes: dict[str, list[int]] | None = None, signature: str | None = None,
-            options: dict | None = None, emit_options: dict | None = None,
+            options: ReadOptions | dict | None = None,
+            emit_options: EmitOptions | dict | None = None,
             layout: str = "nchw", io_layout: str = "source",
-            progress: Callable = _noop) -> dict:
-    """Convert `model` into the directory `out`. `options` carries
-    frontend-specific settings (e.g. input dtypes, trust flags) to the reader,
-    `emit_options` target-specific ones (e.g. the ONNX opset) to the writer.
+            progress: Callable = _noop) -> Report:
+    """Convert `model` into the directory `out`; return its report. `options`
+    carries frontend settings (input dtypes, trust flags) to the reader,
+    `emit_options` target settings (the ONNX opset) to the writer; as
+    dataclasses, or dicts of their fields.
     `layout` is the layout inside the converted model (nchw, or nhwc to keep a
     TF model's layout); `io_layout` whether its interface keeps the source's
     layout ("source") or becomes NCHW ("nchw")."""
@@ -146,14 +163,17 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
     if layout not in ("nchw", "nhwc") or io_layout not in ("source", "nchw"):
         raise X2Error(f"--layout {layout} / --io-layout {io_layout}: choose nchw|nhwc and "
                       f"source|nchw")
-    emit_options = dict(emit_options or {})
+    if not isinstance(options, ReadOptions):
+        options = ReadOptions.from_json(options or {})
+    if not isinstance(emit_options, EmitOptions):
+        emit_options = EmitOptions.from_json(emit_options or {})
     if layout == "nhwc":
         if target == "onnx":
             raise X2Error("--layout nhwc: ONNX convolutions and pooling are NCHW-only; "
                           "use --layout nchw (the default) for --to onnx")
         if target == "torch":
             # torch convolutions are NCHW; NHWC lives in the memory format.
-            emit_options["channels_last"] = True
+            emit_options.channels_last = True
             layout = "nchw"
     out_path = Path(out)
     prepare_output(out_path, str(model))
@@ -179,51 +199,50 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             return value
 
         emitter = start_step(EMITTERS[target], job)  # imports its framework meanwhile
-        read = step(f"read {source} model", lambda: run_step(FRONTENDS[source], {
-            "model": str(model), "signature": signature, "input_shapes": input_shapes,
-            "inputs": inputs, "outputs": outputs, "ir": str(work / "source_ir"),
-            "options": options or {}}, scratch=job))
+        read_request = ReadRequest(str(model), str(work / "source_ir"), signature, input_shapes,
+                                   inputs, outputs, options)
+        read = ReadResult.from_json(step(f"read {source} model", lambda: run_step(
+            FRONTENDS[source], {"request": read_request.to_json()}, scratch=job)))
         graph = load_graph(work / "source_ir")
+        input_ranges = _input_ranges(graph, options.input_ranges)
         nodes_before = len(graph.nodes)
         transposes_before = graph.count("transpose")
         graph, pass_records = step("optimize IR", lambda: run_pipeline(
             graph, pipeline_for(layout, io_layout)))
         step("save IR", lambda: save_graph(graph, work / "ir"))
-        emitted = step(f"write {target} model", lambda: emitter.run({
-            "ir": str(work / "ir"), "out": str(staging),
-            "source_desc": f"{source} model {Path(model).name}",
-            "options": emit_options or {}}))
-        report = {
-            "x2_version": X2_VERSION,
+        emit_request = EmitRequest(str(work / "ir"), str(staging),
+                                   f"{source} model {Path(model).name}", emit_options)
+        emitted = step(f"write {target} model",
+                       lambda: emitter.run({"request": emit_request.to_json()}))
+        report = Report(
             # Enough to re-create the source model for `x2 check` (torch needs options).
-            "source": {"framework": source, "model": str(model), "signature": signature,
-                       "input_shapes": input_shapes, "options": options or {},
-                       **read.get("source", {})},  # format, tags, tensors spanned (tf)
-            "target": target,
-            "target_details": {k: v for k, v in emitted.items()
-                               if k not in ("files", "value_names")},
-            "inputs": [{"name": v, **graph.info[v].to_json()} for v in graph.inputs],
-            "outputs": [{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
-                        for v in graph.outputs],
-            "ops_seen": read["source_ops"],
-            "ops_mapped": sum(read["source_ops"].values()),
-            "ir_ops": graph.op_counts(),
-            "nodes_before_passes": nodes_before,
-            "nodes_after_passes": len(graph.nodes),
-            "transposes_before_passes": transposes_before,
-            "transposes_left": graph.count("transpose"),
-            "transposes_where": explain_transposes(graph),
-            "layout": {"inside": graph.meta.get("layout", "nchw"),
-                       "io": graph.meta.get("io_layout", "source"),
-                       "io_transposes": graph.meta.get("io_transposes", {})},
-            "passes": pass_records,
-            "timings_s": timings,
-            "files": emitted.get("files", []),
-            # generated variable / ONNX value -> IR value -> source node, in
-            # execution order: what `x2 check --bisect` compares.
-            "values": value_map(graph, target, emitted.get("value_names")),
-        }
-        (staging / REPORT).write_text(json.dumps(report, indent=2))
+            source={"framework": source, "model": str(model), "signature": signature,
+                    "input_shapes": input_shapes, "options": read_request.to_json()["options"],
+                    **read.source},  # format, tags, tensors spanned (tf)
+            target=target,
+            target_details={k: v for k, v in emitted.items()
+                            if k not in ("files", "value_names")},
+            # "range": [low, high) of an integer input: what `x2 check` draws from.
+            inputs=[{"name": v, **graph.info[v].to_json(),
+                     **({"range": input_ranges[v]} if v in input_ranges else {})}
+                    for v in graph.inputs],
+            outputs=[{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
+                     for v in graph.outputs],
+            ops_seen=read.source_ops,
+            ops_mapped=sum(read.source_ops.values()),
+            ir_ops=graph.op_counts(),
+            nodes_before_passes=nodes_before,
+            nodes_after_passes=len(graph.nodes),
+            transposes_before_passes=transposes_before,
+            transposes_left=graph.count("transpose"),
+            transposes_where=explain_transposes(graph),
+            layout={"inside": graph.meta.layout, "io": graph.meta.io_layout,
+                    "io_transposes": graph.meta.io_transposes},
+            passes=pass_records,
+            timings_s=timings,
+            files=emitted.get("files", []),
+            values=value_map(graph, target, emitted.get("value_names")))
+        report.write(staging / REPORT)
         write_marker(staging)
         publish(staging, out_path, job)
         return report

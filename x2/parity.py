@@ -16,13 +16,13 @@ that diverges, named by its source node (report.json "values").
 """
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from .contracts import ReadOptions, ReadRequest, Report
 from .errors import X2Error
 from .isolation import run_step
 from .parity_compare import compare, source_inputs
@@ -65,10 +65,47 @@ def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
         if dtype.kind == "f":
             arrays.append(rng.standard_normal(shape).astype(dtype))
         elif dtype.kind in "iu":
-            arrays.append(rng.integers(0, 10, size=shape).astype(dtype))
+            # Token ids within the vocabulary, masks 0/1 (report "range", see
+            # x2/input_ranges.py); other integers small and non-negative.
+            low, high = item.get("range") or (0, 10)
+            arrays.append(rng.integers(low, high, size=shape).astype(dtype))
         else:
             arrays.append(rng.integers(0, 2, size=shape).astype(dtype))
     return arrays
+
+
+def inputs_like(arrays: list[np.ndarray], spec: dict, seed: int) -> list[np.ndarray]:
+    """Seeded random inputs with the shapes and dtypes of `arrays` (and the
+    integer ranges of `spec`): a second, different set of inputs."""
+    like = {"inputs": [{**item, "shape": list(a.shape), "dtype": str(a.dtype)}
+                       for item, a in zip(spec["inputs"], arrays)]}
+    return make_inputs(like, seed, 1)
+
+
+def input_spread(samples: list[np.ndarray]) -> float | None:
+    """How much an output changes across inputs: the largest max|s_i - s_0|
+    over outputs `samples` from different inputs (None: fewer than two)."""
+    samples = [s for s in samples if s.shape == samples[0].shape]
+    if len(samples) < 2:
+        return None
+    first = samples[0].astype(np.float64)
+    return max(float(np.max(np.abs(s.astype(np.float64) - first))) if s.size else 0.0
+               for s in samples[1:])
+
+
+def _samples_by_input(refs_by_batch: list[list[np.ndarray]], arrays_by_batch, index: int
+                      ) -> list[np.ndarray]:
+    """Output `index` for each distinct input the source saw: each batch item
+    when every input and the output are batched alike, and each batch."""
+    samples = []
+    for refs, arrays in zip(refs_by_batch, arrays_by_batch):
+        ref = refs[index]
+        n = ref.shape[0] if ref.ndim else 0
+        if n >= 2 and arrays and all(a.ndim and a.shape[0] == n for a in arrays):
+            samples.extend(ref[i] for i in range(n))
+        else:
+            samples.append(ref)
+    return samples
 
 
 def parse_device(value: str | None, option: str = "--device") -> str | None:
@@ -192,12 +229,20 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
           tolerances: dict[str, tuple[float, float | None]] | None = None,
           device: str = "cpu", source_device: str | None = None,
           target_device: str | None = None, soft_placement: bool = False,
-          precision: str = "fp32", bisect: bool = False) -> dict:
+          precision: str = "fp32", bisect: bool = False,
+          allow_input_independent: bool = False) -> dict:
     """Run source and converted model on the same inputs and compare outputs.
 
     Returns a JSON-able report; "passed" is the verdict over every batch,
     runner and output. `rtol`/`atol` default to the precision's tolerances
-    (PRECISION_TOLERANCES); `tolerances` overrides them per output name."""
+    (PRECISION_TOLERANCES); `tolerances` overrides them per output name.
+
+    A float output of the source that does not change with its input by more
+    than the tolerance fails (unless `allow_input_independent`): a converted
+    model that ignored its input would match it, so parity would prove
+    nothing (e.g. a deep net with random BatchNorm statistics). Batch items,
+    batches and, when those are too few, one more source run on other
+    inputs are compared."""
     if source not in SOURCE_RUNS:
         raise X2Error(f"--from {source}: parity is not supported for this source yet")
     if target not in TARGET_RUNS:
@@ -209,12 +254,9 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     if (inputs is not None or inputs_file) and batches > 1:
         raise X2Error("--batches runs several seeded random batches; it cannot be combined "
                       "with --inputs-file (put several samples along the batch axis instead)")
-    report_path = Path(converted) / "report.json"
-    if not report_path.exists():
-        raise X2Error(f"{converted}: not an x2 output directory (report.json is missing)")
     # The converted model's interface (names, shapes after --input-shape) drives the inputs.
-    report = json.loads(report_path.read_text())
-    spec = {"inputs": report["inputs"], "outputs": [o["name"] for o in report["outputs"]]}
+    report = Report.load(converted)
+    spec = {"inputs": report.inputs, "outputs": [o["name"] for o in report.outputs]}
     tolerances = dict(tolerances or {})
     unknown = [n for n in tolerances if n not in spec["outputs"]]
     if unknown:
@@ -223,7 +265,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     default_rtol, default_atol = PRECISION_TOLERANCES[precision]
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
-    signature = signature or report["source"].get("signature")
+    signature = signature or report.source.get("signature")
     if inputs_file:
         inputs = load_inputs_file(inputs_file, spec["inputs"])
 
@@ -237,11 +279,12 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
         warnings.append(f"the {source} source runs through its frontend's CPU runner; "
                         f"{src_dev} is visible to it but not used")
     notes: list[str] = []
-    io = report.get("layout", {}).get("io_transposes", {})
+    io = report.layout.get("io_transposes", {})
     names = [i["name"] for i in spec["inputs"]]
     results: list[OutputParity] = []
     batch_info = []
     bisect_result = None
+    refs_by_batch, arrays_by_batch = [], []
     tmp_path = make_dir("x2-check-")
     try:
         for b in range(batches):
@@ -249,9 +292,11 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
             arrays = inputs if inputs is not None else make_inputs(spec, bseed, batch)
             batch_info.append({"seed": None if inputs is not None else bseed,
                                "input_shapes": [list(a.shape) for a in arrays]})
+            arrays_by_batch.append(arrays)
             refs, got_all = _run_batch(tmp_path / f"b{b}", model, converted, source, target,
                                        report, signature, names, spec, io, arrays, src_dev,
                                        tgt_dev, precision, notes)
+            refs_by_batch.append(refs)
             for runner, got in got_all:
                 for name, ref, out in zip(spec["outputs"], refs, got):
                     o_rtol, o_atol = tolerances.get(name, (rtol, None))
@@ -270,8 +315,29 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                                            target, report, signature, names, io, arrays,
                                            src_dev, tgt_dev, precision, rtol, atol)
                 bisect_result["batch"] = b
+        independent = _input_independent(tmp_path, model, source, report, signature, names,
+                                         spec, io, src_dev, refs_by_batch, arrays_by_batch,
+                                         tolerances, rtol, atol, seed)
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)
+    message = None
+    if independent:
+        listed = ", ".join(f"'{n}' (changes by at most {d:.3g} across inputs, tolerance "
+                           f"{t:.3g})" for n, d, t in independent)
+        hint = "" if allow_input_independent else (
+            " (--allow-input-independent reports this as a warning)")
+        message = (f"the source model's output {listed} is the same for different inputs, so "
+                   f"parity would prove nothing: a converted model that ignores its input "
+                   f"would pass. Give the model weights (and BatchNorm statistics) that "
+                   f"respond to data, or real inputs with --inputs-file{hint}")
+        names_flagged = {n for n, _, _ in independent}
+        for row in results:
+            if row["name"] in names_flagged:
+                row["input_independent"] = True
+                if not allow_input_independent:
+                    row["passed"] = False
+        if allow_input_independent:
+            warnings.append(message)
     passed = all(r["passed"] for r in results)
     if bisect and passed:
         bisect_result = {"ran": False, "why": "every output matched; nothing to bisect"}
@@ -288,7 +354,56 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                            for k, v in tolerances.items()},
             "devices": {"source": src_dev, "target": tgt_dev}, "warnings": warnings,
             "notes": sorted(set(notes)), "bisect": bisect_result,
+            "input_independent": None if allow_input_independent else message,
             "outputs": results}
+
+
+def _input_independent(work, model, source, report, signature, names, spec, io, src_dev,
+                       refs_by_batch, arrays_by_batch, tolerances, rtol, atol, seed
+                       ) -> list[tuple[str, float, float]]:
+    """(output, spread, tolerance) for each float output whose spread across
+    inputs is within its tolerance."""
+    if not names or not refs_by_batch:
+        return []
+    outputs = spec["outputs"]
+    samples = [_samples_by_input(refs_by_batch, arrays_by_batch, i) for i in range(len(outputs))]
+    if any(input_spread(s) is None for s in samples):
+        # One batch of one item: run the source once more on other inputs.
+        probe = inputs_like(arrays_by_batch[0], spec, seed + 7919)
+        probe_dir = work / "input_probe"
+        probe_dir.mkdir()
+        np.savez(probe_dir / "source_inputs.npz", *source_inputs(probe, names, io))
+        extra = _run_source(probe_dir, model, source, report, signature, names, outputs, io,
+                            src_dev)
+        samples = [s + [extra[i]] if input_spread(s) is None else s
+                   for i, s in enumerate(samples)]
+    flagged = []
+    for i, name in enumerate(outputs):
+        first = refs_by_batch[0][i]
+        spread = input_spread(samples[i])
+        if first.dtype.kind != "f" or spread is None:
+            continue
+        o_rtol, o_atol = tolerances.get(name, (rtol, None))
+        o_atol = atol if o_atol is None else o_atol
+        scale = max(float(np.max(np.abs(r[i]))) if r[i].size else 0.0 for r in refs_by_batch)
+        tol = o_atol + o_rtol * scale
+        if spread <= tol:
+            flagged.append((name, spread, tol))
+    return flagged
+
+
+def _run_source(work: Path, model, source, report, signature, names, outputs, io, src_dev
+                ) -> list[np.ndarray]:
+    """The source's outputs on work/source_inputs.npz, in the converted model's layout."""
+    request = ReadRequest(model, signature=signature,
+                          options=ReadOptions.from_json(report.source.get("options") or {}))
+    run_step(SOURCE_RUNS[source], {"request": request.to_json(), "names": names,
+                                   "source": report.source, "device": src_dev,
+                                   "inputs": str(work / "source_inputs.npz"),
+                                   "outputs": str(work / "ref.npz")})
+    refs = _load(work / "ref.npz")
+    return [np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
+            for n, r in zip(outputs, refs)]
 
 
 def _run_batch(work: Path, model, converted, source, target, report, signature, names, spec,
@@ -296,14 +411,8 @@ def _run_batch(work: Path, model, converted, source, target, report, signature, 
     work.mkdir(parents=True)
     np.savez(work / "inputs.npz", *arrays)
     np.savez(work / "source_inputs.npz", *source_inputs(arrays, names, io))
-    run_step(SOURCE_RUNS[source], {"model": model, "signature": signature, "names": names,
-                                   "options": report["source"].get("options") or {},
-                                   "source": report["source"], "device": src_dev,
-                                   "inputs": str(work / "source_inputs.npz"),
-                                   "outputs": str(work / "ref.npz")})
-    refs = _load(work / "ref.npz")
-    refs = [np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
-            for n, r in zip(spec["outputs"], refs)]
+    refs = _run_source(work, model, source, report, signature, names, spec["outputs"], io,
+                       src_dev)
     got_all = []
     for task, mode in TARGET_RUNS[target]:
         out_file = work / f"{mode}.npz"

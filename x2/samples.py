@@ -2,9 +2,12 @@
 the tests and the benchmarks (weights cannot be downloaded here).
 
 Run as `python -m x2.samples NAME OUT_DIR`: it imports TensorFlow, so it is a
-process of its own. BatchNorm layers get random statistics, and classifiers
-end in logits, so that outputs are far from constant and parity means
-something."""
+process of its own. BatchNorm layers get random scales and offsets and
+moving statistics taken from one batch of data (as training would leave
+them), and classifiers end in logits, so that outputs change with the input
+and parity means something. (Random moving statistics make a deep net's
+output all but independent of its input: `x2 check` refuses such a
+reference.)"""
 from __future__ import annotations
 
 import os
@@ -21,15 +24,49 @@ def _keras():
 
 
 def randomize_batchnorm(model, seed: int = SEED) -> None:
+    """Random BatchNorm statistics: only for showing a vacuous reference
+    (use calibrate_batchnorm for models whose parity should mean something)."""
     import numpy as np
     rng = np.random.default_rng(seed)
-    for layer in model.layers:
-        if type(layer).__name__ == "BatchNormalization":
-            gamma, beta, mean, var = layer.get_weights()
-            layer.set_weights([rng.uniform(0.5, 1.5, gamma.shape).astype("float32"),
-                               rng.normal(0, 0.1, beta.shape).astype("float32"),
-                               rng.normal(0, 0.1, mean.shape).astype("float32"),
-                               rng.uniform(0.5, 1.5, var.shape).astype("float32")])
+    for layer in _batchnorms(model):
+        _set(layer, gamma=rng.uniform(0.5, 1.5, layer.moving_mean.shape),
+             beta=rng.normal(0, 0.1, layer.moving_mean.shape),
+             moving_mean=rng.normal(0, 0.1, layer.moving_mean.shape),
+             moving_variance=rng.uniform(0.5, 1.5, layer.moving_mean.shape))
+
+
+def _set(layer, **values) -> None:
+    """Assign BatchNorm variables by name; a layer built with scale=False or
+    center=False has no gamma or beta."""
+    for name, value in values.items():
+        variable = getattr(layer, name, None)
+        if variable is not None:
+            variable.assign(value.astype("float32"))
+
+
+def _batchnorms(model) -> list:
+    return [layer for layer in model._flatten_layers()
+            if type(layer).__name__ == "BatchNormalization"]
+
+
+def calibrate_batchnorm(model, seed: int = SEED, batch: int = 4) -> None:
+    """Random scales and offsets; moving statistics of one batch of standard
+    normal data (momentum 0, one training-mode call), as training leaves them."""
+    import numpy as np
+    norms = _batchnorms(model)
+    if not norms:
+        return
+    rng = np.random.default_rng(seed)
+    for layer in norms:
+        _set(layer, gamma=rng.uniform(0.5, 1.5, layer.moving_mean.shape),
+             beta=rng.normal(0, 0.1, layer.moving_mean.shape))
+    data = [rng.standard_normal([batch, *t.shape[1:]]).astype("float32") for t in model.inputs]
+    saved = [layer.momentum for layer in norms]
+    for layer in norms:
+        layer.momentum = 0.0
+    model(data if len(data) > 1 else data[0], training=True)
+    for layer, momentum in zip(norms, saved):
+        layer.momentum = momentum
 
 
 def small_cnn():
@@ -105,7 +142,7 @@ SAMPLES = {"small_cnn": small_cnn, "mlp": mlp, "residual_cnn": residual_cnn,
 
 def export(name: str, out_dir: str) -> None:
     model = SAMPLES[name]()
-    randomize_batchnorm(model)
+    calibrate_batchnorm(model)
     model.export(out_dir, verbose=False)
 
 

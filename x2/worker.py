@@ -35,135 +35,66 @@ def _save_outputs(path: str, outputs: list[np.ndarray]) -> None:
     np.savez(path, *outputs)
 
 
-@task("tf.read")
-def tf_read(args):
-    from .frontends import tf_formats
-    from .frontends.common import map_graph, select_subgraph
-    from .frontends.tf_common import tensor_name
-    from .ir import save_graph
-    from .registry import TF
+# Frontend tasks: the frontend module does the reading; the worker moves
+# requests and results across the process boundary (x2/contracts.py).
+FRONTEND_MODULES = {"tf": "tf_formats", "onnx": "onnx_model", "torch": "torch_export"}
 
-    source, record = tf_formats.read(args["model"], args.get("signature"),
-                                     args.get("input_shapes"), args.get("options") or {},
-                                     args.get("outputs"))
-    source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
-    # What `x2 check` needs to run the source: the tensors the converted model spans.
-    record.update(feeds=[tensor_name(v) for v in source.inputs],
-                  fetches=[tensor_name(v) for v in source.outputs],
-                  pruned=bool(args.get("inputs") or args.get("outputs")))
-    graph = map_graph(source, TF)
-    graph.meta["source_model"] = args["model"]
-    # Keras/TF graphs are NHWC at their interface (--io-layout nchw changes that).
-    graph.meta["io_layout"] = "source"
-    graph.meta["source_layout"] = "NHWC"
-    save_graph(graph, args["ir"])
-    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes), "source": record}
+
+def _read_task(framework: str):
+    def read(args):
+        from .contracts import ReadRequest, ReadResult
+        from .ir import save_graph
+        request = ReadRequest.from_json(args["request"])
+        frontend = importlib.import_module(f".frontends.{FRONTEND_MODULES[framework]}",
+                                           __package__)
+        graph, record = frontend.read_ir(request)
+        save_graph(graph, request.ir)
+        return ReadResult(graph.meta.source_ops, len(graph.nodes), record).to_json()
+    return read
 
 
 @task("tf.run")
 def tf_run(args):
+    from .contracts import ReadRequest
     from .frontends import tf_formats
     _save_outputs(args["outputs"], tf_formats.run(
-        args["model"], args.get("signature"), args["names"], _load_inputs(args["inputs"]),
-        args.get("options") or {}, args.get("source") or {}))
+        ReadRequest.from_json(args["request"]), args["names"], _load_inputs(args["inputs"]),
+        args.get("source") or {}))
     return {}
-
-
-@task("paddle.emit")
-def paddle_emit(args):
-    from .emitters.paddle import emit_paddle
-    from .ir import load_graph
-    return emit_paddle(load_graph(args["ir"]), args["out"], args.get("source_desc", "a model"))
-
-
-@task("onnx.read")
-def onnx_read(args):
-    from .frontends.common import map_graph, select_subgraph
-    from .frontends.onnx_model import read_onnx
-    from .ir import save_graph
-    from .registry import ONNX
-
-    try:
-        source = read_onnx(args["model"])
-    except (X2Error, OSError):
-        raise
-    except Exception as exc:  # a malformed file the reader did not anticipate: name it
-        from .errors import ModelLoadError
-        from .frontends.common import one_line
-        raise ModelLoadError(f"{args['model']}: cannot read the model "
-                             f"({type(exc).__name__}: {one_line(exc, 200)})") from exc
-    _fix_input_shapes(source, args.get("input_shapes"))
-    source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
-    graph = map_graph(source, ONNX)
-    graph.meta["source_model"] = args["model"]
-    graph.meta["opset"] = source.version
-    save_graph(graph, args["ir"])
-    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes)}
-
-
-def _fix_input_shapes(source, shapes) -> None:
-    """--input-shape for formats whose inputs are declared in the file."""
-    from .errors import SelectionError
-    from .ir import TensorInfo
-    for name, dims in (shapes or {}).items():
-        if name not in source.inputs:
-            raise SelectionError(f"--input-shape: '{name}' is not an input; inputs are "
-                                 f"{', '.join(source.inputs)}")
-        info = source.info[name]
-        old = info.shape
-        if old is not None and (len(old) != len(dims) or any(
-                o is not None and o != d for o, d in zip(old, dims))):
-            raise SelectionError(f"--input-shape {name}: {dims} contradicts the model's "
-                                 f"shape {list(old)}")
-        source.info[name] = TensorInfo(info.dtype, tuple(dims))
 
 
 @task("onnx.run")
 def onnx_run(args):
     from .frontends.onnx_model import run_onnx_source
-    _save_outputs(args["outputs"], run_onnx_source(args["model"], args["names"],
+    _save_outputs(args["outputs"], run_onnx_source(args["request"]["model"], args["names"],
                                                    _load_inputs(args["inputs"])))
     return {}
 
 
-@task("onnx.emit")
-def onnx_emit(args):
-    from .emitters.onnx import DEFAULT_OPSET, emit_onnx
-    from .ir import load_graph
-    opset = args.get("options", {}).get("opset") or DEFAULT_OPSET
-    return emit_onnx(load_graph(args["ir"]), args["out"], opset=int(opset))
-
-
-@task("torch.read")
-def torch_read(args):
-    from .frontends.common import map_graph, select_subgraph
-    from .frontends.torch_export import read_torch
-    from .ir import save_graph
-    from .registry import TORCH
-
-    source = read_torch(args["model"], args.get("input_shapes"), args.get("options"))
-    source = select_subgraph(source, args.get("inputs"), args.get("outputs"))
-    graph = map_graph(source, TORCH)
-    graph.meta["source_model"] = args["model"]
-    graph.meta["io_layout"] = "source"
-    save_graph(graph, args["ir"])
-    return {"source_ops": graph.meta["source_ops"], "nodes": len(graph.nodes)}
-
-
 @task("torch.run")
 def torch_run(args):
+    from .contracts import ReadRequest
     from .frontends.torch_export import run_torch
-    _save_outputs(args["outputs"], run_torch(args["model"], _load_inputs(args["inputs"]),
-                                             args.get("options")))
+    request = ReadRequest.from_json(args["request"])
+    _save_outputs(args["outputs"], run_torch(request.model, _load_inputs(args["inputs"]),
+                                             request.options))
     return {}
 
 
-@task("torch.emit")
-def torch_emit(args):
-    from .emitters.torch import emit_torch
-    from .ir import load_graph
-    return emit_torch(load_graph(args["ir"]), args["out"], args.get("source_desc", "a model"),
-                      channels_last=bool(args.get("options", {}).get("channels_last")))
+def _emit_task(target: str):
+    def emit(args):
+        from .contracts import EmitRequest
+        from .ir import load_graph
+        request = EmitRequest.from_json(args["request"])
+        emitter = importlib.import_module(f".emitters.{target}", __package__)
+        return emitter.emit(load_graph(request.ir), request)
+    return emit
+
+
+for _framework in FRONTEND_MODULES:
+    TASKS[f"{_framework}.read"] = _read_task(_framework)
+for _target in ("paddle", "onnx", "torch"):
+    TASKS[f"{_target}.emit"] = _emit_task(_target)
 
 
 # `x2 check` with devices, precision and --bisect (x2/parity_runtime.py).

@@ -88,12 +88,6 @@ def spatial_pads(ctx, op, kernel: list[int], strides: list[int], dilations: list
     return begin + end
 
 
-def require_2d(op, kernel) -> None:
-    if len(kernel) != 2:
-        raise ConversionError(f"{op.type} '{op.name}': only 2-D (NCHW) is supported, this one "
-                              f"is {len(kernel)}-D")
-
-
 def norm_axes(ctx, op, value: str, axes: list[int], extra_rank: int = 0) -> list[int]:
     """Non-negative, sorted axes, checked against the rank where it is known
     (it is only needed for negative ones); a repeated axis is an error."""

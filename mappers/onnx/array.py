@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from x2.errors import ConversionError
-from x2.passes.fold import MAX_FOLD_ELEMENTS, MAX_TENSOR_BYTES
+from x2.ir.bounds import MAX_FOLD_ELEMENTS, MAX_TENSOR_BYTES
 from x2.registry import onnx_mapper
 
 from ._util import check_axis, choice, const_ints, norm_axes, rank_of
@@ -142,6 +142,31 @@ def gather(ctx, op):
             raise ConversionError(f"Gather '{op.name}': negative indices on a dynamic axis")
         inputs[1] = ctx.constant(np.where(indices < 0, indices + size, indices), "indices")
     ctx.emit("gather", inputs, {"axis": axis}, outputs=op.outputs)
+
+
+@onnx_mapper("ArgMax")
+def argmax(ctx, op):
+    """`argmax(axis, keepdims)` (select_last_index=1 is refused)."""
+    if op.attrs.get("select_last_index"):
+        raise ConversionError(f"ArgMax '{op.name}': select_last_index=1 is not supported")
+    axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
+    ctx.emit("argmax", op.inputs[:1], {"axis": axis, "keepdims": bool(op.attrs.get(
+        "keepdims", 1))}, outputs=op.outputs)
+
+
+@onnx_mapper("GatherElements")
+def gather_elements(ctx, op):
+    """`gather_elements(axis)` (numpy.take_along_axis; negative constant indices wrapped)."""
+    axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
+    inputs = list(op.inputs[:2])
+    indices = ctx.const(inputs[1])
+    if indices is not None and (indices < 0).any():
+        size = (ctx.shape(op.inputs[0]) or [None] * (axis + 1))[axis]
+        if size is None:
+            raise ConversionError(f"GatherElements '{op.name}': negative indices on a "
+                                  f"dynamic axis")
+        inputs[1] = ctx.constant(np.where(indices < 0, indices + size, indices), "indices")
+    ctx.emit("gather_elements", inputs, {"axis": axis}, outputs=op.outputs)
 
 
 def _slice(ctx, op, starts, ends, axes, steps):

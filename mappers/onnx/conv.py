@@ -6,24 +6,26 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
+from .._conv import emit_conv, emit_conv_transpose
 from .._lrn import emit_lrn
+from .._pool import ceil_pads, emit_avg_pool, emit_max_pool
 
-from ._util import choice, positive_ints, rank_of, require_2d, spatial_pads
+from ._util import choice, positive_ints, rank_of, spatial_pads
 
 
 @onnx_mapper("Conv")
 def conv(ctx, op):
-    """`conv2d` (2-D only); auto_pad resolved to explicit pads."""
+    """`conv2d`; 1-D and 3-D through mappers/_conv.py; auto_pad resolved to explicit pads."""
     weight = ctx.shape(op.inputs[1]) or ctx.require_const(op.inputs[1], "the weight").shape
     kernel = op.attrs.get("kernel_shape") or list(weight[2:])
-    require_2d(op, kernel)
-    strides = op.attrs.get("strides", [1, 1])
-    dilations = op.attrs.get("dilations", [1, 1])
+    rank = len(kernel)
+    strides = op.attrs.get("strides", [1] * rank)
+    dilations = op.attrs.get("dilations", [1] * rank)
     pads = spatial_pads(ctx, op, kernel, strides, dilations)
     groups = positive_ints(op, "group", [op.attrs.get("group", 1)])[0]
-    ctx.emit("conv2d", [v for v in op.inputs if v], {
-        "strides": strides, "dilations": dilations, "pads": pads,
-        "groups": groups}, outputs=op.outputs[:1])
+    bias = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] else None
+    emit_conv(ctx, op, op.inputs[0], op.inputs[1], bias, op.outputs[0], strides, dilations,
+              pads, groups)
 
 
 @onnx_mapper("BatchNormalization")
@@ -37,35 +39,42 @@ def batch_norm(ctx, op):
              outputs=op.outputs[:1])
 
 
-def _pool(ctx, op, ir_op, extra):
+def _pool_window(ctx, op):
+    """kernel, strides, dilations and pads of a pooling node (ceil_mode as end pads)."""
     if "kernel_shape" not in op.attrs:
         raise ConversionError(f"{op.type} '{op.name}': the required attribute kernel_shape "
                               f"is missing")
-    kernel = op.attrs["kernel_shape"]
-    require_2d(op, kernel)
-    if op.attrs.get("ceil_mode"):
-        raise ConversionError(f"{op.type} '{op.name}': ceil_mode=1 is not supported")
-    strides = op.attrs.get("strides", [1, 1])
-    dilations = op.attrs.get("dilations", [1, 1])
-    if any(d != 1 for d in dilations):
-        raise ConversionError(f"{op.type} '{op.name}': dilated pooling is not supported")
+    kernel = list(op.attrs["kernel_shape"])
+    strides = op.attrs.get("strides", [1] * len(kernel))
+    dilations = op.attrs.get("dilations", [1] * len(kernel))
     pads = spatial_pads(ctx, op, kernel, strides, dilations)
     if len([o for o in op.outputs if o]) > 1:
         raise ConversionError(f"{op.type} '{op.name}': the Indices output is not supported")
-    ctx.emit(ir_op, op.inputs[:1], {"kernel": kernel, "strides": strides, "pads": pads, **extra},
-             outputs=op.outputs[:1])
+    counts_padding = op.type == "AveragePool" and bool(op.attrs.get("count_include_pad")) \
+        and any(pads)
+    pads = ceil_pads(ctx, op, op.inputs[0], kernel, strides, dilations, pads,
+                     bool(op.attrs.get("ceil_mode")), counts_padding)
+    return kernel, strides, dilations, pads
 
 
 @onnx_mapper("MaxPool")
 def max_pool(ctx, op):
-    """`max_pool2d`."""
-    _pool(ctx, op, "max_pool2d", {})
+    """`max_pool2d`; ceil_mode as end padding; dilated, 1-D and 3-D windows as a maximum
+    over strided slices (mappers/_pool.py)."""
+    kernel, strides, dilations, pads = _pool_window(ctx, op)
+    emit_max_pool(ctx, op, op.inputs[0], op.outputs[0], kernel, strides, dilations, pads)
 
 
 @onnx_mapper("AveragePool")
 def average_pool(ctx, op):
-    """`avg_pool2d` (count_include_pad kept)."""
-    _pool(ctx, op, "avg_pool2d", {"count_include_pad": bool(op.attrs.get("count_include_pad"))})
+    """`avg_pool2d` (count_include_pad kept; 1-D through a unit height, 3-D as a sum of
+    strided slices; dilations refused)."""
+    kernel, strides, dilations, pads = _pool_window(ctx, op)
+    if any(d != 1 for d in dilations):
+        raise ConversionError(f"AveragePool '{op.name}': dilated average pooling is not "
+                              f"supported")
+    emit_avg_pool(ctx, op, op.inputs[0], op.outputs[0], kernel, strides, pads,
+                  bool(op.attrs.get("count_include_pad")) and any(pads))
 
 
 @onnx_mapper("GlobalAveragePool", "GlobalMaxPool")
@@ -87,33 +96,30 @@ def lrn(ctx, op):
 
 @onnx_mapper("ConvTranspose")
 def conv_transpose(ctx, op):
-    """`conv_transpose2d` (2-D, group 1, dilation 1; output_padding folded into the crop)."""
+    """`conv_transpose2d` (1-D and 2-D, group 1, dilation 1; output_padding folded into
+    the crop)."""
     weight = ctx.require_const(op.inputs[1], "the weight")
     kernel = op.attrs.get("kernel_shape") or list(weight.shape[2:])
-    require_2d(op, kernel)
-    if op.attrs.get("group", 1) != 1 or any(d != 1 for d in op.attrs.get("dilations", [1, 1])):
+    rank = len(kernel)
+    if op.attrs.get("group", 1) != 1 or any(d != 1 for d in op.attrs.get("dilations",
+                                                                          [1] * rank)):
         raise ConversionError(f"ConvTranspose '{op.name}': groups and dilation are not "
                               f"supported (group={op.attrs.get('group', 1)})")
     if op.attrs.get("output_shape"):
         raise ConversionError(f"ConvTranspose '{op.name}': output_shape is not supported; "
                               f"export with pads/output_padding")
     choice(op, "auto_pad", "NOTSET", ("NOTSET", "VALID"))
-    strides = positive_ints(op, "strides", op.attrs.get("strides", [1, 1]))
-    top, left, bottom, right = op.attrs.get("pads", [0, 0, 0, 0])
-    extra_h, extra_w = op.attrs.get("output_padding", [0, 0])
+    strides = positive_ints(op, "strides", op.attrs.get("strides", [1] * rank))
+    pads = list(op.attrs.get("pads", [0] * (2 * rank)))
+    extra = op.attrs.get("output_padding", [0] * rank)
     # output_padding adds rows/columns at the end of the full output, i.e. crops less there.
-    if extra_h > bottom or extra_w > right:
-        raise ConversionError(f"ConvTranspose '{op.name}': output_padding larger than the "
-                              f"end padding is not supported")
-    ctx.emit("conv_transpose2d", [v for v in op.inputs if v],
-             {"strides": strides, "pads": [top, left, bottom - extra_h, right - extra_w]},
-             outputs=op.outputs[:1])
+    crop = pads[:rank] + [p - e for p, e in zip(pads[rank:], extra)]
+    bias = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] else None
+    emit_conv_transpose(ctx, op, op.inputs[0], op.inputs[1], bias, op.outputs[0], strides, crop)
 
 
 _RESIZE_COORDS = {"half_pixel": "half_pixel", "pytorch_half_pixel": "half_pixel",
                   "align_corners": "align_corners", "asymmetric": "asymmetric"}
-
-
 _RESIZE_MODES = ("nearest", "linear", "bilinear")
 _NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 

@@ -8,12 +8,17 @@ from x2.registry import onnx_mapper
 
 from ._util import check_axis, const_ints, rank_of
 
-_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow"}
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
+           "Equal": "equal", "Greater": "greater", "Less": "less",
+           "GreaterOrEqual": "greater_equal", "LessOrEqual": "less_equal",
+           "And": "bitwise_and", "Or": "bitwise_or", "Xor": "bitwise_xor",
+           "BitwiseAnd": "bitwise_and", "BitwiseOr": "bitwise_or", "BitwiseXor": "bitwise_xor"}
 
 
 @onnx_mapper(*_BINARY)
 def binary(ctx, op):
-    """The broadcasting binary IR op (`add sub mul div pow`)."""
+    """The broadcasting binary IR op (arithmetic, comparisons; And/Or/Xor are the
+    bitwise ops on bool)."""
     ctx.emit(_BINARY[op.type], op.inputs[:2], outputs=op.outputs)
 
 

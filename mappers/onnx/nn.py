@@ -10,7 +10,7 @@ from ._util import check_axis, choice, rank_of
 
 _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Exp": "exp",
           "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Softplus": "softplus",
-          "Identity": "identity"}
+          "Identity": "identity", "Not": "logical_not", "BitwiseNot": "bitwise_not"}
 
 
 @onnx_mapper(*_UNARY)
@@ -111,13 +111,37 @@ def log_softmax(ctx, op):
     _softmax(ctx, op, "log_softmax")
 
 
+@onnx_mapper("HardSwish")
+def hard_swish(ctx, op):
+    """`x * clip(x / 6 + 0.5, 0, 1)`."""
+    x = op.inputs[0]
+    dtype, shape = ctx.dtype(x), ctx.shape(x)
+    scaled = ctx.emit("mul", [x, ctx.constant(np.array(1 / 6, dtype), "sixth")], shape=shape)
+    shifted = ctx.emit("add", [scaled, ctx.constant(np.array(0.5, dtype), "half")], shape=shape)
+    gate = ctx.emit("clip", [shifted], {"min": 0.0, "max": 1.0}, shape=shape, hint="gate")
+    ctx.emit("mul", [x, gate], outputs=op.outputs)
+
+
 @onnx_mapper("Dropout")
 def dropout(ctx, op):
-    """Nothing: inference dropout is the identity (the mask output is refused)."""
-    if len([o for o in op.outputs if o]) > 1:
-        raise ConversionError(f"Dropout '{op.name}': its mask output is used; only inference "
-                              f"graphs are supported")
+    """Nothing: inference dropout is the identity. A mask output that is declared
+    but read by nothing is dropped; one the graph reads is refused."""
+    used = _dropouts_with_used_mask(ctx.source)
+    if op.name in used:
+        names = ", ".join(f"'{n}'" for n in used)
+        raise ConversionError(
+            f"Dropout node(s) {names}: the mask output is read by the graph (a training "
+            f"graph); x2 converts inference graphs, where Dropout is the identity "
+            f"and has no mask. Export the model in eval mode, or prune the graph with "
+            f"--outputs so that no mask is needed")
     ctx.alias(op.outputs[0], op.inputs[0])
+
+
+def _dropouts_with_used_mask(source) -> list[str]:
+    """Every Dropout whose mask (output 1) another node or the graph output reads."""
+    read = {v for op in source.ops for v in op.inputs} | set(source.outputs)
+    return [op.name for op in source.ops
+            if op.type == "Dropout" and len(op.outputs) > 1 and op.outputs[1] in read]
 
 
 @onnx_mapper("LayerNormalization", since=17)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from x2.errors import ConversionError
+from x2.ir import TensorInfo
 
 NHWC_TO_NCHW = [0, 3, 1, 2]
 NCHW_TO_NHWC = [0, 2, 3, 1]
@@ -61,3 +62,33 @@ def padding(ctx, op, kernel: list[int], strides: list[int], dilations: list[int]
         begin.append(total // 2)
         end.append(total - total // 2)
     return begin + end
+
+
+def same_pads(ctx, op, sizes, kernel, strides, dilations) -> list[int]:
+    """Explicit [begins..., ends...] for TF's SAME / VALID over any spatial rank."""
+    if op.attrs.get("padding", "VALID") == "VALID":
+        return [0] * (2 * len(kernel))
+    if op.attrs.get("padding") != "SAME" or any(s is None for s in sizes):
+        raise ConversionError(f"{op.type} '{op.name}': padding {op.attrs.get('padding')!r} "
+                              f"needs SAME or VALID and static spatial sizes")
+    begin, end = [], []
+    for size, k, s, d in zip(sizes, kernel, strides, dilations):
+        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        begin.append(total // 2)
+        end.append(total - total // 2)
+    return begin + end
+
+
+def emit_ncdhw(ctx, op, emit) -> None:
+    """Run `emit(x, out)`, which computes an NCDHW result, for an NDHWC TF op:
+    its input transposed to NCDHW, the result transposed back."""
+    x = op.inputs[0]
+    shape = ctx.shape(x)
+    channels_first = ctx.emit("transpose", [x], {"perm": [0, 4, 1, 2, 3]},
+                              shape=(shape[0], shape[4]) + tuple(shape[1:4]), hint="to_ncdhw")
+    out_shape = ctx.shape(op.outputs[0])
+    result = ctx.graph.fresh_name(f"{op.name}/ncdhw")
+    ctx.graph.info[result] = TensorInfo(ctx.dtype(x), (out_shape[0], out_shape[4]) +
+                                        tuple(out_shape[1:4]))
+    emit(channels_first, result)
+    ctx.emit("transpose", [result], {"perm": [0, 2, 3, 4, 1]}, outputs=op.outputs)

@@ -234,3 +234,87 @@ def slice_(ctx, op):
     ends = [big if s == -1 else b + s for b, s in zip(begin, size)]
     ctx.emit("slice", [x], {"starts": begin, "ends": ends, "axes": list(range(len(begin))),
                             "steps": [1] * len(begin)}, outputs=op.outputs)
+
+
+@tf_mapper("BroadcastTo")
+def broadcast_to(ctx, op):
+    """`expand` to the constant shape (a dynamic batch dim keeps its size)."""
+    x, shape_value = op.inputs[:2]
+    out_shape = ctx.shape(op.outputs[0])
+    shape = ctx.const(shape_value)
+    if shape is None:
+        if out_shape is None or any(d is None for d in out_shape[1:]):
+            raise ConversionError(f"BroadcastTo '{op.name}': the shape must be a constant at "
+                                  f"conversion time, or TF must know every dim but the batch")
+        shape = [1 if d is None else d for d in out_shape]  # 1: keep the input's batch
+    ctx.emit("expand", [x], {"shape": [int(d) for d in shape]}, outputs=op.outputs)
+
+
+def _linear_index(ctx, op, indices: str, dims) -> str:
+    """Row-major positions of the index tuples in `indices` ([..., K]) within `dims`."""
+    strides = np.cumprod([1] + [int(d) for d in dims[:0:-1]])[::-1].astype(
+        ctx.dtype(indices))
+    idx_shape = ctx.shape(indices)
+    weighted = ctx.emit("mul", [indices, ctx.constant(strides, "strides")], shape=idx_shape,
+                        hint="weighted")
+    return ctx.emit("reduce_sum", [weighted], {"axes": [len(idx_shape) - 1], "keepdims": False},
+                    shape=tuple(idx_shape[:-1]), hint="linear")
+
+
+def _static(ctx, op, value: str, what: str):
+    shape = ctx.shape(value)
+    if shape is None or any(d is None for d in shape):
+        raise ConversionError(f"{op.type} '{op.name}': {what} needs a static shape")
+    return list(shape)
+
+
+@tf_mapper("GatherNd")
+def gather_nd(ctx, op):
+    """`gather` of rows of x flattened over its first K dims, at the row-major
+    positions of the index tuples (indices [..., K])."""
+    x, indices = op.inputs[:2]
+    shape = _static(ctx, op, x, "the params")
+    k = _static(ctx, op, indices, "the indices")[-1]
+    if op.attrs.get("bad_indices_policy") not in (None, "", "DEFAULT"):
+        raise ConversionError(f"GatherNd '{op.name}': bad_indices_policy is not supported")
+    rows = int(np.prod(shape[:k]))
+    flat = ctx.emit("reshape", [x], {"shape": [rows] + shape[k:]},
+                    shape=(rows,) + tuple(shape[k:]), hint="rows")
+    ctx.emit("gather", [flat, _linear_index(ctx, op, indices, shape[:k])], {"axis": 0},
+             outputs=op.outputs)
+
+
+@tf_mapper("ScatterNd")
+def scatter_nd(ctx, op):
+    """zeros of `shape` with `updates` added at the index tuples: a one-hot matrix of
+    the row-major positions (`equal` against 0..rows-1), transposed, `matmul` the
+    updates (duplicates add up, as in TF). Float updates only."""
+    indices, updates, shape_value = op.inputs[:3]
+    shape = ctx.require_const(shape_value, "the output shape").astype(int).tolist()
+    idx_shape = _static(ctx, op, indices, "the indices")
+    dtype = ctx.dtype(updates)
+    if not dtype.startswith(("float", "bfloat")):
+        raise ConversionError(f"ScatterNd '{op.name}': {dtype} updates are not supported "
+                              f"(float only)")
+    k, n = idx_shape[-1], int(np.prod(idx_shape[:-1]))
+    rows, rest = int(np.prod(shape[:k])), shape[k:]
+    linear = ctx.emit("reshape", [_linear_index(ctx, op, indices, shape[:k])], {"shape": [n, 1]},
+                      shape=(n, 1), hint="linear_column")
+    positions = ctx.constant(np.arange(rows, dtype=ctx.dtype(indices)).reshape(1, rows),
+                             "positions")
+    hits = ctx.emit("equal", [linear, positions], dtype="bool", shape=(n, rows), hint="hits")
+    onehot = ctx.emit("cast", [hits], {"dtype": dtype}, dtype=dtype, shape=(n, rows),
+                      hint="onehot")
+    onehot_t = ctx.emit("transpose", [onehot], {"perm": [1, 0]}, shape=(rows, n), hint="per_row")
+    width = int(np.prod(rest))
+    flat = ctx.emit("reshape", [updates], {"shape": [n, width]}, shape=(n, width),
+                    hint="updates")
+    placed = ctx.emit("matmul", [onehot_t, flat], shape=(rows, width), hint="placed")
+    ctx.emit("reshape", [placed], {"shape": shape}, outputs=op.outputs)
+
+
+@tf_mapper("LogicalAnd", "LogicalOr")
+def logical(ctx, op):
+    """`bitwise_and` / `bitwise_or` (logical on bool)."""
+    ctx.emit("bitwise_and" if op.type == "LogicalAnd" else "bitwise_or", op.inputs[:2],
+             outputs=op.outputs)

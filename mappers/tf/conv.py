@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from x2.errors import ConversionError
 from x2.registry import tf_mapper
 
-from ._util import emit_nchw, padding, spatial
+from .._conv import emit_conv
+from ._util import emit_ncdhw, emit_nchw, padding, same_pads, spatial
 
 
 def _conv_attrs(ctx, op, kernel_hw, groups):
@@ -57,7 +59,6 @@ def bias_add(ctx, op):
 @tf_mapper("Conv2DBackpropInput")
 def conv2d_transpose(ctx, op):
     """`conv_transpose2d` (Conv2DTranspose), HWOI filter to IOHW; SAME/VALID as a crop."""
-    from x2.errors import ConversionError
     sizes_value, w, x = op.inputs
     sizes = list(ctx.shape(op.outputs[0]) or [None] * 4)
     if any(d is None for d in spatial(op, sizes)):  # height/width from the sizes input
@@ -81,3 +82,21 @@ def conv2d_transpose(ctx, op):
         crop = [pads[0] // 2, pads[1] // 2, pads[0] - pads[0] // 2, pads[1] - pads[1] // 2]
     weight = ctx.constant(np.ascontiguousarray(hwoi.transpose(3, 2, 0, 1)), "weight")
     emit_nchw(ctx, op, "conv_transpose2d", [x, weight], {"strides": strides, "pads": crop})
+
+
+@tf_mapper("Conv3D")
+def conv3d(ctx, op):
+    """NDHWC to NCDHW, DHWIO filter to OIDHW, the 3-D convolution of mappers/_conv.py
+    (per-depth-tap conv2d), and back."""
+    x, w = op.inputs
+    if op.attrs.get("data_format", "NDHWC") != "NDHWC":
+        raise ConversionError(f"Conv3D '{op.name}': only NDHWC is supported")
+    dhwio = ctx.require_const(w, "the filter")
+    shape = ctx.shape(x)
+    strides = op.attrs.get("strides", [1] * 5)[1:4]
+    dilations = op.attrs.get("dilations", [1] * 5)[1:4]
+    pads = same_pads(ctx, op, list(shape[1:4]), list(dhwio.shape[:3]), strides, dilations)
+    groups = shape[4] // dhwio.shape[3]
+    weight = ctx.constant(np.ascontiguousarray(dhwio.transpose(4, 3, 0, 1, 2)), "weight")
+    emit_ncdhw(ctx, op, lambda x_, out: emit_conv(ctx, op, x_, weight, None, out, strides,
+                                                  dilations, pads, groups))

@@ -70,20 +70,24 @@ def reduce(ctx, op):
              outputs=op.outputs)
 
 
-_COMPARE = {"Greater": ("greater", False), "Less": ("less", False),
-            "GreaterEqual": ("less", True), "LessEqual": ("greater", True),
-            "Equal": ("equal", False), "NotEqual": ("equal", True)}
+_COMPARE = {"Greater": "greater", "Less": "less", "GreaterEqual": "greater_equal",
+            "LessEqual": "less_equal", "Equal": "equal", "NotEqual": "not_equal"}
 
 
 @tf_mapper(*_COMPARE)
 def compare(ctx, op):
-    """`greater` / `less` / `equal`, negated by `logical_not` for >=, <=, !=."""
-    ir_op, negate = _COMPARE[op.type]
-    if not negate:
-        ctx.emit(ir_op, op.inputs[:2], outputs=op.outputs)
-        return
-    y = ctx.emit(ir_op, op.inputs[:2], dtype="bool", shape=ctx.shape(op.outputs[0]))
-    ctx.emit("logical_not", [y], outputs=op.outputs)
+    """The comparison IR op of the same meaning."""
+    ctx.emit(_COMPARE[op.type], op.inputs[:2], outputs=op.outputs)
+
+
+@tf_mapper("Cumsum")
+def cumsum(ctx, op):
+    """`cumsum` along the constant axis, exclusive and reverse kept."""
+    x, axis_value = op.inputs[:2]
+    rank = len(ctx.shape(x))
+    axis = int(ctx.require_const(axis_value, "the axis")) % rank
+    ctx.emit("cumsum", [x], {"axis": axis, "exclusive": bool(op.attrs.get("exclusive")),
+                             "reverse": bool(op.attrs.get("reverse"))}, outputs=op.outputs)
 
 
 @tf_mapper("LogicalNot")

@@ -7,8 +7,9 @@ from x2.errors import ConversionError
 from x2.registry import tf_mapper
 
 from .._lrn import emit_lrn
+from .._pool import emit_avg_pool, emit_max_pool
 
-from ._util import emit_nchw, padding, spatial
+from ._util import emit_ncdhw, emit_nchw, padding, same_pads, spatial
 
 
 @tf_mapper("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")
@@ -43,6 +44,24 @@ def avg_pool(ctx, op):
     """`avg_pool2d`, padding excluded from the average (TF semantics)."""
     # TF's SAME average pooling divides by the number of real (unpadded) inputs.
     _pool(ctx, op, "avg_pool2d", {"count_include_pad": False})
+
+
+@tf_mapper("MaxPool3D", "AvgPool3D")
+def pool3d(ctx, op):
+    """NDHWC to NCDHW, then a maximum / sum over strided slices (mappers/_pool.py;
+    TF averages over the real inputs only), and back."""
+    x = op.inputs[0]
+    if op.attrs.get("data_format", "NDHWC") != "NDHWC":
+        raise ConversionError(f"{op.type} '{op.name}': only NDHWC is supported")
+    shape = ctx.shape(x)
+    kernel, strides = op.attrs["ksize"][1:4], op.attrs["strides"][1:4]
+    pads = same_pads(ctx, op, list(shape[1:4]), kernel, strides, [1, 1, 1])
+    if op.type == "MaxPool3D":
+        emit_ncdhw(ctx, op, lambda x_, out: emit_max_pool(ctx, op, x_, out, kernel, strides,
+                                                          [1, 1, 1], pads))
+    else:
+        emit_ncdhw(ctx, op, lambda x_, out: emit_avg_pool(ctx, op, x_, out, kernel, strides,
+                                                          pads, False))
 
 
 def _axis_last(ctx, op):
@@ -127,12 +146,23 @@ def lrn(ctx, op):
 
 @tf_mapper("ResizeBilinear", "ResizeNearestNeighbor")
 def resize(ctx, op):
-    """`resize` (bilinear: half_pixel_centers / align_corners / legacy; nearest: legacy)."""
+    """`resize` (bilinear: half_pixel_centers / align_corners / legacy; nearest: legacy,
+    and half_pixel_centers where each output size is a whole multiple of the input's)."""
     x, size_value = op.inputs
     size = ctx.require_const(size_value, "the output size").astype(int).tolist()
     align, half = op.attrs.get("align_corners", False), op.attrs.get("half_pixel_centers", False)
     mode = "bilinear" if op.type == "ResizeBilinear" else "nearest"
     coord = "align_corners" if align else ("half_pixel" if half else "asymmetric")
+    if mode == "nearest" and coord == "half_pixel":
+        # TF takes source pixel floor((i + 0.5) * in / out); for out = k * in that is
+        # floor(i / k), the legacy (asymmetric) choice.
+        in_hw = spatial(op, list(ctx.shape(x) or [None] * 4))
+        if any(i is None or o % i for i, o in zip(in_hw, size)):
+            raise ConversionError(
+                f"{op.type} '{op.name}': nearest resize with half_pixel_centers (TF2's "
+                f"tf.image.resize default) is supported for whole-number upscaling only; "
+                f"this one is {in_hw} -> {size}")
+        coord = "asymmetric"
     if mode == "nearest" and coord != "asymmetric":
         raise ConversionError(f"{op.type} '{op.name}': nearest with {coord} is not supported "
                               f"(only the legacy mode, as Keras UpSampling2D emits)")

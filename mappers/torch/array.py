@@ -46,18 +46,10 @@ def _show(shape) -> str:
     return "[" + ", ".join("batch" if d is None else str(d) for d in shape) + "]"
 
 
-def _keep_origin(ctx, value: str, out: str) -> None:
-    """A transposed weight (nn.Linear's) is still 'fc.weight' for naming the emitted layer."""
-    if ctx.const(value) is not None:
-        origins = ctx.graph.meta.setdefault("const_origin", {})
-        origins[out] = origins.get(value, value)
-
-
 @torch_mapper("aten.permute.default")
 def permute(ctx, op):
-    """`transpose` (folded for weights, which keep their state_dict name for the emitter)."""
+    """`transpose` (folded for weights; their origin keeps the state_dict name)."""
     x, dims = args(op)
-    _keep_origin(ctx, x, op.outputs[0])
     ctx.emit("transpose", [x], {"perm": [axis(ctx, x, d) for d in dims]}, outputs=op.outputs)
 
 
@@ -65,7 +57,6 @@ def permute(ctx, op):
 def transpose(ctx, op):
     """`transpose` swapping two axes (the last two for t())."""
     x, d0, d1 = args(op, None, 0, 1)
-    _keep_origin(ctx, x, op.outputs[0])
     perm = list(range(rank(ctx, x)))
     if len(perm) >= 2:
         a, b = axis(ctx, x, d0), axis(ctx, x, d1)
@@ -178,18 +169,65 @@ def embedding(ctx, op):
     ctx.emit("gather", [weight, indices], {"axis": 0}, outputs=op.outputs)
 
 
+@torch_mapper("aten.gather.default")
+def gather(ctx, op):
+    """`gather_elements` along dim (torch.gather; sparse_grad does not matter here)."""
+    x, dim, idx = args(op)[:3]
+    ctx.emit("gather_elements", [x, idx], {"axis": axis(ctx, x, dim)}, outputs=op.outputs)
+
+
 @torch_mapper("aten.index.Tensor", "aten.index_select.default")
 def index(ctx, op):
-    """`gather` along the one indexed axis (x[idx], x[:, idx], index_select)."""
+    """`gather` along the indexed axis (x[idx], x[:, idx], index_select); with
+    several index tensors (x[i, j]) along the indexed axes merged into one."""
     if op.type == "aten.index_select.default":
         x, dim, idx = args(op)
         ctx.emit("gather", [x, idx], {"axis": axis(ctx, x, dim)}, outputs=op.outputs)
         return
     x, indices = args(op)
     used = [i for i, v in enumerate(indices) if v is not None]
-    if len(used) != 1:
-        raise unsupported(op, "only indexing with one index tensor is supported")
-    ctx.emit("gather", [x, indices[used[0]]], {"axis": used[0]}, outputs=op.outputs)
+    if any(ctx.dtype(indices[i]) == "bool" for i in used):
+        raise unsupported(op, "indexing with a boolean mask gives a data-dependent shape")
+    if len(used) == 1:
+        ctx.emit("gather", [x, indices[used[0]]], {"axis": used[0]}, outputs=op.outputs)
+        return
+    _index_several(ctx, op, x, [indices[i] for i in used], used)
+
+
+def _index_several(ctx, op, x, indices, dims):
+    """x[i, j] with several index tensors: one gather of the indexed dims
+    merged into one, at the flat index i * size(j) + j. Torch puts the
+    broadcast index shape where the indexed dims were when they are adjacent,
+    else first: a transpose brings them to the front then."""
+    shape = list(ctx.shape(x))
+    if any(shape[d] is None for d in dims):
+        raise unsupported(op, "an indexed dim has a size known only at runtime")
+    if dims != list(range(dims[0], dims[0] + len(dims))):
+        perm = dims + [d for d in range(len(shape)) if d not in dims]
+        x = ctx.emit("transpose", [x], {"perm": perm}, dtype=ctx.dtype(x),
+                     shape=tuple(shape[p] for p in perm))
+        shape, dims = [shape[p] for p in perm], list(range(len(dims)))
+    sizes = [shape[d] for d in dims]
+    flat = None
+    for k, (idx, size) in enumerate(zip(indices, sizes)):
+        if ctx.dtype(idx) != "int64":
+            idx = ctx.emit("cast", [idx], {"dtype": "int64"}, dtype="int64",
+                           shape=ctx.shape(idx))
+        # Negative indices count from the end, as in torch.
+        idx = ctx.emit("mod", [idx, ctx.constant(np.array(size, np.int64))], dtype="int64",
+                       shape=ctx.shape(idx))
+        stride = int(np.prod(sizes[k + 1:], dtype=np.int64))
+        if stride != 1:
+            idx = ctx.emit("mul", [idx, ctx.constant(np.array(stride, np.int64))],
+                           dtype="int64")
+        flat = idx if flat is None else ctx.emit("add", [flat, idx], dtype="int64")
+    a = dims[0]
+    merged = shape[:a] + [int(np.prod(sizes))] + shape[a + len(dims):]
+    if sum(d is None for d in merged) > 1:
+        raise unsupported(op, "more than one dim of the indexed tensor is known only at runtime")
+    x = ctx.emit("reshape", [x], {"shape": [-1 if d is None else d for d in merged]},
+                 dtype=ctx.dtype(x), shape=tuple(merged))
+    ctx.emit("gather", [x, flat], {"axis": a}, outputs=op.outputs)
 
 
 def _constant(ctx, op, array):
@@ -235,3 +273,20 @@ def arange(ctx, op):
     """a constant."""
     bounds = args(op)
     _constant(ctx, op, np.arange(*bounds).astype(ctx.dtype(op.outputs[0])))
+
+
+@torch_mapper("aten.constant_pad_nd.default")
+def constant_pad_nd(ctx, op):
+    """`pad` with a constant (F.pad): torch lists (begin, end) from the last dim back."""
+    x, pad, value = args(op, None, None, 0.0)
+    n = rank(ctx, x)
+    if len(pad) % 2 or len(pad) > 2 * n:
+        raise unsupported(op, f"pad {list(pad)} must hold (begin, end) pairs for at most "
+                              f"{n} dims")
+    if any(int(p) < 0 for p in pad):
+        raise unsupported(op, f"negative padding {list(pad)} (cropping) is not supported yet")
+    begins, ends = [0] * n, [0] * n
+    for k in range(len(pad) // 2):
+        begins[n - 1 - k], ends[n - 1 - k] = int(pad[2 * k]), int(pad[2 * k + 1])
+    ctx.emit("pad", [x], {"pads": begins + ends, "mode": "constant", "value": float(value)},
+             outputs=op.outputs)

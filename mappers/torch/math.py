@@ -5,10 +5,13 @@ import numpy as np
 
 from x2.registry import torch_mapper
 
-from ._util import args, axes, is_value, operand, unsupported
+from ._util import args, axes, axis, is_value, operand, unsupported
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow",
-           "maximum": "maximum", "minimum": "minimum", "eq": "equal"}
+           "maximum": "maximum", "minimum": "minimum", "eq": "equal", "ne": "not_equal",
+           "gt": "greater", "ge": "greater_equal", "lt": "less", "le": "less_equal",
+           "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+           "bitwise_xor": "bitwise_xor", "remainder": "mod"}
 
 
 def _scaled(ctx, op, value: str, alpha, like: str) -> str:
@@ -22,7 +25,10 @@ def _scaled(ctx, op, value: str, alpha, like: str) -> str:
 # The ATen overloads that exist (checked against torch 2.13's op registry).
 _OVERLOADS = {"add": ("Tensor", "Scalar"), "sub": ("Tensor", "Scalar"),
               "mul": ("Tensor", "Scalar"), "div": ("Tensor", "Scalar"),
-              "eq": ("Tensor", "Scalar"), "pow": ("Tensor_Scalar", "Tensor_Tensor", "Scalar"),
+              **{name: ("Tensor", "Scalar") for name in (
+                  "eq", "ne", "gt", "ge", "lt", "le", "bitwise_and", "bitwise_or",
+                  "bitwise_xor", "remainder")},
+              "pow": ("Tensor_Scalar", "Tensor_Tensor", "Scalar"),
               "maximum": ("default",), "minimum": ("default",)}
 
 
@@ -39,6 +45,15 @@ def binary(ctx, op):
     if name in ("add", "sub"):
         b = _scaled(ctx, op, b, op.attrs["kwargs"].get("alpha"), like)
     ctx.emit(_BINARY[name], [a, b], outputs=op.outputs)
+
+
+@torch_mapper("aten.cumsum.default")
+def cumsum(ctx, op):
+    """`cumsum` along dim (a dtype argument is refused)."""
+    x, dim = args(op)[:2]
+    if op.attrs["kwargs"].get("dtype") is not None:
+        raise unsupported(op, "cumsum with a dtype argument is not supported yet")
+    ctx.emit("cumsum", [x], {"axis": axis(ctx, x, dim)}, outputs=op.outputs)
 
 
 @torch_mapper("aten.rsub.Scalar", "aten.rsub.Tensor")
@@ -102,6 +117,16 @@ def reduce(ctx, op):
         raise unsupported(op, "a reduction with a dtype argument is not supported yet")
     ctx.emit(_REDUCE[op.type.split(".")[1]], [x],
              {"axes": axes(ctx, x, dims), "keepdims": bool(keepdim)}, outputs=op.outputs)
+
+
+@torch_mapper("aten.argmax.default")
+def argmax(ctx, op):
+    """`argmax` along dim (dim=None, the flattened input, is refused)."""
+    x, dim, keepdim = args(op, None, None, False)[:3]
+    if dim is None:
+        raise unsupported(op, "argmax over the flattened input (dim=None) is not supported")
+    ctx.emit("argmax", [x], {"axis": axis(ctx, x, dim), "keepdims": bool(keepdim)},
+             outputs=op.outputs)
 
 
 @torch_mapper("aten.var.correction", "aten.var.dim")

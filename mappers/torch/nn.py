@@ -1,25 +1,33 @@
 """Convolution, normalization, pooling, softmax and activations."""
 from __future__ import annotations
 
+import numpy as np
+
 from x2.registry import torch_mapper
 
+from .._conv import emit_conv, emit_conv_transpose
+from .._pool import ceil_pads, emit_avg_pool, emit_max_pool
 from ._util import args, axis, unsupported
 
 
 @torch_mapper("aten.convolution.default")
 def convolution(ctx, op):
-    """`conv2d` (groups, dilation, symmetric padding); transposed/1-D/3-D are refused."""
-    x, w, b, stride, padding, dilation, transposed, _out_pad, groups = args(op)
-    if transposed:
-        raise unsupported(op, "transposed convolution is not supported yet")
-    if len(ctx.shape(w)) != 4:
-        raise unsupported(op, f"only 2-D convolution is supported (weight rank "
-                          f"{len(ctx.shape(w))})")
-    inputs = [x, w] + ([b] if b is not None else [])
-    ph, pw = padding
-    ctx.emit("conv2d", inputs, {"strides": list(stride), "dilations": list(dilation),
-                                "pads": [ph, pw, ph, pw], "groups": int(groups)},
-             outputs=op.outputs[:1])
+    """`conv2d` (groups, dilation, symmetric padding); 1-D and 3-D, and transposed 1-D
+    and 2-D (groups 1, dilation 1) through mappers/_conv.py."""
+    x, w, b, stride, padding, dilation, transposed, out_pad, groups = args(op)
+    rank = len(ctx.shape(w)) - 2
+    stride, padding, dilation = (_window(v, rank, None) for v in (stride, padding, dilation))
+    if not transposed:
+        emit_conv(ctx, op, x, w, b, op.outputs[0], stride, dilation, padding * 2, int(groups))
+        return
+    if groups != 1 or any(d != 1 for d in dilation):
+        raise unsupported(op, f"transposed convolution with groups ({groups}) or dilation "
+                          f"({list(dilation)}) is not supported")
+    # torch's output: the full (in - 1) * stride + k, less `padding` at both ends,
+    # plus output_padding at the end.
+    out_pad = _window(out_pad, rank, [0])
+    crop = list(padding) + [p - e for p, e in zip(padding, out_pad)]
+    emit_conv_transpose(ctx, op, x, w, b, op.outputs[0], stride, crop)
 
 
 @torch_mapper("aten._native_batch_norm_legit_no_training.default")
@@ -28,7 +36,6 @@ def batch_norm(ctx, op):
     x, w, b, mean, var, _momentum, eps = args(op)
     if w is None or b is None:
         channels = ctx.shape(mean)[0]
-        import numpy as np
         w = w or ctx.constant(np.ones(channels, ctx.dtype(x)), "scale")
         b = b or ctx.constant(np.zeros(channels, ctx.dtype(x)), "bias")
     ctx.emit("batch_norm", [x, w, b, mean, var], {"epsilon": float(eps)},
@@ -50,58 +57,81 @@ def layer_norm(ctx, op):
 def group_norm(ctx, op):
     """`group_norm`."""
     x, w, b, _n, channels, _hw, groups, eps = args(op)
-    import numpy as np
     w = w if w is not None else ctx.constant(np.ones(channels, ctx.dtype(x)), "scale")
     b = b if b is not None else ctx.constant(np.zeros(channels, ctx.dtype(x)), "bias")
     ctx.emit("group_norm", [x, w, b], {"groups": int(groups), "epsilon": float(eps)},
              outputs=op.outputs[:1])
 
 
-def _pool_pads(padding) -> list[int]:
-    ph, pw = (list(padding) * 2)[:2] if len(padding) == 1 else padding
-    return [ph, pw, ph, pw]
+def _window(values, rank: int, default) -> list[int]:
+    values = list(values or default)
+    return values * (rank // len(values)) if len(values) == 1 else values
 
 
-@torch_mapper("aten.max_pool2d_with_indices.default", "aten.max_pool2d.default")
-def max_pool2d(ctx, op):
-    """`max_pool2d` (the indices output must be unused; ceil_mode/dilation refused)."""
-    x, kernel, stride, padding, dilation, ceil = args(op, None, None, [], [0, 0], [1, 1], False)
-    if ceil or any(d != 1 for d in dilation):
-        raise unsupported(op, "ceil_mode and dilated max pooling are not supported yet")
-    kernel = list(kernel) * (2 // len(kernel))
-    stride = list(stride or kernel) * (2 // len(stride or kernel))
-    ctx.emit("max_pool2d", [x], {"kernel": kernel, "strides": stride,
-                                 "pads": _pool_pads(padding)}, outputs=op.outputs[:1])
+@torch_mapper("aten.max_pool2d_with_indices.default", "aten.max_pool2d.default",
+              "aten.max_pool3d_with_indices.default", "aten.max_pool3d.default")
+def max_pool(ctx, op):
+    """`max_pool2d`; ceil_mode as end padding, dilated or 3-D windows as a maximum
+    over strided slices (mappers/_pool.py). The indices output must be unused."""
+    rank = 3 if "max_pool3d" in op.type else 2
+    x, kernel, stride, padding, dilation, ceil = args(op, None, None, [], [0], [1], False)
+    kernel = _window(kernel, rank, None)
+    stride, padding = _window(stride, rank, kernel), _window(padding, rank, [0])
+    dilation = _window(dilation, rank, [1])
+    pads = ceil_pads(ctx, op, x, kernel, stride, dilation, padding * 2, ceil)
+    emit_max_pool(ctx, op, x, op.outputs[0], kernel, stride, dilation, pads)
 
 
-@torch_mapper("aten.avg_pool2d.default")
-def avg_pool2d(ctx, op):
-    """`avg_pool2d` (count_include_pad kept; ceil_mode/divisor_override refused)."""
+@torch_mapper("aten.avg_pool2d.default", "aten.avg_pool3d.default")
+def avg_pool(ctx, op):
+    """`avg_pool2d`, 3-D as a sum of strided slices (mappers/_pool.py); count_include_pad
+    kept; ceil_mode where exact (see mappers/_pool.py); divisor_override refused."""
+    rank = 3 if "avg_pool3d" in op.type else 2
     x, kernel, stride, padding, ceil, include, divisor = args(
-        op, None, None, [], [0, 0], False, True, None)
-    if ceil or divisor is not None:
-        raise unsupported(op, "ceil_mode and divisor_override are not supported yet")
-    kernel = list(kernel) * (2 // len(kernel))
-    stride = list(stride or kernel) * (2 // len(stride or kernel))
-    ctx.emit("avg_pool2d", [x], {"kernel": kernel, "strides": stride,
-                                 "pads": _pool_pads(padding),
-                                 "count_include_pad": bool(include)}, outputs=op.outputs)
+        op, None, None, [], [0], False, True, None)
+    if divisor is not None:
+        raise unsupported(op, "divisor_override is not supported yet")
+    kernel = _window(kernel, rank, None)
+    stride, padding = _window(stride, rank, kernel), _window(padding, rank, [0])
+    # Without padding, counting it changes nothing: the overhang of ceil_mode then
+    # averages over the elements present, as count_include_pad=False does.
+    include = bool(include) and any(padding)
+    pads = ceil_pads(ctx, op, x, kernel, stride, [1] * rank, padding * 2, ceil, include)
+    emit_avg_pool(ctx, op, x, op.outputs[0], kernel, stride, pads, include)
 
 
 @torch_mapper("aten._adaptive_avg_pool2d.default", "aten.adaptive_avg_pool2d.default")
 def adaptive_avg_pool2d(ctx, op):
-    """`reduce_mean` for 1x1 output, `avg_pool2d` when the input divides evenly."""
+    """`reduce_mean` for 1x1 output, `avg_pool2d` when the input divides evenly, else
+    two `matmul`s by constant averaging matrices (bins of uneven size)."""
     x, size = args(op)
-    h, w = ctx.shape(x)[2:]
+    h, w = ctx.shape(x)[-2:]
     oh, ow = [d if d is not None else s for d, s in zip(list(size) * (2 // len(size)), (h, w))]
+    rank = len(ctx.shape(x))
     if (oh, ow) == (1, 1):
-        ctx.emit("reduce_mean", [x], {"axes": [2, 3], "keepdims": True}, outputs=op.outputs)
-    elif h % oh == 0 and w % ow == 0:
+        ctx.emit("reduce_mean", [x], {"axes": [rank - 2, rank - 1], "keepdims": True},
+                 outputs=op.outputs)
+    elif h % oh == 0 and w % ow == 0 and rank == 4:
         kernel = [h // oh, w // ow]
         ctx.emit("avg_pool2d", [x], {"kernel": kernel, "strides": kernel, "pads": [0, 0, 0, 0],
                                      "count_include_pad": False}, outputs=op.outputs)
     else:
-        raise unsupported(op, f"adaptive pooling {h}x{w} -> {oh}x{ow} does not divide evenly")
+        dtype = ctx.dtype(x)
+        cols = ctx.constant(_bin_means(w, ow, dtype).T, "cols")
+        rows = ctx.constant(_bin_means(h, oh, dtype), "rows")
+        half = ctx.emit("matmul", [x, cols], shape=tuple(ctx.shape(x)[:-1]) + (ow,),
+                        hint="cols")
+        ctx.emit("matmul", [rows, half], outputs=op.outputs)
+
+
+def _bin_means(size: int, bins: int, dtype) -> np.ndarray:
+    """[bins, size]: row i averages PyTorch's adaptive bin i,
+    [floor(i*size/bins), ceil((i+1)*size/bins))."""
+    out = np.zeros((bins, size), dtype)
+    for i in range(bins):
+        lo, hi = i * size // bins, -(-(i + 1) * size // bins)
+        out[i, lo:hi] = 1 / (hi - lo)
+    return out
 
 
 @torch_mapper("aten._softmax.default", "aten.softmax.int")
@@ -120,7 +150,7 @@ def log_softmax(ctx, op):
 
 _UNARY = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu", "exp": "exp",
           "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "neg": "neg", "abs": "abs",
-          "erf": "erf", "logical_not": "logical_not"}
+          "erf": "erf", "logical_not": "logical_not", "bitwise_not": "bitwise_not"}
 
 
 @torch_mapper(*[f"aten.{name}.default" for name in _UNARY])
@@ -148,7 +178,6 @@ def clamp(ctx, op):
 @torch_mapper("aten.hardswish.default")
 def hardswish(ctx, op):
     """`x * clip(x + 3, 0, 6) / 6`."""
-    import numpy as np
     x = op.inputs[0]
     dtype = ctx.dtype(x)
     shape = ctx.shape(x)

@@ -260,11 +260,10 @@ class EmitContext:
                  and not p.startswith("functional")]
         base = parts[-2] if len(parts) >= 2 else (parts[-1] if parts else kind)
         weight = name_from or next(iter(params.values()), None)
-        if isinstance(weight, str):
-            weight = self.graph.meta.get("const_origin", {}).get(weight, weight)
-        if isinstance(weight, str) and weight.endswith(".weight"):
-            # Constants named after a state_dict key ("layer1.conv1.weight") name the layer.
-            base = weight.removesuffix(".weight")
+        origin = self.graph.origin.get(weight) if isinstance(weight, str) else None
+        if origin is not None and origin.param.endswith(".weight"):
+            # A source parameter ("layer1.conv1.weight") names the layer.
+            base = origin.param.removesuffix(".weight")
         name = self.layer_namer(f"layer:{node.name}", base)
         self.code.submodules.append((name, ctor))
         for param, value in params.items():

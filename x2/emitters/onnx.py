@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contracts import EmitRequest
 from ..errors import ConversionError, X2Error
 from ..ir import Graph
 from ..ir.serialize import copy_file_range_of
@@ -167,13 +168,14 @@ def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
     return model, bool(external)
 
 
-def emit_onnx(graph: Graph, out_dir: str, opset: int = DEFAULT_OPSET) -> dict:
+def emit(graph: Graph, request: EmitRequest) -> dict:
     import onnx
 
+    opset = request.options.opset or DEFAULT_OPSET
     newest = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= newest:
         raise X2Error(f"--opset {opset}: x2 writes ONNX opsets {MIN_OPSET} to {newest}")
-    out = Path(out_dir)
+    out = Path(request.out)
     model, external = build_model(graph, opset, out)
     path = out / "model.onnx"
     onnx.save_model(model, str(path))

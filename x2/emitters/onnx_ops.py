@@ -384,6 +384,43 @@ def topk(e, node):
            axis=node.attrs["axis"], largest=1, sorted=1)
 
 
-@onnx_op("greater", "less")
+_COMPARE = {"greater": "Greater", "less": "Less", "greater_equal": "GreaterOrEqual",
+            "less_equal": "LessOrEqual"}
+
+
+@onnx_op(*_COMPARE)
 def compare(e, node):
-    e.node("Greater" if node.op == "greater" else "Less", node.inputs, node.outputs)
+    e.node(_COMPARE[node.op], node.inputs, node.outputs)
+
+
+@onnx_op("not_equal")
+def not_equal(e, node):
+    e.node("Not", [e.node("Equal", node.inputs, [e.fresh(node, "equal")])], node.outputs)
+
+
+_BITWISE = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"),
+            "bitwise_xor": ("Xor", "BitwiseXor"), "bitwise_not": ("Not", "BitwiseNot")}
+
+
+@onnx_op(*_BITWISE)
+def bitwise(e, node):
+    # ONNX's Bitwise* ops (opset 18) take integers only; bool takes the logical ops.
+    logical, bitwise_op = _BITWISE[node.op]
+    if e.dtype(node.inputs[0]) == "bool":
+        e.node(logical, node.inputs, node.outputs)
+    elif e.opset >= 18:
+        e.node(bitwise_op, node.inputs, node.outputs)
+    else:
+        raise e.unsupported(node, f"integer {node.op} needs ONNX opset 18 or newer")
+
+
+@onnx_op("gather_elements")
+def gather_elements(e, node):
+    e.node("GatherElements", node.inputs, node.outputs, axis=node.attrs["axis"])
+
+
+@onnx_op("cumsum")
+def cumsum(e, node):
+    a = node.attrs
+    e.node("CumSum", [node.inputs[0], e.scalar(a["axis"], "int64")], node.outputs,
+           exclusive=int(a["exclusive"]), reverse=int(a["reverse"]))

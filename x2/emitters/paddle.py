@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contracts import EmitRequest
 from ..errors import ConversionError
 from ..ir import Graph
 from ..ir.serialize import release_pages
@@ -76,12 +77,12 @@ def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
         release_pages(source[start:start + step])
 
 
-def emit_paddle(graph: Graph, out_dir: str, source_desc: str) -> dict:
+def emit(graph: Graph, request: EmitRequest) -> dict:
     import paddle
 
-    out = Path(out_dir)
+    out = Path(request.out)
     value_names: dict[str, str] = {}
-    text, state = generate(graph, source_desc, value_names)
+    text, state = generate(graph, request.source_desc, value_names)
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy

@@ -18,7 +18,7 @@ register = PYTHON_OPS.register
 
 
 @register("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf", "square",
-          "silu", "softplus", "selu", "logical_not")
+          "silu", "softplus", "selu", "logical_not", "bitwise_not")
 def unary(e, node):
     return e.api(node.op, e.value(node.inputs[0]))
 
@@ -68,7 +68,8 @@ def mod(e, node):
     return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
 
 
-@register("maximum", "minimum", "greater", "less", "where", "matmul")
+@register("maximum", "minimum", "greater", "less", "greater_equal", "less_equal", "not_equal",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "where", "matmul")
 def on_tensors(e, node):
     return e.api(node.op, *[e.value(v, tensor=True) for v in node.inputs])
 
@@ -145,6 +146,33 @@ def gather(e, node):
         return e.api("index_select", e.value(x), e.value(idx), axis=axis)
     # Tensor indexing on one axis is numpy.take for any index shape.
     return take(e.value(x), axis, e.value(idx, tensor=True))
+
+
+@register("gather_elements")
+def gather_elements(e, node):
+    x, idx = node.inputs
+    return e.api("gather_elements", e.value(x), index=e.value(idx, tensor=True),
+                 axis=node.attrs["axis"])
+
+
+@register("cumsum")
+def cumsum(e, node):
+    a = node.attrs
+    axis, rank = a["axis"], len(e.graph.shape(node.inputs[0]))
+    x = e.value(node.inputs[0])
+    if a["reverse"]:
+        x = e.api("flip", x, axis=[axis])
+    dtype = e.graph.dtype(node.inputs[0])
+    # torch.cumsum of an int32 tensor gives int64 unless told: keep the IR's dtype.
+    y = e.api("cumsum", x, axis=axis,
+              **({"dtype": e.dtype(dtype)} if dtype and "int" in dtype else {}))
+    if a["exclusive"]:
+        # A zero in front, the last sum dropped (subtracting x would round floats).
+        pads = [0] * (2 * rank)
+        pads[axis] = 1
+        y = e.api("pad", subscript(y, rank, [axis], [0], [-1], [1]), e.constant_pads(pads),
+                  value=0)
+    return e.api("flip", y, axis=[axis]) if a["reverse"] else y
 
 
 @register("slice")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..contracts import EmitRequest
 from ..ir import Graph
 from .codegen import Assign, Expr, call, generate_module, import_generated
 from .torch_ops import TORCH_OPS, TorchContext
@@ -48,13 +49,13 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
     return text, state
 
 
-def emit_torch(graph: Graph, out_dir: str, source_desc: str, channels_last: bool = False
-               ) -> dict:
+def emit(graph: Graph, request: EmitRequest) -> dict:
     import torch
 
-    out = Path(out_dir)
+    out = Path(request.out)
     value_names: dict[str, str] = {}
-    text, state = generate(graph, source_desc, channels_last, value_names)
+    text, state = generate(graph, request.source_desc, request.options.channels_last,
+                           value_names)
     (out / "model.py").write_text(text)
     torch.save({k: torch.from_numpy(np.array(v)) for k, v in state.items()},
                str(out / "model.pt"))

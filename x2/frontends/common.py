@@ -11,10 +11,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ConversionError, SelectionError, UnsupportedOpsError, X2Error
-from ..ir import Graph, TensorInfo
+from ..ir import Graph, Origin, TensorInfo
+from ..ir.bounds import foldable
 from ..ir.ops import evaluate
-from ..passes.fold import foldable
 from ..registry import Registry
+from .source_fold import constant_values, fold_op
 
 
 def one_line(text, limit: int = 400) -> str:
@@ -31,6 +32,7 @@ class SourceOp:
     outputs: list[str]
     attrs: dict[str, Any] = field(default_factory=dict)
     const_value: np.ndarray | None = None   # for constant ops
+    param: str = ""                          # constants: the source's parameter name, if one
 
 
 @dataclass
@@ -99,6 +101,9 @@ class MapContext:
                     array = np.asarray(array)
                     self.graph.constants[name] = array
                     self.graph.info[name] = TensorInfo(str(array.dtype), tuple(array.shape))
+                if op in ("transpose", "identity"):
+                    # A transposed weight is still that parameter (names the emitted layer).
+                    self.graph.derive_origin(outputs[0], inputs[0], (attrs or {}).get("perm"))
                 return outputs[0]
         name = self.graph.fresh_name(f"{self.current.name}/{hint or op}") if outputs is None \
             else outputs[0]
@@ -194,15 +199,36 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
                        source.version, source.path)
 
 
-def map_graph(source: SourceGraph, registry: Registry) -> Graph:
-    """Map every source op to IR nodes. All unsupported ops are found first."""
+def apply_input_shapes(source: SourceGraph, shapes: dict[str, list[int]] | None) -> None:
+    """--input-shape for formats whose inputs are declared in the file: each
+    shape must agree with the declared one wherever that is known."""
+    for name, dims in (shapes or {}).items():
+        if name not in source.inputs:
+            raise SelectionError(f"--input-shape: '{name}' is not an input; inputs are "
+                                 f"{', '.join(source.inputs)}")
+        info = source.info[name]
+        old = info.shape
+        if old is not None and (len(old) != len(dims) or any(
+                o is not None and o != d for o, d in zip(old, dims))):
+            raise SelectionError(f"--input-shape {name}: {dims} contradicts the model's "
+                                 f"shape {list(old)}")
+        source.info[name] = TensorInfo(info.dtype, tuple(dims))
+
+
+def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
+    """Map every source op to IR nodes. All unsupported ops are found first;
+    unmapped ops that only compute constants are run by `evaluate` instead
+    (x2/frontends/source_fold.py), and reported only if that fails."""
     unsupported: dict[str, list[str]] = {}
     mappers: list[Callable] = []
+    constant = constant_values(source) if evaluate is not None else set()
     for op in source.ops:
         if op.const_value is not None:
             mappers.append(None)
             continue
         fn = registry.lookup(op.type, source.version)
+        if fn is None and op.outputs and all(o in constant for o in op.outputs if o):
+            fn = _fold
         if fn is None:
             unsupported.setdefault(op.type, []).append(op.name)
         mappers.append(fn)
@@ -210,7 +236,7 @@ def map_graph(source: SourceGraph, registry: Registry) -> Graph:
         raise UnsupportedOpsError(source.framework, unsupported)
 
     graph = Graph()
-    graph.meta["source_framework"] = source.framework
+    graph.meta.source_framework = source.framework
     for value in source.inputs:
         info = source.info[value]
         graph.add_input(value, info.dtype, info.shape)
@@ -221,6 +247,18 @@ def map_graph(source: SourceGraph, registry: Registry) -> Graph:
             graph.constants[op.outputs[0]] = op.const_value
             graph.info[op.outputs[0]] = TensorInfo(str(op.const_value.dtype),
                                                    tuple(op.const_value.shape))
+            graph.origin[op.outputs[0]] = Origin(op.outputs[0], param=op.param)
+            continue
+        if fn is _fold:
+            arrays = [graph.constants.get(v) if v else None for v in op.inputs]
+            folded = None if any(a is None for a, v in zip(arrays, op.inputs) if v) else \
+                fold_op(op, arrays, source.info, evaluate)
+            if folded is None:
+                unsupported.setdefault(op.type, []).append(op.name)
+            for out, array in zip(op.outputs, folded or []):
+                if out:
+                    graph.constants[out] = array
+                    graph.info[out] = TensorInfo(str(array.dtype), tuple(array.shape))
             continue
         ctx.current_mapper = f"{fn.__module__}.{fn.__name__}"
         try:
@@ -237,12 +275,22 @@ def map_graph(source: SourceGraph, registry: Registry) -> Graph:
                 f"{one_line(exc, 200) or 'no detail'}); the node is malformed or x2's mapper "
                 f"{ctx.current_mapper} has a bug", details={"node": op.name, "op": op.type,
                                                           "mapper": ctx.current_mapper}) from exc
+    if unsupported:  # constant-only ops the source framework could not run either
+        raise UnsupportedOpsError(source.framework, unsupported)
+    # Mappers give the IR value that equals a source tensor that tensor's name.
+    for value in [*source.inputs, *(v for op in source.ops for v in op.outputs)]:
+        if value in graph.info or graph.producer(value) is not None:
+            graph.origin.setdefault(value, Origin(value))
     graph.outputs = list(source.outputs)
     _apply_aliases(graph, source)
-    graph.meta["source_ops"] = _count(op.type for op in source.ops)
+    graph.meta.source_ops = _count(op.type for op in source.ops)
     graph.toposort()
     graph.validate()
     return graph
+
+
+def _fold(ctx, op):
+    """Marks an unmapped op that map_graph folds with the source framework."""
 
 
 def _name_file(exc: X2Error, path: str) -> None:
@@ -267,6 +315,7 @@ def _apply_aliases(graph: Graph, source: SourceGraph) -> None:
             # An output that is an input or a constant: give it its own node.
             node = graph.add_node("identity", [value], name=alias, outputs=[alias])
             graph.info[alias] = graph.info[value]
+            graph.derive_origin(alias, value)
             graph.outputs = [alias if v == value else v for v in graph.outputs]
             del node
         else:
@@ -282,3 +331,4 @@ def _apply_aliases(graph: Graph, source: SourceGraph) -> None:
     graph.inputs = [renames.get(v, v) for v in graph.inputs]
     graph.outputs = [renames.get(v, v) for v in graph.outputs]
     graph.info = {renames.get(k, k): v for k, v in graph.info.items()}
+    graph.origin = {renames.get(k, k): v for k, v in graph.origin.items()}

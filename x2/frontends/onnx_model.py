@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelLoadError
+from ..contracts import ReadRequest
+from ..errors import ModelLoadError, X2Error
 from ..ir import TensorInfo
 from .common import SourceGraph, SourceOp, one_line
 
@@ -441,7 +442,7 @@ def read_onnx(path: str) -> SourceGraph:
     ops: list[SourceOp] = []
     for name, array in arrays.items():
         info[name] = TensorInfo(str(array.dtype), tuple(array.shape))
-        ops.append(SourceOp("Initializer", name, [], [name], {}, array))
+        ops.append(SourceOp("Initializer", name, [], [name], {}, array, param=name))
     for index, (node, attrs) in enumerate(zip(graph.node, node_attrs)):
         domain = node.domain if node.domain not in ("", "ai.onnx") else ""
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
@@ -489,6 +490,48 @@ def _attr(attribute, base: Path | None = None, path: str = "", label: str = "a n
     except UnicodeDecodeError:
         raise ModelLoadError(f"{where} is not valid UTF-8 text") from None
     return value
+
+
+def evaluate_onnx_node(op: SourceOp, arrays: list, opset: int) -> list[np.ndarray] | None:
+    """Run one default-domain node with onnx.reference, ONNX's own semantics
+    (source-graph constant folding, x2/frontends/source_fold.py)."""
+    if "." in op.type:
+        return None
+    from onnx import helper, numpy_helper
+    from onnx.reference import ReferenceEvaluator
+    names = [f"in{i}" if a is not None else "" for i, a in enumerate(arrays)]
+    outs = [f"out{i}" if o else "" for i, o in enumerate(op.outputs)]
+    attrs = {k: numpy_helper.from_array(v) if isinstance(v, np.ndarray) else v
+             for k, v in op.attrs.items()}
+    node = helper.make_node(op.type, names, outs, **attrs)
+    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+              for n, a in zip(names, arrays) if n]
+    graph = helper.make_graph([node], "fold", inputs,
+                              [helper.make_empty_tensor_value_info(o) for o in outs if o])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    results = ReferenceEvaluator(model).run(None, {n: a for n, a in zip(names, arrays) if n})
+    return [np.asarray(r) for r in results]
+
+
+def read_ir(request: ReadRequest):
+    """(IR graph, source record): the model read, given its --input-shape,
+    pruned to --inputs/--outputs and mapped."""
+    from ..registry import ONNX
+    from .common import apply_input_shapes, map_graph, select_subgraph
+    try:
+        source = read_onnx(request.model)
+    except (X2Error, OSError):
+        raise
+    except Exception as exc:  # a malformed file the reader did not anticipate: name it
+        raise ModelLoadError(f"{request.model}: cannot read the model "
+                             f"({type(exc).__name__}: {one_line(exc, 200)})") from exc
+    apply_input_shapes(source, request.input_shapes)
+    source = select_subgraph(source, request.inputs, request.outputs)
+    graph = map_graph(source, ONNX,
+                      lambda op, arrays: evaluate_onnx_node(op, arrays, source.version))
+    graph.meta.source_model = request.model
+    graph.meta.opset = source.version
+    return graph, {}
 
 
 def run_onnx_source(path: str, names: list[str], inputs: list[np.ndarray]) -> list[np.ndarray]:

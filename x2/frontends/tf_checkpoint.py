@@ -4,8 +4,9 @@ graph_util.convert_variables_to_constants, describe the frozen graph.
 (TF2 object checkpoints: tf_object_checkpoint.py.)"""
 from __future__ import annotations
 
+from ..contracts import ReadRequest
 from ..errors import ModelLoadError
-from .tf_common import Request, first_line, freeze_session, quiet_tf, session_run, value_name
+from .tf_common import first_line, freeze_session, quiet_tf, session_run, value_name
 from .tf_graphdef import describe_frozen, infer_io
 
 
@@ -25,7 +26,7 @@ def _restore(tf, sess, meta_path: str):
                              f"{first_line(exc)}") from exc
 
 
-def read(meta_path: str, request: Request):
+def read(meta_path: str, request: ReadRequest):
     tf = quiet_tf()
     with tf.Graph().as_default() as graph, tf.compat.v1.Session() as sess:
         _restore(tf, sess, meta_path)
@@ -44,7 +45,7 @@ def read(meta_path: str, request: Request):
     return describe_frozen(tf, graph_def, inputs, wanted or sinks, request.input_shapes), {}
 
 
-def run(meta_path: str, request: Request, source: dict, names, arrays):
+def run(meta_path: str, request: ReadRequest, source: dict, names, arrays):
     tf = quiet_tf()
     graph = tf.Graph()
     with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:

@@ -5,7 +5,6 @@ import it without the readers importing each other."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -16,15 +15,6 @@ from .common import SourceGraph, SourceOp
 
 # Ops that carry no data: control flow bookkeeping left after freezing.
 _SKIP = {"NoOp", "Assert", "SaveV2", "RestoreV2", "VarHandleOp"}
-
-
-@dataclass
-class Request:
-    """What the user asked of a TF reader (the worker's tf.read arguments)."""
-    signature: str | None = None
-    input_shapes: dict | None = None
-    options: dict = field(default_factory=dict)
-    outputs: list | None = None
 
 
 def quiet_tf():

@@ -12,18 +12,19 @@ Detection (first match wins):
   PREFIX with PREFIX.index (no .meta)  TF2 object checkpoint: needs --model-def
   other *.pb / *.pbtxt file            frozen GraphDef
 
-Every reader module has read(path, Request) -> (SourceGraph, record fields)
-and run(path, Request, source record, names, arrays) -> outputs.
+Every reader module has read(path, ReadRequest) -> (SourceGraph, record
+fields) and run(path, ReadRequest, source record, names, arrays) -> outputs.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..contracts import ReadOptions, ReadRequest
 from ..errors import ModelLoadError, SelectionError
 from . import (tf_checkpoint, tf_graphdef, tf_keras, tf_object_checkpoint, tf_savedmodel,
                tf_savedmodel_v1)
-from .tf_common import Request, parse_saved_model
+from .tf_common import parse_saved_model
 from .tf_direct import NeedsTensorFlow, read_savedmodel_direct
 
 READERS = {"savedmodel": tf_savedmodel, "savedmodel_v1": tf_savedmodel_v1,
@@ -45,12 +46,12 @@ def _latest_checkpoint(directory: Path) -> str | None:
     return quiet_tf().train.latest_checkpoint(str(directory))
 
 
-def detect(model: str, options: dict) -> Found:
+def detect(model: str, options: ReadOptions) -> Found:
     """The format and resolved path. Errors name what is missing."""
     path = Path(model)
     if path.is_dir():
         if (path / "saved_model.pb").exists() or (path / "saved_model.pbtxt").exists():
-            if options.get("tags"):
+            if options.tags:
                 return Found("savedmodel_v1", str(path))
             proto = parse_saved_model(path) if (path / "saved_model.pb").exists() else None
             if proto is not None and tf_savedmodel_v1.is_tf1(proto):
@@ -77,7 +78,7 @@ def detect(model: str, options: dict) -> Found:
     if Path(prefix + ".index").exists():
         if Path(prefix + ".meta").exists():
             return Found("checkpoint_v1", prefix + ".meta")
-        if options.get("model_def"):
+        if options.model_def:
             return Found("checkpoint_v2", prefix)
         if tf_object_checkpoint.is_object_checkpoint(prefix):
             raise ModelLoadError(
@@ -97,11 +98,11 @@ def detect(model: str, options: dict) -> Found:
         f"frozen graph (.pb), a checkpoint (.meta or prefix), or a Keras file (.keras/.h5)")
 
 
-def _read_savedmodel(found: Found, request: Request):
+def _read_savedmodel(found: Found, request: ReadRequest):
     """"auto" reads without TensorFlow where tf_direct.py can and falls back to
     TensorFlow otherwise; "direct" refuses the fallback; "tensorflow" always
     loads with TensorFlow."""
-    choice = request.options.get("tf_reader", "auto")
+    choice = request.options.tf_reader
     if choice not in TF_READERS:
         raise SelectionError(f"--tf-reader {choice}: choose from {', '.join(TF_READERS)}")
     reason = "--tf-reader tensorflow"
@@ -121,10 +122,9 @@ def _read_savedmodel(found: Found, request: Request):
     return source, {"reader": {"name": "tensorflow", "why": reason}}
 
 
-def read(model: str, signature, input_shapes, options: dict, outputs=None):
+def read(request: ReadRequest):
     """(SourceGraph, source record for report.json) for any TF format."""
-    found = detect(model, options)
-    request = Request(signature, input_shapes, options, outputs)
+    found = detect(request.model, request.options)
     if found.format == "savedmodel":
         source, fields = _read_savedmodel(found, request)
     else:
@@ -132,10 +132,29 @@ def read(model: str, signature, input_shapes, options: dict, outputs=None):
     return source, {"format": found.format, **fields}
 
 
-def run(model: str, signature, names, arrays, options: dict, source: dict):
+def read_ir(request: ReadRequest):
+    """(IR graph, source record): the model read, pruned to --inputs/--outputs
+    and mapped. The record names the tensors the converted model spans, which
+    is what `x2 check` feeds and fetches when it runs the source."""
+    from ..registry import TF
+    from .common import map_graph, select_subgraph
+    from .source_fold import evaluate_tf
+    from .tf_common import tensor_name
+    source, record = read(request)
+    source = select_subgraph(source, request.inputs, request.outputs)
+    record.update(feeds=[tensor_name(v) for v in source.inputs],
+                  fetches=[tensor_name(v) for v in source.outputs],
+                  pruned=bool(request.inputs or request.outputs))
+    graph = map_graph(source, TF, evaluate_tf)
+    graph.meta.source_model = request.model
+    # Keras/TF image tensors are NHWC at the interface (--io-layout nchw changes that).
+    graph.meta.source_layout = "NHWC"
+    return graph, record
+
+
+def run(request: ReadRequest, names, arrays, source: dict):
     """Run the source model on numpy inputs; outputs in the converted model's order.
     `source` is report.json's "source": feeds/fetches name the (possibly pruned)
     tensors the converted model starts and ends at."""
-    found = detect(model, options)
-    return READERS[found.format].run(found.path, Request(signature, None, options),
-                                     source, names, arrays)
+    found = detect(request.model, request.options)
+    return READERS[found.format].run(found.path, request, source, names, arrays)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..contracts import ReadRequest
 from ..errors import ModelLoadError, SelectionError
-from .tf_common import Request, describe_graph_def, quiet_tf, run_graph_def, value_name
+from .tf_common import describe_graph_def, quiet_tf, run_graph_def, value_name
 
 # Op types that are never a model output when outputs are inferred.
 _NOT_OUTPUTS = {"NoOp", "Const", "Placeholder", "PlaceholderWithDefault", "Assert", "SaveV2",
@@ -118,7 +119,7 @@ def describe_frozen(tf, graph_def, inputs, outputs, input_shapes=None):
                               [value_name(v) for v in outputs])
 
 
-def read(path: str, request: Request):
+def read(path: str, request: ReadRequest):
     tf = quiet_tf()
     graph_def = load_graph_def(tf, path)
     inputs, outputs = infer_io(graph_def)
@@ -127,6 +128,6 @@ def read(path: str, request: Request):
     return describe_frozen(tf, graph_def, inputs, outputs, request.input_shapes), {}
 
 
-def run(path: str, request: Request, source: dict, names, arrays):
+def run(path: str, request: ReadRequest, source: dict, names, arrays):
     tf = quiet_tf()
     return run_graph_def(tf, load_graph_def(tf, path), source, arrays)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
+from ..contracts import ReadRequest
 from ..errors import ModelLoadError
 from ..text import quoted
 from . import tf_trace
-from .tf_common import Request, quiet_tf, run_graph_def
+from .tf_common import quiet_tf
 from .tf_keras_config import TRUST_HINT, check, import_custom_modules, short_error
 
 
@@ -38,17 +39,13 @@ def load_keras_file(path: str, trust_code: bool):
         raise ModelLoadError(f"{path}: Keras could not load this file: {text}{hint}") from exc
 
 
-def _load(path: str, request: Request):
-    return load_keras_file(path, bool(request.options.get("trust_code")))
+def _load(path: str, request: ReadRequest):
+    return load_keras_file(path, bool(request.options.trust_code))
 
 
-def read(path: str, request: Request):
-    tf, model = _load(path, request)
-    return tf_trace.read(tf, model, request.input_shapes), {}
+def read(path: str, request: ReadRequest):
+    return tf_trace.read(*_load(path, request), request.input_shapes), {}
 
 
-def run(path: str, request: Request, source: dict, names, arrays):
-    tf, model = _load(path, request)
-    if source.get("pruned"):
-        return run_graph_def(tf, tf_trace.freeze(tf, model), source, arrays)
-    return tf_trace.call(tf, model, arrays)
+def run(path: str, request: ReadRequest, source: dict, names, arrays):
+    return tf_trace.run(*_load(path, request), source, arrays)

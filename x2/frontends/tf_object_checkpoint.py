@@ -9,9 +9,10 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from ..contracts import ReadRequest
 from ..errors import ModelLoadError, SelectionError
 from . import tf_trace
-from .tf_common import Request, quiet_tf, run_graph_def
+from .tf_common import quiet_tf
 
 
 def is_object_checkpoint(prefix: str) -> bool:
@@ -73,22 +74,18 @@ def _restore(tf, obj, prefix: str) -> None:
     status.expect_partial()
 
 
-def _load(prefix: str, request: Request):
+def _load(prefix: str, request: ReadRequest):
     tf = quiet_tf()
-    if not request.options.get("model_def"):
+    if not request.options.model_def:
         raise ModelLoadError(f"{prefix}: a TF2 object checkpoint needs --model-def")
-    obj = load_model_def(request.options["model_def"])()
+    obj = load_model_def(request.options.model_def)()
     _restore(tf, obj, prefix)
     return tf, obj
 
 
-def read(prefix: str, request: Request):
-    tf, obj = _load(prefix, request)
-    return tf_trace.read(tf, obj, request.input_shapes), {}
+def read(prefix: str, request: ReadRequest):
+    return tf_trace.read(*_load(prefix, request), request.input_shapes), {}
 
 
-def run(prefix: str, request: Request, source: dict, names, arrays):
-    tf, obj = _load(prefix, request)
-    if source.get("pruned"):
-        return run_graph_def(tf, tf_trace.freeze(tf, obj), source, arrays)
-    return tf_trace.call(tf, obj, arrays)
+def run(prefix: str, request: ReadRequest, source: dict, names, arrays):
+    return tf_trace.run(*_load(prefix, request), source, arrays)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..contracts import ReadRequest
 from ..errors import ModelLoadError, SelectionError
-from .tf_common import (Request, check_savedmodel_dir, describe_graph_def, first_line,
+from .tf_common import (check_savedmodel_dir, describe_graph_def, first_line,
                         flat_outputs, pick_signature, quiet_tf, run_graph_def, value_name)
 
 
@@ -45,7 +46,7 @@ def retrace(tf, fn, input_shapes: dict[str, list[int]]):
     return wrapper.get_concrete_function(**specs)
 
 
-def read(path: str, request: Request):
+def read(path: str, request: ReadRequest):
     tf, _loaded, _signature, fn = load_signature(path, request.signature)
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
@@ -71,7 +72,7 @@ def read(path: str, request: Request):
     return source, {}
 
 
-def run(path: str, request: Request, source: dict, names, arrays):
+def run(path: str, request: ReadRequest, source: dict, names, arrays):
     """Call the signature; a pruned model runs the frozen graph between the
     tensors it was cut at."""
     tf, _loaded, _signature, fn = load_signature(path, request.signature)

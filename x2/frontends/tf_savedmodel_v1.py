@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..contracts import ReadRequest
 from ..errors import SelectionError
-from .tf_common import (Request, freeze_session, pick_signature, quiet_tf, session_run,
+from .tf_common import (freeze_session, pick_signature, quiet_tf, session_run,
                         value_name)
 from .tf_graphdef import describe_frozen
 
@@ -42,10 +43,10 @@ def _signature(meta_graph, signature, path):
     return signature, inputs, outputs
 
 
-def read(path: str, request: Request):
+def read(path: str, request: ReadRequest):
     tf = quiet_tf()
     with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
-        meta_graph, tags = _load(tf, sess, path, request.options.get("tags"))
+        meta_graph, tags = _load(tf, sess, path, request.options.tags)
         signature, inputs, outputs = _signature(meta_graph, request.signature, path)
         graph_def = freeze_session(tf, sess, list(outputs.values()))
     shapes = {inputs.get(k, k): v for k, v in (request.input_shapes or {}).items()}
@@ -56,9 +57,9 @@ def read(path: str, request: Request):
     return source, {"signature": signature, "tags": tags}
 
 
-def run(path: str, request: Request, source: dict, names, arrays):
+def run(path: str, request: ReadRequest, source: dict, names, arrays):
     tf = quiet_tf()
     graph = tf.Graph()
     with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
-        _load(tf, sess, path, source.get("tags") or request.options.get("tags"))
+        _load(tf, sess, path, source.get("tags") or request.options.tags)
         return session_run(tf, sess, source, arrays)

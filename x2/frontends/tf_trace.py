@@ -1,11 +1,12 @@
 """Python-built models (a Keras model or a tf.Module, from a Keras file or a
 TF2 checkpoint's --model-def): trace the model with its input signature,
 freeze the variables (convert_variables_to_constants_v2), describe the
-frozen graph, or call it eagerly for `x2 check`."""
+frozen graph, or run it for `x2 check`. Readers of such formats only load
+the model: read/run here are the rest."""
 from __future__ import annotations
 
 from ..errors import SelectionError
-from .tf_common import describe_graph_def, flat_outputs, value_name
+from .tf_common import describe_graph_def, flat_outputs, run_graph_def, value_name
 
 
 def _is_keras(obj) -> bool:
@@ -83,11 +84,10 @@ def read(tf, obj, input_shapes=None):
     return source
 
 
-def freeze(tf, obj):
-    """The frozen graph the reader converted (for running a pruned model in TF)."""
-    return _freeze(tf, obj, None)[0].graph.as_graph_def()
-
-
-def call(tf, obj, arrays):
-    """Call the model eagerly; outputs flattened like the converted model."""
+def run(tf, obj, source: dict, arrays):
+    """Run the model for `x2 check`: eagerly, or, when the conversion was pruned
+    to inner tensors, the frozen graph it was read from between those tensors."""
+    if source.get("pruned"):
+        frozen = _freeze(tf, obj, None)[0].graph.as_graph_def()
+        return run_graph_def(tf, frozen, source, arrays)
     return flat_outputs(_call(obj, [tf.constant(a) for a in arrays]))

@@ -11,7 +11,7 @@ decomposed to the core ATen op set, and the FX graph is described as a
 SourceGraph for the shared mapping loop. Parameters and buffers become
 constants named after their state_dict keys.
 
-With options["dynamic_batch"], dim 0 of every input is a torch.export.Dim:
+With options.dynamic_batch (--dynamic-batch), dim 0 of every input is a torch.export.Dim:
 tensor shapes then hold None there, and size arguments computed from it
 (sym_size, and arithmetic on it) reach the mappers as SymDim markers."""
 from __future__ import annotations
@@ -28,10 +28,12 @@ import operator
 import re
 import sys
 import warnings
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
+from ..contracts import ReadOptions, ReadRequest
 from ..errors import ModelLoadError, SelectionError
 from ..ir import TensorInfo
 from ..text import quoted
@@ -513,49 +515,75 @@ def _is_torchscript(path: Path) -> bool:
                              f"truncated or corrupt: {type(exc).__name__}: {exc}") from exc
 
 
-def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None):
-    """Random example inputs for forward()'s tensor arguments, in order."""
+def forward_arguments(module) -> list[tuple[str, bool]]:
+    """forward()'s tensor-capable arguments in order, each with whether it has
+    a default (Hugging Face models give every argument a default of None)."""
     torch = _torch()
     if isinstance(module, torch.jit.ScriptModule):
-        names = [a.name for a in module.forward.schema.arguments[1:]
-                 if a.default_value is None and not a.kwarg_only]
-    else:
-        params = [p for p in inspect.signature(module.forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                  and p.default is inspect.Parameter.empty]
-        names = [p.name for p in params]
+        return [(a.name, a.default_value is not None) for a in module.forward.schema.arguments[1:]
+                if not a.kwarg_only]
+    return [(p.name, p.default is not inspect.Parameter.empty)
+            for p in inspect.signature(module.forward).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def select_arguments(module, wanted: list[str] | None, input_shapes: dict | None) -> list[str]:
+    """The forward() arguments that become inputs: every one without a default,
+    plus the defaulted ones named in --inputs or --input-shape, in signature order."""
+    arguments = forward_arguments(module)
+    names = [name for name, _ in arguments]
+    module_name = getattr(module, "original_name", None) or type(module).__name__
+    for name in list(wanted or []) + list(input_shapes or {}):
+        if name not in names:
+            listing = ", ".join(f"{n}{'=...' if d else ''}" for n, d in arguments) or "none"
+            raise SelectionError(f"'{name}' is not an argument of {module_name}.forward; its "
+                                 f"arguments are {listing}")
+    chosen = set(wanted or []) | set(input_shapes or {})
+    return [n for n, has_default in arguments if not has_default or n in chosen]
+
+
+def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
+                   names: list[str] | None = None) -> dict:
+    """Random example inputs for the chosen forward() arguments, by name in
+    signature order."""
+    torch = _torch()
+    names = names if names is not None else select_arguments(module, None, input_shapes)
     module_name = getattr(module, "original_name", None) or type(module).__name__
     shapes = dict(input_shapes or {})
     dtypes = dict(input_dtypes or {})
-    for name in list(shapes) + [d for d in dtypes if d != "*"]:
+    for name in [d for d in dtypes if d != "*"]:
         if name not in names:
-            raise SelectionError(f"'{name}' is not an argument of {module_name}."
-                                 f"forward; its arguments are {', '.join(names) or 'none'}")
+            raise SelectionError(f"--input-dtype {name}: not an input of {module_name}.forward; "
+                                 f"its inputs are {', '.join(names) or 'none'} (name defaulted "
+                                 f"arguments in --inputs to make them inputs)")
     missing = [n for n in names if n not in shapes]
     if missing:
         raise SelectionError(
             f"give the shape of every input with --input-shape NAME:D1,D2,...; missing: "
             f"{', '.join(missing)} (forward({', '.join(names)}))")
     gen = torch.Generator().manual_seed(0)
-    args = []
+    args = {}
     for name in names:
         wanted = dtypes.get(name, dtypes.get("*", "float32"))
         dtype = getattr(torch, wanted, None)
         if not isinstance(dtype, torch.dtype):
             raise SelectionError(f"--input-dtype {name}: unknown dtype {wanted!r}")
         if dtype.is_floating_point:
-            args.append(torch.randn(shapes[name], generator=gen).to(dtype))
+            args[name] = torch.randn(shapes[name], generator=gen).to(dtype)
         else:
-            # Small non-negative integers: valid token ids and indices.
-            args.append(torch.randint(0, 2, shapes[name], generator=gen).to(dtype))
-    return tuple(args)
+            # Small non-negative integers: valid token ids, masks and indices.
+            args[name] = torch.randint(0, 2, shapes[name], generator=gen).to(dtype)
+    return args
 
 
 def _first_line(exc) -> str:
     return (str(exc).strip().splitlines() or [""])[0]
 
 
-def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=False):
+def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=False,
+           arguments: list[str] | None = None):
+    """A decomposed torch.export program of `obj`; `arguments` are the forward()
+    arguments that become inputs (default: those without a default value)."""
     torch = _torch()
     if kind == "program":
         if input_shapes:
@@ -565,14 +593,14 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
             raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
                                  "dynamic dims were chosen when it was exported")
         return obj.run_decompositions()
-    args = example_inputs(obj, input_shapes, input_dtypes)
+    kwargs = example_inputs(obj, input_shapes, input_dtypes, arguments)
     if kind == "script":
         import warnings
         from torch._export.converter import TS2EPConverter
         try:
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                program = TS2EPConverter(obj, args).convert()
+                program = TS2EPConverter(obj, tuple(kwargs.values())).convert()
         except Exception as exc:
             raise ModelLoadError(f"could not convert the TorchScript module to a torch.export "
                                  f"program: {type(exc).__name__}: {_first_line(exc)}") from exc
@@ -580,13 +608,19 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
         obj = program.module()
     dynamic = None
     if dynamic_batch:
-        if any(a.dim() == 0 for a in args):
+        if any(a.dim() == 0 for a in kwargs.values()):
             raise SelectionError("--dynamic-batch: every input needs a batch dim (dim 0)")
         batch = torch.export.Dim("batch")
-        dynamic = tuple({0: batch} for _ in args)
+        dynamic = {name: {0: batch} for name in kwargs}
+    # A module by keyword: a defaulted argument chosen with --inputs may follow
+    # others left at their defaults. The converted TorchScript program takes
+    # its (all required) arguments by position.
+    args, kwargs = ((tuple(kwargs.values()), {}) if kind == "script" else ((), kwargs))
+    if dynamic is not None and kind == "script":
+        dynamic = tuple(dynamic.values())
     try:
         with torch.no_grad():
-            program = torch.export.export(obj, args, dynamic_shapes=dynamic)
+            program = torch.export.export(obj, args, kwargs=kwargs, dynamic_shapes=dynamic)
     except Exception as exc:
         hint = (" with a dynamic batch (the model may fix or constrain its batch size; "
                 "give an example batch of 2 or more in --input-shape, or convert without "
@@ -648,7 +682,8 @@ def describe_program(program) -> SourceGraph:
                     tensor = program.constants[key]
                 array = tensor.detach().cpu().numpy()
                 rename[node.name] = key
-                ops.append(SourceOp("constant", key, [], [key], const_value=array))
+                ops.append(SourceOp("constant", key, [], [key], const_value=array,
+                                    param=key if key in program.state_dict else ""))
             elif (i := _info(node)) is not None:
                 info[node.name] = i
             continue
@@ -683,9 +718,37 @@ def describe_program(program) -> SourceGraph:
     out_node = next(n for n in program.graph.nodes if n.op == "output")
     outs = [rename.get(a.name, a.name) for a in _flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
-    aliases = {v: ("output" if len(outs) == 1 else f"output_{i}") for i, v in enumerate(outs)}
+    named = _output_names(program, len(outs))
+    aliases = {v: named[i] if named else ("output" if len(outs) == 1 else f"output_{i}")
+               for i, v in enumerate(outs)}
     return SourceGraph("pytorch", ops, user_inputs, outs, info,
                        input_aliases={v: v for v in user_inputs}, output_aliases=aliases)
+
+
+def evaluate_aten(op: SourceOp, arrays: list) -> list[np.ndarray] | None:
+    """Run one ATen op on constant tensors with torch itself (source-graph
+    constant folding, x2/frontends/source_fold.py)."""
+    torch = _torch()
+    parts = op.type.split(".")
+    if len(parts) != 3 or parts[0] != "aten":
+        return None
+    fn = getattr(getattr(torch.ops.aten, parts[1]), parts[2])
+    tensors = {ref: torch.from_numpy(np.array(a)) for ref, a in zip(op.inputs, arrays)}
+
+    def real(arg):
+        if isinstance(arg, TensorRef):
+            return tensors[arg]
+        if isinstance(arg, SymDim):
+            raise ValueError("a dynamic-batch size")
+        if isinstance(arg, (list, tuple)):
+            return type(arg)(real(a) for a in arg)
+        if isinstance(arg, dict):
+            return {k: real(v) for k, v in arg.items()}
+        return arg
+
+    with torch.no_grad():
+        out = fn(*real(op.attrs["args"]), **real(op.attrs["kwargs"]))
+    return [t.numpy() for t in (out if isinstance(out, (list, tuple)) else [out])]
 
 
 def _flatten(items):
@@ -696,22 +759,91 @@ def _flatten(items):
             yield item
 
 
-def read_torch(spec: str, input_shapes=None, options: dict | None = None) -> SourceGraph:
-    options = options or {}
-    kind, obj = load_model(spec, bool(options.get("trust_pickle")))
-    program = export(kind, obj, input_shapes, options.get("input_dtypes"),
-                     bool(options.get("dynamic_batch")))
-    return describe_program(program)
+def _output_names(program, count: int) -> list[str] | None:
+    """Names of the flattened outputs when the model returns a dict-like
+    structure (a Hugging Face ModelOutput: last_hidden_state, logits, ...);
+    None for a tensor or a plain tuple (named output, output_0, ...)."""
+    spec = getattr(program.call_spec, "out_spec", None)
+    if spec is None:
+        return None
+    names: list[str] = []
+    keyed = False
+
+    def walk(node, path):
+        nonlocal keyed
+        if node.is_leaf():
+            names.append("_".join(path))
+            return
+        context = node.context
+        keys = (list(context) if isinstance(context, (list, tuple)) and
+                len(context) == len(node.children_specs) and
+                all(isinstance(k, str) for k in context) else None)
+        keyed = keyed or keys is not None
+        for i, child in enumerate(node.children_specs):
+            walk(child, path + [keys[i] if keys else str(i)])
+
+    walk(spec, [])
+    if not keyed or len(names) != count or len(set(names)) != count or not all(names):
+        return None
+    return names
 
 
-def run_torch(spec: str, inputs: list[np.ndarray], options: dict | None = None
+def _is_module(kind: str) -> bool:
+    return kind in ("module", "script")
+
+
+def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
+               inputs: list[str] | None = None) -> tuple[SourceGraph, list[str] | None]:
+    """The model as a SourceGraph, and the forward() arguments it takes (None
+    for a .pt2 program). --inputs that are all forward() arguments choose
+    the arguments (defaulted ones included); other names prune the graph."""
+    options = options or ReadOptions()
+    kind, obj = load_model(spec, options.trust_pickle)
+    arguments = None
+    if _is_module(kind):
+        names = [n for n, _ in forward_arguments(obj)]
+        as_arguments = inputs if inputs and all(n in names for n in inputs) else None
+        arguments = select_arguments(obj, as_arguments, input_shapes)
+    program = export(kind, obj, input_shapes, options.input_dtypes, options.dynamic_batch,
+                     arguments)
+    return describe_program(program), arguments
+
+
+def read_ir(request: ReadRequest):
+    """(IR graph, source record): the model exported, pruned to
+    --inputs/--outputs and mapped. When --inputs named forward() arguments,
+    the record's options name them, so `x2 check` passes its inputs there."""
+    from ..registry import TORCH
+    from .common import map_graph, select_subgraph
+    inputs = request.inputs
+    source, arguments = read_torch(request.model, request.input_shapes, request.options, inputs)
+    if arguments is not None and inputs and all(n in arguments for n in inputs):
+        inputs = None  # they chose forward() arguments, not a subgraph
+    source = select_subgraph(source, inputs, request.outputs)
+    graph = map_graph(source, TORCH, evaluate_aten)
+    graph.meta.source_model = request.model
+    record = {}
+    if arguments is not None:
+        record["options"] = {**asdict(request.options), "forward_args": arguments}
+    return graph, record
+
+
+def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None = None
               ) -> list[np.ndarray]:
-    """Run the source model on numpy inputs (eval mode, no grad)."""
+    """Run the source model on numpy inputs (eval mode, no grad); a module's
+    inputs go to the forward() arguments chosen at conversion, by name."""
     torch = _torch()
-    options = options or {}
-    kind, obj = load_model(spec, bool(options.get("trust_pickle")))
+    from torch.utils import _pytree
+    options = options or ReadOptions()
+    kind, obj = load_model(spec, options.trust_pickle)
     model = obj.module() if kind == "program" else obj
+    tensors = [torch.from_numpy(np.ascontiguousarray(x)) for x in inputs]
+    arguments = options.forward_args
     with torch.no_grad():
-        result = model(*[torch.from_numpy(np.ascontiguousarray(x)) for x in inputs])
-    flat = list(_flatten([result])) if isinstance(result, (list, tuple)) else [result]
-    return [t.detach().cpu().numpy() for t in flat]
+        if arguments and kind == "module":
+            result = model(**dict(zip(arguments, tensors)))
+        else:
+            result = model(*tensors)
+    # The same flattening as torch.export's outputs (ModelOutput and dicts included).
+    leaves = _pytree.tree_leaves(result)
+    return [t.detach().cpu().numpy() for t in leaves if isinstance(t, torch.Tensor)]

@@ -21,9 +21,10 @@ import numpy as np
 
 from .lint import lint as _lint
 from .ops import OPS
+from .provenance import GraphMeta, Origin
 from .schema import DTYPES
 
-__all__ = ["DTYPES", "Graph", "Node", "Shape", "TensorInfo"]
+__all__ = ["DTYPES", "Graph", "GraphMeta", "Node", "Origin", "Shape", "TensorInfo"]
 
 # A dimension is an int, or None when unknown at conversion time (e.g. batch).
 Shape = tuple  # tuple[int | None, ...]
@@ -70,14 +71,7 @@ class Node:
 
     @inputs.setter
     def inputs(self, values: Iterable[str]) -> None:
-        values = tuple(values)
-        graph = self.graph
-        if graph is not None:
-            graph._unlink_inputs(self)
-            self._inputs = values
-            graph._link_inputs(self)
-        else:
-            self._inputs = values
+        self._relink("_inputs", values)
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -85,14 +79,16 @@ class Node:
 
     @outputs.setter
     def outputs(self, values: Iterable[str]) -> None:
-        values = tuple(values)
+        self._relink("_outputs", values)
+
+    def _relink(self, slot: str, values: Iterable[str]) -> None:
+        """Replace the inputs or outputs, keeping the graph's producer/users maps right."""
         graph = self.graph
         if graph is not None:
-            graph._unlink_outputs(self)
-            self._outputs = values
-            graph._link_outputs(self)
-        else:
-            self._outputs = values
+            graph._unlink(self, slot)
+        setattr(self, slot, tuple(values))
+        if graph is not None:
+            graph._link(self, slot)
 
     def to_json(self) -> dict:
         return {"op": self.op, "name": self.name, "inputs": list(self.inputs),
@@ -113,9 +109,9 @@ class Graph:
         self.outputs: list[str] = []
         self.constants: dict[str, np.ndarray] = {}
         self.info: dict[str, TensorInfo] = {}
-        # Free-form facts about the graph: source framework, layout of each
-        # graph input/output ("NHWC"/"NCHW"/None), signature name, ...
-        self.meta: dict[str, Any] = {}
+        self.meta = GraphMeta()
+        # value -> what it is in the source model (x2/ir/provenance.py)
+        self.origin: dict[str, Origin] = {}
         self._names = itertools.count()
         self._nodes: list[Node] = []
         self._removed = False  # removed nodes still sit in _nodes until `nodes` is read
@@ -152,36 +148,36 @@ class Graph:
         if opdef is not None:
             opdef.with_defaults(node.attrs)
         node._graph = self._self_ref
-        self._link_inputs(node)
-        self._link_outputs(node)
+        self._link(node, "_inputs")
+        self._link(node, "_outputs")
 
     def _detach(self, node: Node) -> None:
-        self._unlink_inputs(node)
-        self._unlink_outputs(node)
+        self._unlink(node, "_inputs")
+        self._unlink(node, "_outputs")
         node._graph = None
         self._removed = True
 
-    def _link_inputs(self, node: Node) -> None:
-        for value in node._inputs:
-            if value:
-                self._users.setdefault(value, {})[node] = None
+    def _link(self, node: Node, slot: str) -> None:
+        if slot == "_inputs":
+            for value in node._inputs:
+                if value:
+                    self._users.setdefault(value, {})[node] = None
+        else:
+            for value in node._outputs:
+                self._producer[value] = node
 
-    def _unlink_inputs(self, node: Node) -> None:
-        for value in node._inputs:
-            users = self._users.get(value)
-            if users is not None:
-                users.pop(node, None)
-                if not users:
-                    del self._users[value]
-
-    def _link_outputs(self, node: Node) -> None:
-        for value in node._outputs:
-            self._producer[value] = node
-
-    def _unlink_outputs(self, node: Node) -> None:
-        for value in node._outputs:
-            if self._producer.get(value) is node:
-                del self._producer[value]
+    def _unlink(self, node: Node, slot: str) -> None:
+        if slot == "_inputs":
+            for value in node._inputs:
+                users = self._users.get(value)
+                if users is not None:
+                    users.pop(node, None)
+                    if not users:
+                        del self._users[value]
+        else:
+            for value in node._outputs:
+                if self._producer.get(value) is node:
+                    del self._producer[value]
 
     # -- construction -----------------------------------------------------
     def fresh_name(self, hint: str) -> str:
@@ -224,6 +220,17 @@ class Graph:
         if node._graph is not self._self_ref:
             raise ValueError(f"node {node.name!r} is not in this graph")
         self._detach(node)
+
+    def derive_origin(self, value: str, source: str, perm=None) -> None:
+        """`value` equals `source` (transposed by `perm`): it has the same origin."""
+        origin = self.origin.get(source)
+        if origin is not None:
+            self.origin[value] = origin if perm is None else origin.permuted(perm)
+
+    def forget(self, value: str) -> None:
+        """Drop what the graph knows about a value nothing defines any more."""
+        self.info.pop(value, None)
+        self.origin.pop(value, None)
 
     # -- queries ----------------------------------------------------------
     def producer(self, value: str) -> Node | None:
@@ -279,6 +286,8 @@ class Graph:
         used = live | set(self.inputs) | set(self._producer)
         for name in [v for v in self.info if v not in used]:
             del self.info[name]
+        for name in [v for v in self.origin if v not in used]:
+            del self.origin[name]
         return self
 
     def toposort(self) -> "Graph":

@@ -10,6 +10,12 @@ from .ops import evaluate
 
 
 def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    values = interpret_all(graph, inputs)
+    return [values[v] for v in graph.outputs]
+
+
+def interpret_all(graph: Graph, inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Every value of the graph (inputs, constants, each node output) by name."""
     values: dict[str, np.ndarray] = dict(graph.constants)
     values.update(zip(graph.inputs, inputs))
     for node in graph.nodes:
@@ -18,4 +24,4 @@ def interpret(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
         if result is None:
             raise NotImplementedError(f"no numpy kernel for IR op {node.op!r}")
         values.update(zip(node.outputs, result))
-    return [values[v] for v in graph.outputs]
+    return values

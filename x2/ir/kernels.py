@@ -254,3 +254,19 @@ def topk(xs, a):
     order = np.argsort(-x, axis=axis, kind="stable")
     indices = np.take(order, np.arange(k), axis=axis)
     return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
+
+
+def cumsum(xs, a):
+    x, axis = xs[0], a["axis"]
+    y = np.flip(x, axis) if a.get("reverse") else x
+    y = np.cumsum(y, axis=axis, dtype=x.dtype)
+    if a.get("exclusive"):
+        y = _shift_forward(y, axis)
+    return [np.flip(y, axis) if a.get("reverse") else y]
+
+
+def _shift_forward(y, axis):
+    """y moved one step along `axis`, a zero in front (exclusive running sums)."""
+    width = [(0, 0)] * y.ndim
+    width[axis] = (1, 0)
+    return np.take(np.pad(y, width), np.arange(y.shape[axis]), axis=axis)

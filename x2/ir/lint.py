@@ -115,6 +115,16 @@ def _info_problems(graph, defined_by: dict) -> list[str]:
                 for d in shape)):
             out.append(f"info for '{name}': shape {shape!r} is not a tuple of dims "
                        f"(int >= 0 or None)")
+    for name, origin in graph.origin.items():
+        info = graph.info.get(name)
+        if name not in defined_by:
+            out.append(f"origin for '{name}', which nothing defines")
+        elif origin.perm is not None and (
+                sorted(origin.perm) != list(range(len(origin.perm))) or (
+                    info is not None and info.shape is not None
+                    and len(info.shape) != len(origin.perm))):
+            out.append(f"origin of '{name}': perm {list(origin.perm)} is not a permutation "
+                       f"of its axes")
     for name, array in graph.constants.items():
         info = graph.info.get(name)
         if info is None or info.dtype != str(array.dtype) or info.shape != tuple(array.shape):

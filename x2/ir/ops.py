@@ -83,10 +83,18 @@ for _name, _fn in {
         np.result_type(xs[0], xs[1]))], "numpy broadcasting (`mod`: numpy's sign convention)",
        layout="elementwise")
 
-for _name, _fn in {"equal": np.equal, "greater": np.greater, "less": np.less}.items():
+for _name, _fn in {"equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
+                   "greater_equal": np.greater_equal, "less": np.less,
+                   "less_equal": np.less_equal}.items():
     op(_name, "a b", lambda xs, a, f=_fn: [f(xs[0], xs[1])],
        "elementwise comparison, bool output, broadcasting", layout="elementwise")
 op("logical_not", "x", lambda xs, a: [np.logical_not(xs[0])], "bool", layout="elementwise")
+for _name, _fn in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+                   "bitwise_xor": np.bitwise_xor}.items():
+    op(_name, "a b", lambda xs, a, f=_fn: [f(xs[0], xs[1])],
+       "bitwise on integers, logical on bool, broadcasting", layout="elementwise")
+op("bitwise_not", "x", lambda xs, a: [np.invert(xs[0])], "bitwise on integers, logical on bool",
+   layout="elementwise")
 op("where", "cond a b", lambda xs, a: [np.where(xs[0], xs[1], xs[2])],
    "`numpy.where`, broadcasting", layout="elementwise")
 
@@ -131,6 +139,11 @@ op("split", "x", K.split, "pieces of `sizes` along `axis`, one output each", out
    axis=INT, sizes=INTS)
 op("gather", "x indices", lambda xs, a: [np.take(xs[0], xs[1].astype(np.int64), axis=a["axis"])],
    "`numpy.take` (embedding lookup: axis 0)", axis=INT)
+op("gather_elements", "x indices", lambda xs, a: [np.take_along_axis(
+    xs[0], xs[1].astype(np.int64), axis=a["axis"])],
+   "`numpy.take_along_axis` (torch.gather, ONNX GatherElements)", axis=INT)
+op("cumsum", "x", K.cumsum, "running sum along `axis`; `exclusive` starts at 0, `reverse` "
+   "runs from the end", axis=INT, exclusive=Attr("bool", False), reverse=Attr("bool", False))
 op("expand", "x", lambda xs, a: [xs[0] * np.ones(a["shape"], dtype=xs[0].dtype)],
    "ONNX Expand (two-way broadcast)", shape=INTS)
 op("tile", "x", lambda xs, a: [np.tile(xs[0], a["repeats"])], "numpy tile", repeats=INTS)

@@ -1,8 +1,8 @@
 """Save an IR graph to a directory and load it back, losslessly.
 
 Layout of the directory:
-  graph.json   nodes, values, inputs/outputs, meta, and for each constant its
-               dtype, shape and byte offset into weights.bin
+  graph.json   nodes, values, inputs/outputs, meta, each value's origin, and
+               for each constant its dtype, shape and byte offset into weights.bin
   weights.bin  every constant's bytes, C order, each aligned to 64 bytes
 
 Loading memory-maps weights.bin, so a graph with gigabytes of weights is not
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .graph import Graph, Node, TensorInfo
+from .graph import Graph, GraphMeta, Node, Origin, TensorInfo
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _ALIGN = 64
 
 
@@ -88,7 +88,8 @@ def save_graph(graph: Graph, directory: str | os.PathLike) -> Path:
         "version": FORMAT_VERSION,
         "inputs": graph.inputs,
         "outputs": graph.outputs,
-        "meta": graph.meta,
+        "meta": graph.meta.to_json(),
+        "origin": {k: v.to_json() for k, v in graph.origin.items()},
         "info": {k: v.to_json() for k, v in graph.info.items()},
         "constants": table,
         "nodes": [n.to_json() for n in graph.nodes],
@@ -105,7 +106,8 @@ def load_graph(directory: str | os.PathLike) -> Graph:
     graph = Graph()
     graph.inputs = list(doc["inputs"])
     graph.outputs = list(doc["outputs"])
-    graph.meta = dict(doc["meta"])
+    graph.meta = GraphMeta.from_json(doc["meta"])
+    graph.origin = {k: Origin.from_json(v) for k, v in doc["origin"].items()}
     graph.info = {k: TensorInfo.from_json(v) for k, v in doc["info"].items()}
     graph.nodes = [Node.from_json(n) for n in doc["nodes"]]
     blob_path = directory / "weights.bin"

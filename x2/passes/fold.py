@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ConversionError
 from ..ir import Graph, TensorInfo
+from ..ir.bounds import foldable
 from ..ir.ops import OPS, evaluate
 
 # Ops that move shape values around without computing on them: numpy runs
@@ -29,77 +30,6 @@ _PARTIAL_REDUCE = {"reduce_prod": lambda xs: int(np.prod(xs)),
                    "reduce_sum": lambda xs: int(np.sum(xs)),
                    "reduce_max": lambda xs: int(np.max(xs)),
                    "reduce_min": lambda xs: int(np.min(xs))}
-# Folding these would only copy data around at conversion time; larger
-# constants stay as computed to keep memory down. The bound applies to a
-# node's inputs and to what it would produce (Expand, Tile, Pad... of a
-# small constant can be huge): such a node is left to run at runtime.
-_MAX_FOLD_ELEMENTS = 1 << 26
-MAX_FOLD_ELEMENTS = _MAX_FOLD_ELEMENTS
-# A static tensor bigger than this cannot be held by any runtime x2 targets:
-# a model that needs one is refused instead of converted (1 TiB).
-MAX_TENSOR_BYTES = 1 << 40
-
-
-def _broadcast(*shapes) -> tuple:
-    rank = max((len(s) for s in shapes), default=0)
-    padded = [(1,) * (rank - len(s)) + tuple(int(d) for d in s) for s in shapes]
-    return tuple(max(dims) if all(d != 0 for d in dims) else 0 for dims in zip(*padded))
-
-
-def output_elements(op: str, inputs: list, attrs: dict) -> int:
-    """An upper bound of the elements `op` produces from constant inputs,
-    from their shapes alone (before anything is allocated)."""
-    shapes = [tuple(np.shape(x)) for x in inputs]
-    sizes = [math.prod(s) for s in shapes]
-    try:
-        if op == "expand":
-            return math.prod(_broadcast(shapes[0], attrs["shape"]))
-        if op == "tile":
-            reps = list(attrs["repeats"])
-            shape = (1,) * (len(reps) - len(shapes[0])) + shapes[0]
-            reps = [1] * (len(shape) - len(reps)) + reps
-            return math.prod(d * int(r) for d, r in zip(shape, reps))
-        if op == "pad":
-            pads, shape = list(attrs["pads"]), shapes[0]
-            rank = len(pads) // 2
-            return math.prod(max(d + int(pads[i]) + int(pads[i + rank]), 0) if i < rank else d
-                             for i, d in enumerate(shape))
-        if op == "resize":
-            return math.prod(shapes[0][:2]) * math.prod(int(d) for d in attrs["size"])
-        if op in ("matmul", "dense"):
-            a, b = shapes[0], shapes[1]
-            if len(a) < 2 or len(b) < 2:
-                return max(sizes)
-            return math.prod(_broadcast(a[:-2], b[:-2])) * a[-2] * b[-1]
-        if op == "gather":
-            axis = attrs.get("axis", 0)
-            return sizes[1] * sizes[0] // max(shapes[0][axis], 1)
-        if op == "conv_transpose2d":
-            n, _, h, w = shapes[0]
-            _, o, kh, kw = shapes[1]
-            sh, sw = attrs["strides"]
-            return n * o * (h * sh + kh) * (w * sw + kw)
-        if op in ("conv2d", "max_pool2d", "avg_pool2d"):
-            n, c, h, w = shapes[0]
-            channels = shapes[1][0] if op == "conv2d" else c
-            t, left, b, r = (list(attrs.get("pads", [0, 0, 0, 0])) + [0] * 4)[:4]
-            return n * channels * (h + t + b) * (w + left + r)
-        if op in ("concat", "stack", "split"):
-            return sum(sizes)
-        if len(shapes) > 1:  # elementwise ops broadcast their inputs
-            return max(math.prod(_broadcast(*shapes)), max(sizes))
-    except (KeyError, IndexError, TypeError, ValueError):
-        return sum(sizes) + _MAX_FOLD_ELEMENTS + 1  # malformed: never folded
-    return max(sizes, default=0)
-
-
-def foldable(op: str, inputs: list, attrs: dict) -> bool:
-    """Whether evaluating `op` on these constants at conversion time stays
-    within the folding bound (inputs and output)."""
-    return (sum(int(np.size(x)) for x in inputs) <= _MAX_FOLD_ELEMENTS
-            and output_elements(op, inputs, attrs) <= _MAX_FOLD_ELEMENTS)
-
-
 def fold_constants(graph: Graph) -> Graph:
     partial: dict[str, np.ndarray] = {}
     kept = []
@@ -226,7 +156,7 @@ def _check_reshape(graph: Graph, node, in_shape, target: list) -> None:
     """A shape computed in the graph that cannot fit the tensor: the model
     would fail when run, so it is refused here with its node named."""
     if in_shape is None or any(d is None for d in in_shape) or (
-            0 in target and graph.meta.get("source_framework") != "onnx"):
+            0 in target and graph.meta.source_framework != "onnx"):
         return  # (a 0 copies the input dim in ONNX only)
     dims = [in_shape[i] if d == 0 and i < len(in_shape) else d for i, d in enumerate(target)]
     known = math.prod(d for d in dims if d != -1)
@@ -235,7 +165,7 @@ def _check_reshape(graph: Graph, node, in_shape, target: list) -> None:
         total != known if -1 not in dims else (known == 0 and total) or total % max(known, 1))
     if bad:
         source = node.source or {}
-        where = graph.meta.get("source_model")
+        where = graph.meta.source_model
         raise ConversionError(
             f"{where + ': ' if where else ''}{source.get('op', node.op)} node "
             f"'{source.get('name', node.name)}': cannot reshape a tensor of shape "
@@ -260,4 +190,6 @@ def _try_fold(graph: Graph, node) -> bool:
         value = np.asarray(value)
         graph.constants[name] = value
         graph.info[name] = TensorInfo(str(value.dtype), tuple(value.shape))
+    if node.op in ("transpose", "identity"):
+        graph.derive_origin(node.outputs[0], node.inputs[0], node.attrs.get("perm"))
     return True

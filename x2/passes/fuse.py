@@ -123,6 +123,8 @@ def _transpose_before_pad(graph: Graph) -> None:
         source_info = graph.info.get(pad.inputs[0])
         transpose.inputs, pad.inputs = [pad.inputs[0]], [padded]
         transpose.outputs, pad.outputs = [padded], transpose.outputs
+        graph.origin.pop(padded, None)
+        graph.derive_origin(padded, transpose.inputs[0], perm)
         pad.attrs = {**pad.attrs, "pads": [pads[p] for p in perm] + [pads[4 + p] for p in perm]}
         if source_info is not None and source_info.shape is not None:
             graph.info[padded] = type(source_info)(

@@ -45,6 +45,7 @@ class _Rewriter:
         self.graph.add_node("transpose", [value], attrs={"perm": list(perm)},
                             name=self.graph.fresh_name("transpose"), outputs=[output],
                             source=source)
+        self.graph.derive_origin(output, value, perm)
         self.existing.setdefault((value, tuple(perm)), output)
 
     def transposed(self, value: str, perm: list[int], source: dict) -> str:
@@ -65,6 +66,7 @@ class _Rewriter:
         info = self.graph.info.get(old)
         new = self.graph.fresh_name(old.split("/")[-1] + "_nchw")
         node.outputs = [new]
+        self.graph.derive_origin(new, old, _inverse(perm))
         if info is not None:
             self.graph.info[new] = TensorInfo(info.dtype, _permute_shape(info.shape,
                                                                          _inverse(perm)))
@@ -123,8 +125,11 @@ class _Rewriter:
                     return
                 if const.size != 1 or const.ndim == rank:
                     expanded = const.reshape((1,) * (rank - const.ndim) + const.shape)
-                    v = self.graph.add_constant(v + "_nchw",
-                                                np.ascontiguousarray(expanded.transpose(inv)))
+                    permuted = self.graph.add_constant(
+                        v + "_nchw", np.ascontiguousarray(expanded.transpose(inv)))
+                    if const.ndim == rank:
+                        self.graph.derive_origin(permuted, v, inv)
+                    v = permuted
                 new_inputs.append(v)
             elif v in plain:
                 new_inputs.append(self.transposed(v, inv, node.source))
@@ -183,6 +188,8 @@ class _Rewriter:
             user.inputs = [user.inputs[0], self.graph.add_constant(user.inputs[1] + "_nchw",
                                                                    permuted), *user.inputs[2:]]
         node.inputs = [inner.inputs[0]]
+        # The flattened rows are now in x's order: no longer the source's tensor.
+        self.graph.origin.pop(node.outputs[0], None)
         self.changed = True
 
 

@@ -26,9 +26,9 @@ def _permuted(shape, perm):
 
 def nchw_interface(graph: Graph) -> Graph:
     """Make the NHWC (rank-4) inputs and outputs of a source-NHWC graph NCHW."""
-    if graph.meta.get("source_layout") != "NHWC":
+    if graph.meta.source_layout != "NHWC":
         return graph
-    changes = graph.meta.setdefault("io_transposes", {})
+    changes = graph.meta.io_transposes
     for name in list(graph.inputs):
         info = graph.info[name]
         if info.shape is None or len(info.shape) != 4:
@@ -37,6 +37,8 @@ def nchw_interface(graph: Graph) -> Graph:
         graph.replace_uses(name, inner)
         graph.add_node("transpose", [name], attrs={"perm": TO_NHWC}, name=inner, outputs=[inner],
                        source={"op": "io-layout", "name": name}, position=0)
+        graph.derive_origin(inner, name)
+        graph.derive_origin(name, inner, TO_NCHW)
         graph.info[inner] = info
         graph.info[name] = TensorInfo(info.dtype, _permuted(info.shape, TO_NCHW))
         # Feed the converted model x.transpose(TO_NCHW) for a source input x.
@@ -51,10 +53,12 @@ def nchw_interface(graph: Graph) -> Graph:
         graph.replace_uses(name, inner, graph_outputs=False)
         graph.add_node("transpose", [inner], attrs={"perm": TO_NCHW}, name=name,
                        outputs=[name], source={"op": "io-layout", "name": name})
+        graph.derive_origin(inner, name)
+        graph.derive_origin(name, inner, TO_NCHW)
         graph.info[inner] = info
         graph.info[name] = TensorInfo(info.dtype, _permuted(info.shape, TO_NCHW))
         changes[name] = {"role": "output", "perm": TO_NCHW}
-    graph.meta["io_layout"] = "nchw"
+    graph.meta.io_layout = "nchw"
     return graph.toposort()
 
 
@@ -67,19 +71,21 @@ def nhwc_ops(graph: Graph) -> Graph:
         x_info, out_info = graph.info.get(x), graph.info.get(out)
         to_nhwc = graph.add_node("transpose", [x], attrs={"perm": TO_NHWC},
                                  name=graph.fresh_name(x + "_to_nhwc"), source=node.source)
+        graph.derive_origin(to_nhwc.outputs[0], x, TO_NHWC)
         if x_info is not None:
             graph.info[to_nhwc.outputs[0]] = TensorInfo(x_info.dtype,
                                                         _permuted(x_info.shape, TO_NHWC))
         nhwc_out = graph.fresh_name(out + "_nhwc")
         node.inputs = [to_nhwc.outputs[0], *node.inputs[1:]]
         node.outputs = [nhwc_out]
+        graph.derive_origin(nhwc_out, out, TO_NHWC)
         node.attrs = {**node.attrs, "data_format": "NHWC"}
         if out_info is not None:
             graph.info[nhwc_out] = TensorInfo(out_info.dtype, _permuted(out_info.shape, TO_NHWC))
         graph.add_node("transpose", [nhwc_out], attrs={"perm": TO_NCHW},
                        name=graph.fresh_name(out + "_to_nchw"), outputs=[out],
                        source=node.source)
-    graph.meta["layout"] = "nhwc"
+    graph.meta.layout = "nhwc"
     return graph.toposort()
 
 
@@ -109,8 +115,8 @@ def explain_transposes(graph: Graph) -> list[dict]:
         src = node.inputs[0]
         users = graph.users(node.outputs[0])
         user_ops = sorted({u.op for u in users})
-        nchw_io = graph.meta.get("io_layout") == "nchw"
-        nhwc_inside = graph.meta.get("layout") == "nhwc"
+        nchw_io = graph.meta.io_layout == "nchw"
+        nhwc_inside = graph.meta.layout == "nhwc"
         origin = _preprocessed_input(graph, src)
         if origin or node.outputs[0] in graph.outputs:
             where = (f"at graph input '{origin}'" if origin

@@ -1,0 +1,70 @@
+"""A fast subset of the model zoo (tools/zoo.py) as tests: a few small
+entries from different sources, each converted to every target and checked
+against its source framework at the entry's fp32 rtol (1e-5 for small nets,
+1e-4 for larger ones), with a reference that must depend on its input. The
+full zoo is a command (`make zoo`), not a test."""
+import dataclasses
+import importlib.util
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools" / "zoo_models"))
+_spec = importlib.util.spec_from_file_location("zoo_tool", ROOT / "tools" / "zoo.py")
+zoo = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(zoo)
+registry = zoo.registry
+
+# Small entries from each source framework, a few minutes in all, with the
+# fp32 rtol of small nets (the zoo itself allows 1e-4 for larger ones).
+FAST = {"keras_text_cnn": 1e-5, "resnet": 1e-5, "mobilevit": 1e-5}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return tmp_path_factory.mktemp("zoo")
+
+
+def test_registry_has_sixty_architectures_from_every_source():
+    entries = registry.ENTRIES.values()
+    assert len(registry.ENTRIES) >= 60
+    assert {e.source for e in entries} == {"tf", "torch", "onnx"}
+    assert {"hf-text", "hf-decoder", "hf-seq2seq", "hf-vision", "hf-speech", "keras-app",
+            "keras-seq", "onnx-exported", "onnx-light"} <= set(registry.FAMILIES)
+
+
+@pytest.mark.parametrize("name", sorted(FAST))
+def test_zoo_entry_converts_to_every_target_with_parity(work, name):
+    entry = dataclasses.replace(registry.ENTRIES[name], rtol=FAST[name])
+    result = zoo.run_entry(entry, work, list(registry.TARGETS), lambda *_: None,
+                           latency=False)
+    assert set(result["targets"]) == set(registry.TARGETS)
+    for target, row in result["targets"].items():
+        assert row["passed"], f"{name} -> {target}: {row.get('reason')}"
+        assert row["max_rel"] <= entry.rtol, row
+        assert row["transposes_left"] >= 0 and row["convert_s"] > 0
+
+
+def test_zoo_tables_count_and_group_failures(tmp_path):
+    results = {
+        "a": {"name": "a", "family": "hf-text", "source": "torch", "rtol": 1e-4, "targets": {
+            "paddle": {"target": "paddle", "passed": True, "max_rel": 2e-6, "convert_s": 1.0,
+                       "transposes_left": 0},
+            "onnx": {"target": "onnx", "passed": False, "stage": "read",
+                     "reason": "unsupported 2 op type(s): aten.ge.Scalar, aten.gather.default",
+                     "unsupported": ["aten.gather.default", "aten.ge.Scalar"]}}},
+        "b": {"name": "b", "family": "hf-text", "source": "torch", "rtol": 1e-4, "targets": {
+            "onnx": {"target": "onnx", "passed": False, "stage": "read",
+                     "reason": "unsupported 1 op type(s): aten.ge.Scalar",
+                     "unsupported": ["aten.ge.Scalar"]}}}}
+    assert zoo.summary(results) == [{"family": "hf-text", "models": 2, "paddle": [1, 1],
+                                     "onnx": [0, 2], "torch": [0, 0]}]
+    assert zoo.failure_causes(results)[0] == ("unsupported op aten.ge.Scalar", 2,
+                                              ["a->onnx", "b->onnx"])
+    md = tmp_path / "zoo.md"
+    zoo.write_outputs(results, tmp_path / "zoo.json", md)
+    text = md.read_text()
+    assert "| hf-text | 2 | 1/1 | 0/2 | 0/0 |" in text
+    assert "unsupported 2 op type(s): aten.ge.Scalar, aten.gather.default" in text

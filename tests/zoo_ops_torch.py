@@ -1,0 +1,106 @@
+"""Small PyTorch models for the ops issue 15's model zoo found unmapped
+(tests/test_zoo_ops.py): comparisons, bitwise ops, gather, cumsum, pooling in
+ceil_mode and with dilation, adaptive pooling with uneven bins."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+F = nn.functional
+
+
+class Masks(nn.Module):
+    """Comparisons (Tensor and Scalar overloads), bitwise ops on masks,
+    gather and cumsum, as attention-mask and position-id code uses them."""
+
+    def forward(self, x):  # [2, 4, 8]
+        a = (x > 0.1) & (x < 0.9)
+        b = (x >= x.mean(-1, keepdim=True)) | (x <= -0.5)
+        c = (x != 0.3) ^ (x == x.amax(-1, keepdim=True))
+        d = ~(x > 0)
+        e = (x.ge(0.2) & x.le(x.mean(0, keepdim=True))) | x.gt(x.mean(1, keepdim=True) + 1) | x.lt(-1.0) | x.ne(x) | x.eq(0.5)
+        mask = a.float() + 2 * b.float() + 4 * c.float() + 8 * d.float() + 16 * e.float()
+        picked = torch.gather(x, 1, x.argmax(1, keepdim=True).expand(-1, -1, 8))
+        positions = torch.cumsum(a.long(), dim=-1)
+        return mask * x, picked * 3 + torch.cumsum(x, dim=1), positions
+
+
+class Pools(nn.Module):
+    def forward(self, x):  # [2, 3, 13, 11]
+        return (F.max_pool2d(x, 3, 2, ceil_mode=True),
+                F.max_pool2d(x, 3, 1, padding=1, dilation=2),
+                F.avg_pool2d(x, 3, 2, ceil_mode=True),
+                F.adaptive_avg_pool2d(x, (3, 5)),
+                F.max_pool3d(x.unsqueeze(1), 2, 2, ceil_mode=True),
+                F.avg_pool3d(x.unsqueeze(1), (2, 3, 2), (1, 2, 2), padding=(1, 1, 0)),
+                F.max_pool1d(x[:, 0], 3, 2, ceil_mode=True), F.avg_pool1d(x[:, 1], 3, 2, padding=1))
+
+
+def masks():
+    return Masks().eval()
+
+
+def pools():
+    return Pools().eval()
+
+
+class Window(nn.Module):
+    """A Hann window from arange and cos (cos has no mapper: folded with torch)."""
+
+    def forward(self, x):  # [2, 8]
+        n = torch.arange(8, dtype=torch.float32)
+        return x * (0.5 - 0.5 * torch.cos(2 * torch.pi * n / 8))
+
+
+class WindowOfInput(Window):
+    """cos of the constant window folds; sin of the input has no mapper."""
+
+    def forward(self, x):
+        return super().forward(x) + torch.sin(x)
+
+
+def window():
+    return Window().eval()
+
+
+def window_of_input():
+    return WindowOfInput().eval()
+
+
+class Convs(nn.Module):
+    """Conv1d, ConvTranspose1d/2d (output_padding), Conv3d (strided, padded, grouped)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c1 = nn.Conv1d(3, 4, 3, stride=2, padding=1)
+        self.t1 = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1, output_padding=1)
+        self.t2 = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1)
+        self.c3 = nn.Conv3d(2, 4, (2, 3, 3), stride=(1, 2, 1), padding=(1, 1, 0), groups=2)
+
+    def forward(self, a, x, v):  # [2, 3, 16], [2, 3, 6, 6], [2, 2, 5, 8, 7]
+        return self.t1(torch.relu(self.c1(a))), self.t2(x), self.c3(v)
+
+
+def convs():
+    return Convs().eval()
+
+
+class AdvancedIndex(nn.Module):
+    """x[i, j] with several index tensors: adjacent (the broadcast index shape
+    stays in place), separated by a slice (it goes first), negative indices,
+    and a constant pair as attention-mask code builds (mask[batch, kv]); and
+    F.pad with a constant (EfficientNet's "same" padding)."""
+
+    def forward(self, x):  # [2, 5, 6]
+        rows = (x[:, :, 0] > 0).long().cumsum(-1) % 5          # [2, 5], data dependent
+        batch = torch.arange(2).unsqueeze(-1)                   # [2, 1]
+        picked = x[batch, rows]                                 # [2, 5, 6]
+        corners = x[torch.tensor([0, -1]), :, torch.tensor([-1, 2])]   # [2, 5]
+        pairs = x[:, torch.tensor([[0, 4], [1, 3]]), torch.tensor([5, -2])]  # [2, 2, 2]
+        padded = F.pad(x, (1, 2, 0, 3), value=-0.5)             # constant_pad_nd
+        return picked * 2, corners, pairs, padded
+
+
+def advanced_index():
+    return AdvancedIndex().eval()

@@ -1,0 +1,406 @@
+"""The model zoo: real architectures with random weights, converted to every
+target and checked for parity against their source framework.
+
+    python tools/zoo.py [--models bert,vit] [--family hf-text,keras-app]
+                        [--targets paddle,onnx,torch] [--jobs 1] [--force]
+                        [--work build/zoo] [--md docs/zoo.md] [--list]
+    make zoo
+
+Entries (tools/zoo_models/registry.py): Hugging Face `transformers` models
+from small configs (text encoders, decoder-only LMs, encoder-decoders,
+vision and speech), keras.applications and Keras sequence models, PyTorch
+models exported to ONNX by both exporters, and the onnx wheel's "light"
+models with their weights re-drawn. Nothing is downloaded; every model is
+built from a config with a fixed seed, BatchNorm statistics from data.
+
+Each source model is built once into WORK/models by a process of its own
+framework (this driver imports none: x2.convert and x2.parity run every
+framework step in worker processes). Each (model, target) is converted with
+x2 and checked with x2 check at the entry's fp32 rtol; a conversion that
+fails while reading the source fails the same way for every target, so it
+is read once. Results are kept per entry in WORK/results/NAME.json: a run
+resumes where the last one stopped (--force redoes the selection). The
+table of every entry with a result is written to docs/zoo.md and
+WORK/zoo.json."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tools" / "zoo_models")]
+
+import numpy as np  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+import registry  # noqa: E402
+from x2.cli import FitTable, console, print_table  # noqa: E402
+from x2.contracts import Report  # noqa: E402
+from x2.convert import convert  # noqa: E402
+from x2.errors import UnsupportedOpsError, X2Error  # noqa: E402
+from x2.parity import check, make_inputs  # noqa: E402
+
+ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
+BUILD_TIMEOUT_S = 900
+
+
+def one_line(text: str) -> str:
+    """A reason as one line, whole: never cut."""
+    return " ".join(str(text).split())
+
+
+def reason_of(exc: BaseException) -> str:
+    if isinstance(exc, UnsupportedOpsError):
+        ops = sorted(exc.details.get("unsupported", {}))
+        return f"unsupported {len(ops)} op type(s): {', '.join(ops)}"
+    if isinstance(exc, X2Error):
+        return one_line(exc.message)
+    return one_line(f"{type(exc).__name__}: {exc}")
+
+
+def build_source(entry: registry.Entry, models_dir: Path) -> str:
+    """The entry's source model, built on first use (in its framework's process)."""
+    path = Path(entry.model_path(models_dir))
+    command = entry.build_command(path)
+    if command is None or path.exists():
+        return str(path)
+    staging = path.with_name(f".{path.name}.building-{os.getpid()}")
+    proc = subprocess.run([sys.executable, command[0], command[1], str(staging)],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT,
+                          timeout=BUILD_TIMEOUT_S)
+    if proc.returncode != 0:
+        last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:] or ["no message"]
+        raise RuntimeError(f"building the source model failed: {last[0]}")
+    os.replace(staging, path)
+    return str(path)
+
+
+def run_target(entry: registry.Entry, model: str, target: str, out: Path) -> dict:
+    """Convert and check one (model, target). Returns the result row; "stage"
+    says where a failure happened (read: the source, for every target)."""
+    row = {"target": target, "passed": False}
+    steps: list[str] = []
+    start = time.perf_counter()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        report = convert(model, str(out), source=entry.source, target=target,
+                         progress=lambda step, state, s=None: steps.append(step)
+                         if state == "start" else None, **entry.convert_args)
+    except Exception as exc:  # the reason is the result
+        stage = ("setup" if not steps else "read" if steps[-1].startswith("read ")
+                 else "convert")
+        row.update(stage=stage, reason=reason_of(exc),
+                   error_kind=getattr(exc, "kind", "internal"),
+                   unsupported=sorted(getattr(exc, "details", {}).get("unsupported", {})))
+        return row
+    row.update(convert_s=round(time.perf_counter() - start, 2),
+               transposes_left=report.transposes_left)
+    try:
+        result = check(model, str(out), source=entry.source, target=target, rtol=entry.rtol)
+    except Exception as exc:
+        row.update(stage="check", reason=reason_of(exc), error_kind=getattr(exc, "kind", ""))
+        return row
+    rows = result["outputs"]
+    row.update(max_rel=max((r["max_rel"] for r in rows), default=0.0), rtol=entry.rtol,
+               passed=result["passed"], stage="check")
+    if not result["passed"]:
+        row["reason"] = check_failure(result)
+    return row
+
+
+def _latency_ms(framework: str, model: str, inputs: Path, names) -> float:
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "zoo_models" / "latency.py"),
+                           framework, model, str(inputs), json.dumps(names)],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=600)
+    if proc.returncode != 0:
+        last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:] or ["no message"]
+        raise RuntimeError(f"latency of {framework} {model}: {last[0]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
+
+
+def measure_latency(entry: registry.Entry, model: str, result: dict, work: Path) -> None:
+    """Latency of each converted model that passed, relative to the source
+    framework's on the same inputs (one thread each, median of runs). A
+    failed measurement is recorded, never a failure of the pair."""
+    for target, row in result["targets"].items():
+        if not row.get("passed") or row.get("latency_ratio") is not None:
+            continue
+        out = work / "out" / entry.name / target
+        try:
+            report = Report.load(out)
+            inputs = out.parent / "latency_inputs.npz"
+            np.savez(inputs, *make_inputs({"inputs": report.inputs}, 0, 2))
+            names = (report.source.get("options", {}).get("forward_args")
+                     or [i["name"] for i in report.inputs])
+            if result.get("source_ms") is None:
+                source = {"torch": "torch-spec"}.get(entry.source, entry.source)
+                result["source_ms"] = round(_latency_ms(source, model, inputs, names), 3)
+            converted = str(out / "model.onnx") if target == "onnx" else str(out)
+            row["latency_ms"] = round(_latency_ms(target, converted, inputs, names), 3)
+            row["latency_ratio"] = round(row["latency_ms"] / result["source_ms"], 3)
+        except Exception as exc:  # recorded in the row
+            row["latency_error"] = one_line(str(exc))
+
+
+def check_failure(result: dict) -> str:
+    if result.get("input_independent"):
+        return one_line(result["input_independent"])
+    worst = max(result["outputs"], key=lambda r: r["max_rel"])
+    return (f"parity: output '{worst['name']}' ({worst['runner']}) max rel err "
+            f"{worst['max_rel']:.3e} > rtol {worst['rtol']:g}")
+
+
+def run_entry(entry: registry.Entry, work: Path, targets: list[str], report,
+              latency: bool = True) -> dict:
+    result = {"name": entry.name, "family": entry.family, "source": entry.source,
+              "rtol": entry.rtol, "targets": {}}
+    start = time.perf_counter()
+    try:
+        model = build_source(entry, work / "models")
+    except Exception as exc:
+        for target in targets:
+            result["targets"][target] = {"target": target, "passed": False, "stage": "build",
+                                         "reason": one_line(str(exc))}
+            report(entry, result["targets"][target])
+        return result
+    read_failure = None
+    for target in targets:
+        if read_failure is not None:
+            row = {**read_failure, "target": target}
+        else:
+            row = run_target(entry, model, target, work / "out" / entry.name / target)
+            if row.get("stage") == "read":
+                read_failure = row
+        result["targets"][target] = row
+        report(entry, row)
+    if latency:
+        measure_latency(entry, model, result, work)
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    return result
+
+
+def load_results(work: Path) -> dict[str, dict]:
+    results = {}
+    for path in sorted((work / "results").glob("*.json")):
+        data = json.loads(path.read_text())
+        if data["name"] in registry.ENTRIES:
+            results[data["name"]] = data
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", help="comma-separated entry names")
+    parser.add_argument("--family", help=f"comma-separated families: {registry.FAMILIES}")
+    parser.add_argument("--targets", default=",".join(registry.TARGETS))
+    parser.add_argument("--jobs", type=int, default=1, help="entries at once")
+    parser.add_argument("--force", action="store_true", help="redo entries that have results")
+    parser.add_argument("--work", default=str(ROOT / "build" / "zoo"))
+    parser.add_argument("--md", default=str(ROOT / "docs" / "zoo.md"))
+    parser.add_argument("--list", action="store_true", help="list the entries and exit")
+    parser.add_argument("--no-latency", action="store_true",
+                        help="skip measuring converted-model latency")
+    parser.add_argument("--latency-only", action="store_true",
+                        help="measure latency for passed pairs of existing results, then "
+                             "rewrite the tables")
+    args = parser.parse_args(argv)
+    entries = select(args.models, args.family)
+    if args.list:
+        for e in entries:
+            print(f"{e.name:28} {e.family:14} --from {e.source}")
+        return 0
+    targets = [t for t in args.targets.split(",") if t]
+    work = Path(args.work)
+    for sub in ("models", "out", "results"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    done = load_results(work)
+    if args.latency_only:
+        for entry in entries:
+            if entry.name in done:
+                result = done[entry.name]
+                measure_latency(entry, entry.model_path(work / "models"), result, work)
+                (work / "results" / f"{entry.name}.json").write_text(json.dumps(result,
+                                                                                indent=2))
+                console.print(f"latency: {escape(entry.name)} done", highlight=False)
+        todo = []
+    else:
+        todo = [e for e in entries if args.force or e.name not in done or
+                set(targets) - set(done[e.name]["targets"])]
+    console.print(f"zoo: {len(todo)} of {len(entries)} selected entries to run "
+                  f"({len(entries) - len(todo)} have results in {work / 'results'}), "
+                  f"targets {', '.join(targets)}, {args.jobs} job(s)", soft_wrap=True)
+    lock = threading.Lock()
+    finished = [0]
+    total = len(todo) * len(targets)
+
+    def report(entry, row):
+        with lock:
+            finished[0] += 1
+            mark = "[green]pass[/]" if row["passed"] else "[red]FAIL[/]"
+            detail = (f"max rel {row['max_rel']:.3e}" if row.get("max_rel") is not None
+                      else "") + (f"  {row['reason']}" if row.get("reason") else "")
+            console.print(f"[{finished[0]}/{total}] {escape(entry.name)} -> {row['target']}: "
+                          f"{mark} {escape(detail)}", highlight=False, soft_wrap=True)
+
+    def one(entry):
+        result = run_entry(entry, work, targets, report, latency=not args.no_latency)
+        if entry.name in done and not args.force:
+            result["targets"] = {**done[entry.name]["targets"], **result["targets"]}
+        (work / "results" / f"{entry.name}.json").write_text(json.dumps(result, indent=2))
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        list(pool.map(one, todo))
+    results = load_results(work)
+    write_outputs(results, work / "zoo.json", Path(args.md))
+    print_table(summary_table(results))
+    return 0
+
+
+def select(models: str | None, family: str | None) -> list[registry.Entry]:
+    entries = list(registry.ENTRIES.values())
+    if models:
+        names = [n for n in models.split(",") if n]
+        unknown = [n for n in names if n not in registry.ENTRIES]
+        if unknown:
+            sys.exit(f"--models: unknown {', '.join(unknown)}; see --list")
+        entries = [registry.ENTRIES[n] for n in names]
+    if family:
+        families = [f for f in family.split(",") if f]
+        unknown = [f for f in families if f not in registry.FAMILIES]
+        if unknown:
+            sys.exit(f"--family: unknown {', '.join(unknown)}; families are "
+                     f"{', '.join(registry.FAMILIES)}")
+        entries = [e for e in entries if e.family in families]
+    return entries
+
+
+def summary(results: dict[str, dict]) -> list[dict]:
+    """Pass counts per family and target."""
+    rows = {}
+    for r in results.values():
+        row = rows.setdefault(r["family"], {"family": r["family"], "models": 0,
+                                            **{t: [0, 0] for t in registry.TARGETS}})
+        row["models"] += 1
+        for target, t in r["targets"].items():
+            row[target][1] += 1
+            row[target][0] += bool(t["passed"])
+    return [rows[k] for k in sorted(rows)]
+
+
+def cause_of(row: dict) -> str:
+    """A failure's reason without what names one model: its path, node and
+    output names, the numbers of a parity error."""
+    reason = row.get("reason", "unknown")
+    if row.get("stage") == "check" and reason.startswith("parity:"):
+        return "parity error above the entry's rtol (fp32)"
+    reason = re.sub(r"^\S+\.(onnx|py\S*): ", "", reason)
+    reason = re.sub(r" on \S+(\.onnx|\.py:\w+|/\w+)(?=:)", "", reason)
+    return re.sub(r"'[^']*'", "'…'", reason)
+
+
+def failure_causes(results: dict[str, dict]) -> list[tuple[str, int, list[str]]]:
+    """Failures grouped by cause: each missing op is one cause (a model
+    missing three ops counts under each), other errors by their reason."""
+    causes: dict[str, list[str]] = {}
+    for r in results.values():
+        for target, t in r["targets"].items():
+            if t["passed"]:
+                continue
+            where = f"{r['name']}->{target}"
+            keys = ([f"unsupported op {op}" for op in t["unsupported"]]
+                    if t.get("unsupported") else [cause_of(t)])
+            for key in keys:
+                causes.setdefault(key, []).append(where)
+    return sorted(((k, len(v), v) for k, v in causes.items()), key=lambda c: (-c[1], c[0]))
+
+
+def _cell(t: dict | None) -> str:
+    if t is None:
+        return "not run"
+    if t["passed"]:
+        return "pass"
+    return "FAIL (" + {"read": "read", "convert": "convert", "check": "parity",
+                       "build": "build", "setup": "setup"}.get(t.get("stage"), "?") + ")"
+
+
+def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> None:
+    json_path.write_text(json.dumps({"summary": summary(results), "models": results}, indent=2))
+    pairs = [t for r in results.values() for t in r["targets"].values()]
+    passed = sum(t["passed"] for t in pairs)
+    lines = ["# Model zoo", "",
+             "Generated by `python tools/zoo.py` (`make zoo`); do not edit by hand. Real "
+             "architectures with random weights from configs (seeded, BatchNorm statistics "
+             "from data, no downloads), converted by x2 to each target and checked with "
+             "`x2 check` against the source framework on logits (fp32; rtol per model, "
+             "error measured against the output's scale).", "",
+             f"**{passed} of {len(pairs)} (model, target) pairs pass** over "
+             f"{len(results)} models.", "", "## Summary (passed / run per target)", "",
+             "| family | models | " + " | ".join(registry.TARGETS) + " |",
+             "|---|---:|" + "---:|" * len(registry.TARGETS)]
+    for row in summary(results):
+        lines.append(f"| {row['family']} | {row['models']} | " + " | ".join(
+            f"{row[t][0]}/{row[t][1]}" for t in registry.TARGETS) + " |")
+    lines += ["", "## Models", "",
+              "Columns per target: result, max rel err, conversion time (s), Transposes "
+              "left, and latency of the converted model relative to the source framework "
+              "(x: converted / source, one thread each, median of runs on the same inputs; "
+              "measured for pairs that pass).", "",
+              "| model | family | source | rtol | " + " | ".join(
+                  f"{t} | {t} max rel | {t} convert s | {t} Transposes | {t} latency"
+                  for t in registry.TARGETS) + " |",
+              "|---|---|---|---:|" + "---|---:|---:|---:|---:|" * len(registry.TARGETS)]
+    for name in sorted(results, key=lambda n: (results[n]["family"], n)):
+        r = results[name]
+        cells = []
+        for target in registry.TARGETS:
+            t = r["targets"].get(target)
+            rel = t.get("max_rel") if t else None
+            cells += [_cell(t), "" if rel is None else f"{rel:.2e}",
+                      "" if not t or t.get("convert_s") is None else f"{t['convert_s']:.1f}",
+                      "" if not t or t.get("transposes_left") is None
+                      else str(t["transposes_left"]),
+                      "" if not t or t.get("latency_ratio") is None
+                      else f"{t['latency_ratio']:.2f}x"]
+        lines.append(f"| {name} | {r['family']} | {r['source']} | {r['rtol']:g} | "
+                     + " | ".join(cells) + " |")
+    lines += ["", "## Failure reasons", "", "| model | target | stage | reason |",
+              "|---|---|---|---|"]
+    for name in sorted(results, key=lambda n: (results[n]["family"], n)):
+        for target, t in results[name]["targets"].items():
+            if not t["passed"]:
+                reason = t.get("reason", "").replace("|", "\\|")
+                lines.append(f"| {name} | {target} | {t.get('stage', '')} | {reason} |")
+    lines += ["", "## Failures grouped by cause", "",
+              "Each missing op is its own cause (a model missing three ops is counted under "
+              "each): the work list for the mappers.", "", "| cause | pairs | which |",
+              "|---|---:|---|"]
+    for cause, count, where in failure_causes(results):
+        lines.append(f"| {cause.replace('|', chr(92) + '|')} | {count} | {', '.join(where)} |")
+    md_path.write_text("\n".join(lines) + "\n")
+
+
+def summary_table(results: dict[str, dict]) -> FitTable:
+    pairs = [t for r in results.values() for t in r["targets"].values()]
+    table = FitTable(title=f"zoo: {sum(t['passed'] for t in pairs)} of {len(pairs)} "
+                           f"(model, target) pairs pass over {len(results)} models")
+    table.add_column("family")
+    table.add_column("models", numeric=True)
+    for target in registry.TARGETS:
+        table.add_column(target, numeric=True)
+    for row in summary(results):
+        table.add_row(row["family"], str(row["models"]),
+                      *[f"{row[t][0]}/{row[t][1]}" for t in registry.TARGETS])
+    return table
+
+
+if __name__ == "__main__":
+    sys.exit(main())

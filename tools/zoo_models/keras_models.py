@@ -1,0 +1,98 @@
+"""Keras architectures for the zoo, built with random weights (seed 0) and
+exported as SavedModels: `python tools/zoo/keras_models.py NAME OUT_DIR`.
+Imports TensorFlow, so it is a process of its own.
+
+keras.applications models are built with weights=None and logits heads.
+Their BatchNorm statistics come from one training-mode batch of data
+(x2.samples.calibrate_batchnorm), as a trained model's would: random
+statistics give outputs that barely depend on the input, and parity against
+such a reference proves nothing (x2 check refuses it)."""
+from __future__ import annotations
+
+import os
+import sys
+
+SEED = 0
+
+# name -> (keras.applications class, input size, extra kwargs)
+APPLICATIONS = {
+    "keras_mobilenet": ("MobileNet", 96, dict(alpha=0.25)),
+    "keras_mobilenet_v2": ("MobileNetV2", 96, dict(alpha=0.35)),
+    "keras_mobilenet_v3_small": ("MobileNetV3Small", 96, dict(alpha=0.75)),
+    "keras_resnet50": ("ResNet50", 64, {}),
+    "keras_resnet50_v2": ("ResNet50V2", 64, {}),
+    "keras_densenet121": ("DenseNet121", 64, {}),
+    "keras_efficientnet_b0": ("EfficientNetB0", 64, {}),
+    "keras_efficientnet_v2_b0": ("EfficientNetV2B0", 64, {}),
+    "keras_nasnet_mobile": ("NASNetMobile", 96, {}),
+    "keras_inception_v3": ("InceptionV3", 75, {}),
+    "keras_xception": ("Xception", 71, {}),
+    "keras_convnext_tiny": ("ConvNeXtTiny", 64, {}),
+    "keras_mobilenet_v3_large": ("MobileNetV3Large", 96, dict(alpha=0.75)),
+    "keras_vgg16": ("VGG16", 32, {}),
+}
+
+SEQUENCE = ("keras_lstm", "keras_bigru", "keras_text_cnn", "keras_transformer",
+            "keras_conv1d_audio")
+VOCAB, SEQ = 100, 12
+
+
+def _keras():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    keras.utils.set_random_seed(SEED)
+    return keras
+
+
+def application(name: str):
+    keras = _keras()
+    cls, size, kwargs = APPLICATIONS[name]
+    return getattr(keras.applications, cls)(weights=None, input_shape=(size, size, 3),
+                                            classes=10, classifier_activation=None, **kwargs)
+
+
+def sequence(name: str):
+    keras = _keras()
+    layers = keras.layers
+    if name == "keras_conv1d_audio":
+        inp = keras.Input((64, 1), name="audio")
+        x = layers.Conv1D(8, 5, activation="relu")(inp)
+        x = layers.MaxPooling1D(2)(x)
+        x = layers.Conv1D(16, 3, padding="same", activation="relu")(x)
+        x = layers.GlobalAveragePooling1D()(x)
+        return keras.Model(inp, layers.Dense(4, name="logits")(x), name=name)
+    tokens = keras.Input((SEQ,), dtype="int32", name="tokens")
+    x = layers.Embedding(VOCAB, 16)(tokens)
+    if name == "keras_lstm":
+        x = layers.LSTM(16)(x)
+    elif name == "keras_bigru":
+        x = layers.Bidirectional(layers.GRU(8))(x)
+    elif name == "keras_text_cnn":
+        x = layers.Conv1D(16, 3, activation="relu")(x)
+        x = layers.GlobalMaxPooling1D()(x)
+    elif name == "keras_transformer":
+        attn = layers.MultiHeadAttention(num_heads=2, key_dim=8)(x, x)
+        x = layers.LayerNormalization()(x + attn)
+        ffn = layers.Dense(16)(layers.Dense(32, activation="gelu")(x))
+        x = layers.LayerNormalization()(x + ffn)
+        x = layers.GlobalAveragePooling1D()(x)
+    return keras.Model(tokens, layers.Dense(3, name="logits")(x), name=name)
+
+
+def build(name: str):
+    from x2.samples import calibrate_batchnorm
+    model = application(name) if name in APPLICATIONS else sequence(name)
+    calibrate_batchnorm(model, SEED)
+    return model
+
+
+def export(name: str, out_dir: str) -> None:
+    build(name).export(out_dir, verbose=False)
+
+
+NAMES = list(APPLICATIONS) + list(SEQUENCE)
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in NAMES:
+        sys.exit(f"usage: python tools/zoo/keras_models.py {{{'|'.join(NAMES)}}} OUT_DIR")
+    export(sys.argv[1], sys.argv[2])

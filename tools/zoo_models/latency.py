@@ -1,0 +1,92 @@
+"""Latency of one model on saved inputs, one thread, median of timed runs:
+
+    python tools/zoo_models/latency.py FRAMEWORK MODEL INPUTS.npz [FORWARD_ARGS]
+
+FRAMEWORK is tf (a SavedModel's serving signature; FORWARD_ARGS: the input
+names in the order of the arrays), torch-spec (a module spec, its forward()
+called with FORWARD_ARGS by keyword), onnx (an .onnx
+file, onnxruntime), or paddle/torch (an x2 output folder: its model.py's
+load_model()). Prints {"median_ms": ...}. Imports one framework: a process
+of its own, as every framework step."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+WARMUP, RUNS, BUDGET_S = 2, 10, 3.0
+
+
+def _timed(call) -> float:
+    for _ in range(WARMUP):
+        call()
+    times = []
+    deadline = time.perf_counter() + BUDGET_S
+    while len(times) < RUNS and (len(times) < 3 or time.perf_counter() < deadline):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def _generated(framework: str, folder: str):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("x2_zoo_converted",
+                                                  os.path.join(folder, "model.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.load_model()
+
+
+def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) -> float:
+    if framework == "onnx":
+        import onnxruntime as ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        feed = {i.name: a for i, a in zip(session.get_inputs(), arrays)}
+        return _timed(lambda: session.run(None, feed))
+    if framework in ("torch", "torch-spec"):
+        import torch
+        torch.set_num_threads(1)
+        tensors = [torch.from_numpy(a) for a in arrays]
+        if framework == "torch":
+            net = _generated("torch", model)
+        else:
+            from x2.frontends.torch_export import load_model
+            net = load_model(model)[1]
+        with torch.no_grad():
+            if forward_args:
+                kwargs = dict(zip(forward_args, tensors))
+                return _timed(lambda: net(**kwargs))
+            return _timed(lambda: net(*tensors))
+    if framework == "paddle":
+        import paddle
+        paddle.set_device("cpu")
+        net = _generated("paddle", model)
+        tensors = [paddle.to_tensor(a) for a in arrays]
+        with paddle.no_grad():
+            return _timed(lambda: net(*tensors))
+    if framework == "tf":
+        import tensorflow as tf
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        signature = tf.saved_model.load(model).signatures["serving_default"]
+        names = list(signature.structured_input_signature[1])
+        if forward_args and sorted(forward_args) == sorted(names):
+            names = forward_args  # the converted model's input order
+        tensors = {n: tf.constant(a) for n, a in zip(names, arrays)}
+        return _timed(lambda: signature(**tensors))
+    raise SystemExit(f"unknown framework {framework}")
+
+
+if __name__ == "__main__":
+    framework, model, inputs = sys.argv[1:4]
+    forward_args = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+    with np.load(inputs) as data:
+        arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
+    print(json.dumps({"median_ms": measure(framework, model, arrays, forward_args)}))

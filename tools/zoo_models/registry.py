@@ -1,0 +1,73 @@
+"""The zoo's entries: real architectures with random weights, each with how
+to build its source model and how to convert it. Pure data: importing this
+module imports no framework (the builders import theirs in their own
+processes)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Siblings: tools/zoo.py puts this folder on sys.path.
+import hf
+import keras_models
+import onnx_models
+
+HERE = Path(__file__).resolve().parent
+TARGETS = ("paddle", "onnx", "torch")
+# fp32 parity: the issue's rtol for large nets, tighter for small ones.
+RTOL_LARGE, RTOL_SMALL = 1e-4, 1e-5
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    family: str
+    source: str                      # x2 --from
+    builder: str                     # "hf" (a module spec, nothing to build), "keras", "onnx"
+    convert_args: dict = field(default_factory=dict)   # x2.convert.convert keyword arguments
+    rtol: float = RTOL_LARGE
+
+    def model_path(self, models_dir: Path) -> str:
+        """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
+        if self.builder == "hf":
+            return f"{HERE / 'hf.py'}:{self.name}"
+        if self.builder == "keras":
+            return str(models_dir / self.name)
+        return str(models_dir / f"{self.name}.onnx")
+
+    def build_command(self, out: Path) -> list[str] | None:
+        script = {"keras": "keras_models.py", "onnx": "onnx_models.py"}.get(self.builder)
+        return None if script is None else [str(HERE / script), self.name, str(out)]
+
+
+HF_FAMILY = {"text": "hf-text", "seq2seq": "hf-seq2seq", "image": "hf-vision",
+             "audio": "hf-speech", "mel": "hf-speech"}
+DECODERS = {"gpt2", "llama", "mistral", "qwen2", "gpt_neox", "opt", "phi"}
+
+
+def _hf_entry(name: str) -> Entry:
+    inputs = hf.inputs_of(name)
+    kind = hf.MODELS[name][3]
+    family = "hf-decoder" if name in DECODERS else HF_FAMILY[kind]
+    return Entry(name, family, "torch", "hf", dict(
+        inputs=[arg for arg, _, _ in inputs],
+        input_shapes={arg: shape for arg, shape, _ in inputs},
+        options={"input_dtypes": {arg: dtype for arg, _, dtype in inputs}}))
+
+
+def _keras_entry(name: str) -> Entry:
+    family = "keras-app" if name in keras_models.APPLICATIONS else "keras-seq"
+    small = family == "keras-seq"
+    return Entry(name, family, "tf", "keras", {}, RTOL_SMALL if small else RTOL_LARGE)
+
+
+def _onnx_entry(name: str) -> Entry:
+    family = "onnx-light" if name.startswith("light_") else "onnx-exported"
+    return Entry(name, family, "onnx", "onnx")
+
+
+ENTRIES: dict[str, Entry] = {e.name: e for e in (
+    [_hf_entry(n) for n in hf.MODELS] +
+    [_keras_entry(n) for n in keras_models.NAMES] +
+    [_onnx_entry(n) for n in onnx_models.NAMES])}
+FAMILIES = sorted({e.family for e in ENTRIES.values()})

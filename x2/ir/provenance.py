@@ -1,0 +1,67 @@
+"""Provenance as data: what each IR value is in the source model, and what
+the graph as a whole is (its source, interface and layout).
+
+Mappers and passes set these; nothing decodes them from value names.
+`x2 check --bisect` reads `Origin` to fetch the matching source tensor and
+permute it like the converted value; emitters read `Origin.param` to name a
+layer after the source parameter it holds.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The value equals source tensor `tensor` with its axes permuted by
+    `perm` (value = transpose(tensor, perm); None: not permuted). `param` is
+    the source's parameter name (a state_dict key) when the value holds one."""
+    tensor: str
+    perm: tuple[int, ...] | None = None
+    param: str = ""
+
+    def permuted(self, perm: Sequence[int]) -> "Origin":
+        """The origin of transpose(value, perm)."""
+        base = self.perm if self.perm is not None else tuple(range(len(perm)))
+        if len(base) != len(perm):
+            raise ValueError(f"perm {list(perm)} does not fit a rank-{len(base)} value")
+        composed = tuple(base[p] for p in perm)
+        return Origin(self.tensor, None if composed == tuple(range(len(composed))) else composed,
+                      self.param)
+
+    def to_json(self) -> dict:
+        return {"tensor": self.tensor, "perm": None if self.perm is None else list(self.perm),
+                "param": self.param}
+
+    @staticmethod
+    def from_json(d: dict) -> "Origin":
+        return Origin(d["tensor"], None if d.get("perm") is None else tuple(d["perm"]),
+                      d.get("param", ""))
+
+
+@dataclass
+class GraphMeta:
+    """Facts about the whole graph, set by the frontend and the layout passes."""
+    source_framework: str = ""
+    source_model: str = ""
+    # source op type -> how many the model has (report.json "ops_seen")
+    source_ops: dict[str, int] = field(default_factory=dict)
+    # "NHWC" when the source's image tensors are channels-last (TF), else ""
+    source_layout: str = ""
+    io_layout: str = "source"     # "source" | "nchw" (--io-layout)
+    layout: str = "nchw"          # inside the converted model: "nchw" | "nhwc"
+    # interface value -> {"role": "input"|"output", "perm": [...]}: what --io-layout changed
+    io_transposes: dict[str, dict] = field(default_factory=dict)
+    opset: int | None = None      # ONNX sources: the model's opset
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(d: dict) -> "GraphMeta":
+        known = GraphMeta.__dataclass_fields__
+        unknown = sorted(set(d) - set(known))
+        if unknown:
+            raise ValueError(f"graph meta has unknown fields {unknown}")
+        return GraphMeta(**d)
