@@ -10,20 +10,15 @@ from ._util import check_axis, choice, rank_of
 
 _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "Exp": "exp",
           "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Softplus": "softplus",
-          "Identity": "identity", "Not": "logical_not", "BitwiseNot": "bitwise_not"}
+          "Identity": "identity", "Not": "logical_not", "BitwiseNot": "bitwise_not",
+          "Sin": "sin", "Cos": "cos", "Floor": "floor", "Ceil": "ceil", "Sign": "sign",
+          "Reciprocal": "reciprocal", "IsNaN": "isnan"}
 
 
 @onnx_mapper(*_UNARY)
 def unary(ctx, op):
     """The elementwise IR op of the same name."""
     ctx.emit(_UNARY[op.type], op.inputs[:1], outputs=op.outputs)
-
-
-@onnx_mapper("Reciprocal")
-def reciprocal(ctx, op):
-    """`1 / x`."""
-    one = ctx.constant(np.array(1, ctx.dtype(op.inputs[0])), "one")
-    ctx.emit("div", [one, op.inputs[0]], outputs=op.outputs)
 
 
 @onnx_mapper("LeakyRelu")

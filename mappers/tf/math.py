@@ -24,9 +24,8 @@ def squared_difference(ctx, op):
 
 @tf_mapper("Reciprocal", "Inv")
 def reciprocal(ctx, op):
-    """`1 / x`."""
-    one = ctx.constant(np.array(1, dtype=ctx.dtype(op.inputs[0])), "one")
-    ctx.emit("div", [one, op.inputs[0]], outputs=op.outputs)
+    """`reciprocal`."""
+    ctx.emit("reciprocal", op.inputs[:1], outputs=op.outputs)
 
 
 def _maybe_transposed(ctx, value: str, flag: bool) -> str:

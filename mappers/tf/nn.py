@@ -83,7 +83,9 @@ def log_softmax(ctx, op):
 
 _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Selu": "selu",
           "Softplus": "softplus", "Erf": "erf", "Exp": "exp", "Log": "log", "Sqrt": "sqrt",
-          "Rsqrt": "rsqrt", "Neg": "neg", "Abs": "abs", "Square": "square"}
+          "Rsqrt": "rsqrt", "Neg": "neg", "Abs": "abs", "Square": "square", "Sin": "sin",
+          "Cos": "cos", "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "IsNan": "isnan",
+          "IsInf": "isinf"}
 
 
 @tf_mapper(*_UNARY)

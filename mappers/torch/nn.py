@@ -150,7 +150,9 @@ def log_softmax(ctx, op):
 
 _UNARY = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu", "exp": "exp",
           "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "neg": "neg", "abs": "abs",
-          "erf": "erf", "logical_not": "logical_not", "bitwise_not": "bitwise_not"}
+          "erf": "erf", "logical_not": "logical_not", "bitwise_not": "bitwise_not",
+          "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "sign": "sign",
+          "reciprocal": "reciprocal", "isnan": "isnan", "isinf": "isinf"}
 
 
 @torch_mapper(*[f"aten.{name}.default" for name in _UNARY])

@@ -16,7 +16,9 @@ onnx_op = ONNX_OPS.register
 
 _SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "Sigmoid",
            "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "neg": "Neg",
-           "abs": "Abs", "erf": "Erf", "softplus": "Softplus",
+           "abs": "Abs", "erf": "Erf", "softplus": "Softplus", "sin": "Sin", "cos": "Cos",
+           "floor": "Floor", "ceil": "Ceil", "sign": "Sign", "reciprocal": "Reciprocal",
+           "isnan": "IsNaN", "isinf": "IsInf",
            "identity": "Identity", "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div",
            "pow": "Pow", "maximum": "Max", "minimum": "Min", "matmul": "MatMul",
            "where": "Where"}

@@ -59,6 +59,12 @@ for _name, _fn in {
     "softplus": lambda x, a: np.logaddexp(0, x).astype(x.dtype),
     "selu": lambda x, a: (1.0507009873554805 * np.where(
         x > 0, x, 1.6732632423543772 * np.expm1(x))).astype(x.dtype),
+    "sin": lambda x, a: np.sin(x),
+    "cos": lambda x, a: np.cos(x),
+    "floor": lambda x, a: np.floor(x),
+    "ceil": lambda x, a: np.ceil(x),
+    "sign": lambda x, a: np.sign(x),
+    "reciprocal": lambda x, a: (1 / x).astype(x.dtype),
 }.items():
     op(_name, "x", _unary(_fn), _MATH, layout="elementwise")
 
@@ -89,6 +95,9 @@ for _name, _fn in {"equal": np.equal, "not_equal": np.not_equal, "greater": np.g
     op(_name, "a b", lambda xs, a, f=_fn: [f(xs[0], xs[1])],
        "elementwise comparison, bool output, broadcasting", layout="elementwise")
 op("logical_not", "x", lambda xs, a: [np.logical_not(xs[0])], "bool", layout="elementwise")
+op("isnan", "x", lambda xs, a: [np.isnan(xs[0])], "bool: x is NaN", layout="elementwise")
+op("isinf", "x", lambda xs, a: [np.isinf(xs[0])], "bool: x is +inf or -inf",
+   layout="elementwise")
 for _name, _fn in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
                    "bitwise_xor": np.bitwise_xor}.items():
     op(_name, "a b", lambda xs, a, f=_fn: [f(xs[0], xs[1])],
