@@ -90,9 +90,31 @@ def export(name: str, out_dir: str) -> None:
     build(name).export(out_dir, verbose=False)
 
 
+def fp32_error(name: str, seed: int = 1) -> float:
+    """The model's own fp32 rounding error: max |fp32 - fp64| / max |fp64| of
+    its logits, the same weights run by Keras in float64. Two correct fp32
+    implementations can differ by about twice this, whatever the converter."""
+    import numpy as np
+    model = build(name)
+    keras = _keras()
+    size = APPLICATIONS[name][1]
+    x = np.random.default_rng(seed).standard_normal((2, size, size, 3)).astype("float32")
+    y32 = model(x).numpy()
+    keras.config.set_floatx("float64")
+    keras.config.set_dtype_policy("float64")
+    model64 = application(name)
+    model64.set_weights([w.astype("float64") for w in model.get_weights()])
+    y64 = model64(x.astype("float64")).numpy()
+    return float(np.abs(y32 - y64).max() / np.abs(y64).max())
+
+
 NAMES = list(APPLICATIONS) + list(SEQUENCE)
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in NAMES:
-        sys.exit(f"usage: python tools/zoo/keras_models.py {{{'|'.join(NAMES)}}} OUT_DIR")
-    export(sys.argv[1], sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--fp32-error" and sys.argv[2] in APPLICATIONS:
+        print(f"{sys.argv[2]}: fp32 vs fp64 max rel err {fp32_error(sys.argv[2]):.3g}")
+    elif len(sys.argv) == 3 and sys.argv[1] in NAMES:
+        export(sys.argv[1], sys.argv[2])
+    else:
+        sys.exit(f"usage: python tools/zoo_models/keras_models.py {{{'|'.join(NAMES)}}} OUT_DIR\n"
+                 f"       python tools/zoo_models/keras_models.py --fp32-error APPLICATION")

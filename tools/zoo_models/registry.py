@@ -55,10 +55,18 @@ def _hf_entry(name: str) -> Entry:
         options={"input_dtypes": {arg: dtype for arg, _, dtype in inputs}}))
 
 
+# Models whose own fp32 logits lie farther from their float64 logits than
+# RTOL_LARGE allows for two fp32 implementations (measured by
+# `python tools/zoo_models/keras_models.py --fp32-error NAME`: MobileNetV3Large
+# 8.4e-5, EfficientNetV2B0 2.2e-4; x2's ONNX output is 4.9e-5 and 3.3e-4 from
+# float64). Their rtol is about 4x that floor: tighter is below Keras's own noise.
+RTOL_FP32_FLOOR = {"keras_mobilenet_v3_large": 4e-4, "keras_efficientnet_v2_b0": 1e-3}
+
+
 def _keras_entry(name: str) -> Entry:
     family = "keras-app" if name in keras_models.APPLICATIONS else "keras-seq"
-    small = family == "keras-seq"
-    return Entry(name, family, "tf", "keras", {}, RTOL_SMALL if small else RTOL_LARGE)
+    rtol = RTOL_SMALL if family == "keras-seq" else RTOL_FP32_FLOOR.get(name, RTOL_LARGE)
+    return Entry(name, family, "tf", "keras", {}, rtol)
 
 
 def _onnx_entry(name: str) -> Entry:
