@@ -128,6 +128,29 @@ api("keras.activations.swish", "activation", ("Swish", "Silu", "Sigmoid", "Mul")
     "out = keras.activations.swish(x)", "out = F.silu(paddle.to_tensor(x))",
     "Depending on the TF version the graph holds a fused Swish/Silu op or Sigmoid + Mul; x2 maps all.")
 
+# ---------------------------------------------------------------- trigonometry, rounding, sign, NaN/Inf tests
+# x with a NaN, +inf, -inf and zeros in it (the same cells on both sides).
+_SPECIAL = "v = x.copy()\nv[0, 0, :2] = np.nan\nv[1, 2, 1] = np.inf\nv[1, 2, 3] = -np.inf\nv[0, 1, :2] = 0.0\n"
+elementwise("tf.math.sin", "Sin", "paddle.sin", src="out = tf.math.sin(x * 3)", pd="out = paddle.sin(paddle.to_tensor(x * 3))")
+elementwise("tf.math.cos", "Cos", "paddle.cos", src="out = tf.math.cos(x * 3)", pd="out = paddle.cos(paddle.to_tensor(x * 3))")
+elementwise("tf.math.floor", "Floor", "paddle.floor", src="out = tf.math.floor(x * 3)",
+            pd="out = paddle.floor(paddle.to_tensor(x * 3))",
+            notes="Rounds toward -inf (-1.5 gives -2) and keeps the float dtype on both sides; cast for an integer.")
+elementwise("tf.math.ceil", "Ceil", "paddle.ceil", src="out = tf.math.ceil(x * 3)",
+            pd="out = paddle.ceil(paddle.to_tensor(x * 3))",
+            notes="Rounds toward +inf (-1.5 gives -1) and keeps the float dtype on both sides.")
+elementwise("tf.math.sign", "Sign", "paddle.sign", src=_SPECIAL + "out = tf.math.sign(v)",
+            pd=_SPECIAL + "out = paddle.sign(paddle.to_tensor(v))",
+            notes=("-1, 0 or 1 with the input's dtype; sign(NaN) is NaN in TF and Paddle alike (torch.sign gives 0), "
+                   "sign(+-inf) is +-1.",
+                   "For complex input TF returns x / |x|; x2 has no complex tensors."))
+elementwise("tf.math.is_nan", "IsNan", "paddle.isnan", family="comparison", src=_SPECIAL + "out = tf.math.is_nan(v)",
+            pd=_SPECIAL + "out = paddle.isnan(paddle.to_tensor(v))",
+            notes="Boolean output on both sides; +-inf is not NaN.")
+elementwise("tf.math.is_inf", "IsInf", "paddle.isinf", family="comparison", src=_SPECIAL + "out = tf.math.is_inf(v)",
+            pd=_SPECIAL + "out = paddle.isinf(paddle.to_tensor(v))",
+            notes="Boolean output, True for +inf and -inf on both sides; NaN is not inf.")
+
 # ---------------------------------------------------------------- binary math
 binary("tf.math.add", ("AddV2", "Add"), "paddle.add", notes=("`x + y` on tensors is the same op. Old graphs use Add, new ones AddV2.",))
 binary("tf.math.subtract", "Sub", "paddle.subtract")
@@ -435,6 +458,29 @@ api("keras.layers.DepthwiseConv2D", "conv", ("DepthwiseConv2dNative", "BiasAdd")
     out = layer(paddle.to_tensor(x).transpose([0, 3, 1, 2])).transpose([0, 2, 3, 1])
     """, shape=(1, 5, 5, 3), atol=1e-4)
 
+api("tf.nn.conv3d", "conv", "Conv3D", "paddle.nn.functional.conv3d",
+    "tf.nn.conv3d(input, filters, strides, padding, data_format='NDHWC', dilations=None, name=None)",
+    "paddle.nn.functional.conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format='NCDHW', name=None)",
+    [a("input", "x", "renamed"), a("filters", "weight", "semantics", "DHWIO [kd, kh, kw, in, out] vs OIDHW [out, in, kd, kh, kw]"),
+     a("strides", "stride", "semantics", "TF a list of 5, [1, sd, sh, sw, 1]; Paddle int or [sd, sh, sw]"),
+     a("padding", "padding", "semantics", "'SAME'/'VALID' (SAME pads the extra cell at the end); Paddle also int/list pads"),
+     a("data_format", "data_format", "default", "NDHWC vs NCDHW; x2 converts NDHWC only"),
+     a("dilations", "dilation", "semantics", "[1, dd, dh, dw, 1] vs [dd, dh, dw]"),
+     a("—", "groups", "paddle-only", "TF infers groups from in_channels / filter in"), a("—", "bias", "paddle-only")],
+    """
+    w = rng.randn(2, 3, 3, 2, 4).astype('float32')
+    out = tf.nn.conv3d(x, w, strides=[1, 1, 2, 2, 1], padding='SAME')
+    """,
+    """
+    w = rng.randn(2, 3, 3, 2, 4).astype('float32')
+    t = paddle.to_tensor(x).transpose([0, 4, 1, 2, 3])  # NDHWC -> NCDHW
+    y = F.conv3d(t, paddle.to_tensor(w.transpose(4, 3, 0, 1, 2)), stride=[1, 2, 2], padding='SAME')  # DHWIO -> OIDHW
+    out = y.transpose([0, 2, 3, 4, 1])
+    """, ("x2 transposes the input to NCDHW and the filter once to OIDHW, and computes the 3-D convolution as a sum "
+          "of per-depth-tap 2-D convolutions (the IR has no conv3d), then transposes back.",
+          "SAME with an even kernel (depth 2 here) pads 0 in front and 1 behind; Paddle's 'SAME' does the same."),
+    shape=(1, 3, 5, 5, 2), atol=1e-4)
+
 # ---------------------------------------------------------------- pooling
 api("tf.nn.max_pool2d", "pooling", "MaxPool", "paddle.nn.functional.max_pool2d",
     "tf.nn.max_pool2d(input, ksize, strides, padding, data_format='NHWC', name=None)",
@@ -468,6 +514,30 @@ api("keras.layers.AveragePooling2D", "pooling", "AvgPool", "paddle.nn.AvgPool2D"
      a("—", "exclusive", "paddle-only", "keep True for Keras semantics"), a("data_format", "data_format", "default")],
     "out = keras.layers.AveragePooling2D(3, 2, padding='same')(x)",
     "out = paddle.nn.AvgPool2D(3, 2, padding='SAME', data_format='NHWC')(paddle.to_tensor(x))", shape=(1, 6, 6, 2))
+
+api("tf.nn.max_pool3d", "pooling", "MaxPool3D", "paddle.nn.functional.max_pool3d",
+    "tf.nn.max_pool3d(input, ksize, strides, padding, data_format='NDHWC', name=None)",
+    "paddle.nn.functional.max_pool3d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format='NCDHW', name=None)",
+    [a("input", "x", "renamed"), a("ksize", "kernel_size", "semantics", "int, 3 or 5 values (1 for batch and channels) vs int or 3 values"),
+     a("strides", "stride", "semantics", "required in TF (int, 3 or 5 values); Paddle defaults to kernel_size"),
+     a("padding", "padding", "semantics", "SAME/VALID vs explicit pads ('SAME'/'VALID' strings accepted)"),
+     a("data_format", "data_format", "default", "NDHWC vs NCDHW; x2 converts NDHWC only")],
+    "out = [tf.nn.max_pool3d(x, 3, 2, 'SAME'), tf.nn.max_pool3d(x, 2, 1, 'VALID')]",
+    f"t = {P}\nout = [F.max_pool3d(t, 3, 2, padding='SAME', data_format='NDHWC'), F.max_pool3d(t, 2, 1, data_format='NDHWC')]",
+    "x2 transposes to NCDHW and takes the maximum over strided slices (padding never wins), then transposes back.",
+    shape=(1, 4, 5, 5, 2))
+api("tf.nn.avg_pool3d", "pooling", "AvgPool3D", "paddle.nn.functional.avg_pool3d",
+    "tf.nn.avg_pool3d(input, ksize, strides, padding, data_format='NDHWC', name=None)",
+    "paddle.nn.functional.avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCDHW', name=None)",
+    [a("input", "x", "renamed"), a("ksize", "kernel_size", "semantics", "int, 3 or 5 values vs int or 3 values"),
+     a("strides", "stride", "semantics", "required in TF; Paddle defaults to kernel_size"),
+     a("padding", "padding", "semantics", "SAME/VALID vs explicit pads ('SAME'/'VALID' strings accepted)"),
+     a("—", "exclusive", "paddle-only", "keep True (default): TF's SAME averages over the real inputs only"),
+     a("data_format", "data_format", "default", "NDHWC vs NCDHW; x2 converts NDHWC only")],
+    "out = [tf.nn.avg_pool3d(x, 3, 2, 'SAME'), tf.nn.avg_pool3d(x, [2, 3, 2], 1, 'VALID')]",
+    f"t = {P}\nout = [F.avg_pool3d(t, 3, 2, padding='SAME', data_format='NDHWC'), F.avg_pool3d(t, [2, 3, 2], 1, data_format='NDHWC')]",
+    "x2 transposes to NCDHW and sums strided slices, dividing each window by its count of real inputs.",
+    shape=(1, 4, 5, 5, 2))
 
 # ---------------------------------------------------------------- normalization
 _BN_ARGS = [a("momentum", "momentum", "default", "same meaning (moving = m*moving + (1-m)*batch); Keras 0.99, Paddle 0.9; torch's momentum is 1 - this"),
@@ -684,6 +754,57 @@ api("tf.math.argmax", "reduction", "ArgMax", "paddle.argmax", "tf.math.argmax(in
     [a("input", "x", "renamed"), a("axis", "axis", "semantics", "TF None means axis 0; Paddle None flattens"),
      a("output_type", "dtype", "renamed"), a("—", "keepdim", "paddle-only")],
     "out = tf.math.argmax(x, axis=1)", f"out = paddle.argmax({P}, axis=1)")
+api("tf.math.cumsum", "math", "Cumsum", "paddle.cumsum",
+    "tf.math.cumsum(x, axis=0, exclusive=False, reverse=False, name=None)",
+    "paddle.cumsum(x, axis=None, dtype=None, name=None)",
+    [X, a("axis", "axis", "default", "TF 0; Paddle None flattens the input first"),
+     a("exclusive", "—", "unsupported", "shift by one: pad a 0 in front along the axis and drop the last sum"),
+     a("reverse", "—", "unsupported", "paddle.flip along the axis before and after"),
+     a("—", "dtype", "paddle-only", "Paddle sums integers to int64 unless dtype is given; TF keeps int32")],
+    "out = [tf.math.cumsum(x, axis=1), tf.math.cumsum(x, axis=2, exclusive=True, reverse=True),\n"
+    "       tf.math.cumsum(tf.cast(x > 0, tf.int32), axis=-1)]",
+    """
+    t = paddle.to_tensor(x)
+    r = paddle.cumsum(paddle.flip(t, [2]), axis=2)                 # reverse: flip, sum, flip back
+    excl = paddle.flip(F.pad(r[:, :, :-1], [1, 0], value=0.0), [2])  # exclusive: 0 first, last sum dropped
+    out = [paddle.cumsum(t, axis=1), excl, paddle.cumsum(paddle.cast(t > 0, 'int32'), axis=-1, dtype='int32')]
+    """,
+    ("x2 keeps axis, exclusive and reverse; the Paddle code it writes flips and pads as above (padding rather "
+     "than subtracting x, which would round floats).",
+     "Integer input: TF keeps int32, Paddle (like torch) returns int64 unless dtype='int32'; x2 keeps TF's dtype."))
+api("tf.broadcast_to", "array", "BroadcastTo", "paddle.broadcast_to", "tf.broadcast_to(input, shape, name=None)",
+    "paddle.broadcast_to(x, shape, name=None)",
+    [a("input", "x", "renamed"),
+     a("shape", "shape", "same", "numpy broadcasting rules on both; Paddle (alias paddle.expand) also reads -1 as 'keep this dim', TF does not")],
+    "out = [tf.broadcast_to(x[:, :1], [2, 3, 4]), tf.broadcast_to(x[0, 0], [5, 4])]",
+    f"t = {P}\nout = [paddle.broadcast_to(t[:, :1], [2, 3, 4]), paddle.broadcast_to(t[0, 0], [5, 4])]",
+    "x2 writes `expand` to the constant shape; a shape computed at run time is accepted only when TF knows every "
+    "output dim but the batch.")
+api("tf.gather_nd", "array", "GatherNd", "paddle.gather_nd",
+    "tf.gather_nd(params, indices, batch_dims=0, name=None, bad_indices_policy='')",
+    "paddle.gather_nd(x, index, name=None)",
+    [a("params", "x", "renamed"),
+     a("indices", "index", "renamed", "[..., K] tuples into the first K dims of x on both sides"),
+     a("batch_dims", "—", "unsupported", "no Paddle argument: prepend the batch position to every index tuple"),
+     a("bad_indices_policy", "—", "unsupported", "x2 refuses a non-default policy")],
+    "out = [tf.gather_nd(x, [[0, 1], [1, 2]]), tf.gather_nd(x, [[[1, 0, 3]], [[0, 2, 1]]])]",
+    f"t = {P}\nout = [paddle.gather_nd(t, paddle.to_tensor([[0, 1], [1, 2]])),\n"
+    "       paddle.gather_nd(t, paddle.to_tensor([[[1, 0, 3]], [[0, 2, 1]]]))]",
+    ("Output shape is indices.shape[:-1] + params.shape[K:] on both sides.",
+     "x2 reshapes params to rows over its first K dims and `gather`s the row-major positions of the index "
+     "tuples; params and indices need static shapes."))
+api("tf.scatter_nd", "array", "ScatterNd", "paddle.scatter_nd", "tf.scatter_nd(indices, updates, shape, name=None)",
+    "paddle.scatter_nd(index, updates, shape, name=None)",
+    [a("indices", "index", "renamed", "[..., K] tuples into the first K dims of the output"), a("updates", "updates"),
+     a("shape", "shape", "same", "x2 needs it constant")],
+    "u = rng.randn(3, 4).astype('float32')\n"
+    "out = [tf.scatter_nd([[1], [3], [1]], u, [5, 4]), tf.scatter_nd([[0, 2], [1, 1]], x[0, :2], [2, 3, 4])]",
+    "u = rng.randn(3, 4).astype('float32')\n"
+    "out = [paddle.scatter_nd(paddle.to_tensor([[1], [3], [1]]), paddle.to_tensor(u), [5, 4]),\n"
+    "       paddle.scatter_nd(paddle.to_tensor([[0, 2], [1, 1]]), paddle.to_tensor(x[0, :2]), [2, 3, 4])]",
+    ("Zeros with the updates added at the index tuples: duplicate indices (row 1 here) add up on both sides. "
+     "paddle.scatter (not _nd) instead overwrites unless overwrite=False.",
+     "x2 converts float updates only: a one-hot matrix of the row-major positions, transposed, `matmul` the updates."))
 api("tf.einsum", "linear", "Einsum", "paddle.einsum / paddle.matmul", "tf.einsum(equation, *inputs, **kwargs)",
     "paddle.einsum(equation, *operands)", [a("equation", "equation"), a("*inputs", "*operands", "renamed")],
     "w = rng.randn(4, 5).astype('float32')\nout = tf.einsum('bij,jk->bik', x, w)",
@@ -697,6 +818,16 @@ for name, op, pd in [("equal", "Equal", "equal"), ("not_equal", "NotEqual", "not
         f"out = paddle.{pd}(paddle.to_tensor(np.round(x)), paddle.to_tensor(np.float32(0)))", "Boolean output on both sides.")
 api("tf.math.logical_not", "comparison", "LogicalNot", "paddle.logical_not", "tf.math.logical_not(x, name=None)",
     "paddle.logical_not(x, out=None, name=None)", [X], "out = tf.math.logical_not(x > 0)", f"out = paddle.logical_not({P} > 0)")
+for name, op, sym in [("logical_and", "LogicalAnd", "&"), ("logical_or", "LogicalOr", "|")]:
+    api(f"tf.math.{name}", "comparison", op, f"paddle.{name}", f"tf.math.{name}(x, y, name=None)",
+        f"paddle.{name}(x, y, name=None)",
+        [a("x", "x", "semantics", "TF takes bool tensors only; Paddle also takes numbers (non-zero is True)"), a("y", "y")],
+        f"t = tf.constant(x)\ny = rng.randn(3, 4).astype('float32')\nout = [tf.math.{name}(t > 0, y > 0), (t > 0) {sym} (t < 1)]",
+        f"t = paddle.to_tensor(x)\ny = rng.randn(3, 4).astype('float32')\n"
+        f"out = [paddle.{name}(t > 0, paddle.to_tensor(y > 0)), paddle.{name}(t > 0, t < 1)]",
+        (f"Boolean output, numpy broadcasting on both sides. `{sym}` on TF bool tensors is the same op.",
+         f"x2 writes `bitwise_{name[8:]}` of the bool tensors (the IR's logical form; Paddle's bitwise ops are "
+         "logical on bool)."))
 api("tf.math.top_k", "reduction", "TopKV2", "paddle.topk", "tf.math.top_k(input, k=1, sorted=True, index_type=tf.int32, name=None)",
     "paddle.topk(x, k, axis=None, largest=True, sorted=True, name=None)",
     [a("input", "x", "renamed"), a("k", "k", "same", "x2 needs a constant k"),
@@ -716,3 +847,19 @@ api("tf.nn.local_response_normalization", "normalization", "LRN", "paddle.nn.fun
     f"out = F.local_response_norm({P}, size=5, alpha=0.3 * 5, beta=0.75, k=1.5, data_format='NHWC')",
     "x2 decomposes it: x / (bias + alpha * size * avg_pool(x^2 over channels)) ** beta.",
     shape=(2, 3, 4, 6), atol=1e-5)
+
+# ---------------------------------------------------------------- spectral
+api("tf.signal.rfft", "spectral", ("RFFT", "ComplexAbs"), "paddle.abs(paddle.fft.rfft(x))",
+    "tf.signal.rfft(input_tensor, fft_length=None, name=None)  # then tf.math.abs (op ComplexAbs)",
+    "paddle.fft.rfft(x, n=None, axis=-1, norm='backward', name=None)",
+    [a("input_tensor", "x", "renamed"),
+     a("fft_length", "n", "semantics", "TF a 1-element list [n], Paddle an int; both crop or zero-pad the last axis to n"),
+     a("—", "axis", "paddle-only", "TF always transforms the last axis"),
+     a("—", "norm", "paddle-only", "keep 'backward' (no scaling): TF's convention")],
+    "out = [tf.abs(tf.signal.rfft(x)), tf.abs(tf.signal.rfft(x, fft_length=[6])), tf.abs(tf.signal.rfft(x, fft_length=[3]))]",
+    f"t = {P}\nout = [paddle.abs(paddle.fft.rfft(t)), paddle.abs(paddle.fft.rfft(t, n=6)), paddle.abs(paddle.fft.rfft(t, n=3))]",
+    ("x2 has no complex tensors: it converts an RFFT only when every reader takes its magnitude (ComplexAbs, i.e. "
+     "tf.abs / tf.math.abs of the complex result, as in a magnitude spectrogram) and refuses an RFFT read by anything "
+     "else or returned by the graph, and a ComplexAbs of anything but an RFFT.",
+     "The converted model computes |rfft(x)| = sqrt((x @ cos)^2 + (x @ sin)^2) with constant DFT tables (float64 "
+     "angles) instead of calling paddle.fft; n // 2 + 1 bins on both sides."), atol=1e-4)

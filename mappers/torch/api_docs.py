@@ -46,6 +46,33 @@ elementwise("torch.sigmoid", ["sigmoid.default"], "paddle.nn.functional.sigmoid"
 elementwise("torch.relu", ["relu.default"], "paddle.nn.functional.relu", family="activation")
 elementwise("torch.logical_not", ["logical_not.default"], "paddle.logical_not", family="comparison",
             src="out = torch.logical_not(torch.tensor(x) > 0)", pd="out = paddle.logical_not(paddle.to_tensor(x) > 0)")
+# ---------------------------------------------------------------- trigonometry, rounding, sign, NaN/Inf tests
+# x with a NaN, +inf, -inf and zeros in it (the same cells on both sides).
+_SPECIAL = "v = x.copy()\nv[0, 0, :2] = np.nan\nv[1, 2, 1] = np.inf\nv[1, 2, 3] = -np.inf\nv[0, 1, :2] = 0.0\n"
+elementwise("torch.sin", ["sin.default"], "paddle.sin", src=f"out = torch.sin({T} * 3)", pd=f"out = paddle.sin({P} * 3)")
+elementwise("torch.cos", ["cos.default"], "paddle.cos", src=f"out = torch.cos({T} * 3)", pd=f"out = paddle.cos({P} * 3)")
+elementwise("torch.floor", ["floor.default"], "paddle.floor", src=f"out = torch.floor({T} * 3)", pd=f"out = paddle.floor({P} * 3)",
+            notes="Rounds toward -inf (-1.5 gives -2) and keeps the float dtype on both sides; for floor division use "
+                  "torch.div(rounding_mode='floor') / paddle.floor_divide.")
+elementwise("torch.ceil", ["ceil.default"], "paddle.ceil", src=f"out = torch.ceil({T} * 3)", pd=f"out = paddle.ceil({P} * 3)",
+            notes="Rounds toward +inf (-1.5 gives -1) and keeps the float dtype on both sides.")
+elementwise("torch.sign", ["sign.default"], "paddle.sign", src=_SPECIAL + "out = torch.sign(torch.tensor(v))",
+            pd=_SPECIAL + "t = paddle.to_tensor(v)\ns = paddle.sign(t)\n"
+                          "out = paddle.where(paddle.isnan(t), paddle.zeros_like(s), s)  # torch: sign(NaN) = 0",
+            notes=("sign(NaN) differs: torch gives 0 (torch 2.13, CPU), Paddle gives NaN (as TF and numpy do); the Paddle "
+                   "example masks NaN to match. +-inf gives +-1 and +-0 gives 0 on both sides.",
+                   "x2 maps aten.sign to the IR `sign` (numpy.sign) and writes paddle.sign, so a converted model gives NaN "
+                   "where torch gave 0 for NaN inputs."))
+elementwise("torch.reciprocal", ["reciprocal.default"], "paddle.reciprocal",
+            src="out = [torch.reciprocal(torch.tensor(np.abs(x) + 0.5)), torch.reciprocal(torch.tensor([1, 2, 4, 0]))]",
+            pd="out = [paddle.reciprocal(paddle.to_tensor(np.abs(x) + 0.5)), paddle.reciprocal(paddle.to_tensor([1, 2, 4, 0]))]",
+            notes=("Integer input gives float32 on both sides (torch promotes to the default dtype; Paddle 3 casts with a "
+                   "warning); 1 / 0 is inf.",))
+for name, pd, what in [("isnan", "isnan", "True for NaN only (+-inf is not NaN)"),
+                       ("isinf", "isinf", "True for +inf and -inf (NaN is not inf)")]:
+    module(f"torch.{name}", "comparison", [f"{name}.default"], f"paddle.{pd}", f"torch.{name}(input)",
+           f"paddle.{pd}(x, name=None)", [INPUT], _SPECIAL + f"out = torch.{name}(torch.tensor(v))",
+           _SPECIAL + f"out = paddle.{pd}(paddle.to_tensor(v))", f"Boolean output on both sides: {what}.")
 for cls, op, pd in [("ReLU", "relu.default", "ReLU"), ("Sigmoid", "sigmoid.default", "Sigmoid"),
                     ("Tanh", "tanh.default", "Tanh"), ("SiLU", "silu.default", "Silu"),
                     ("Hardswish", "hardswish.default", "Hardswish")]:
@@ -135,10 +162,61 @@ module("torch.eq", "comparison", ["eq.Tensor", "eq.Scalar"], "paddle.equal", "to
        "paddle.equal(x, y, name=None)", [INPUT, a("other", "y", "renamed", "a Python number needs a tensor in Paddle"), OUT],
        "r = torch.tensor(np.round(x))\nout = [torch.eq(r, r.flip(0)), r == 0]",
        "r = paddle.to_tensor(np.round(x))\nout = [paddle.equal(r, r.flip(0)), paddle.equal(r, paddle.zeros_like(r))]")
+for name, pd, sym, alias in [("ge", "greater_equal", ">=", "greater_equal"), ("gt", "greater_than", ">", "greater"),
+                             ("le", "less_equal", "<=", "less_equal"), ("lt", "less_than", "<", "less"),
+                             ("ne", "not_equal", "!=", "not_equal")]:
+    module(f"torch.{name}", "comparison", [f"{name}.Tensor", f"{name}.Scalar"], f"paddle.{pd}",
+           f"torch.{name}(input, other, *, out=None)", f"paddle.{pd}(x, y, name=None)",
+           [INPUT, a("other", "y", "renamed", "a Python number needs a tensor in Paddle's function (its operators take numbers)"), OUT],
+           f"r = torch.tensor(np.round(x))\nout = [torch.{name}(r, r.flip(0)), r {sym} 0, torch.{name}(r, 0.5)]",
+           f"r = paddle.to_tensor(np.round(x))\nout = [paddle.{pd}(r, r.flip(0)), r {sym} 0, paddle.{pd}(r, paddle.full_like(r, 0.5))]",
+           (f"Boolean output, broadcasting on both sides. `a {sym} b` on tensors exports as aten.{name} (the Scalar "
+            f"overload for a Python number). torch's alias is torch.{alias}"
+            + ("; Paddle's name ends in _than." if alias != pd else "."),))
+module("torch.remainder", "math", ["remainder.Tensor", "remainder.Scalar"], "paddle.remainder",
+       "torch.remainder(input, other, *, out=None)", "paddle.remainder(x, y, name=None)",
+       [INPUT, a("other", "y", "renamed", "a tensor or a Python number on both sides; `%` works on both"), OUT],
+       """
+       d = (np.where(rng.rand(3, 4) > 0.5, 1.0, -1.0) * (rng.rand(3, 4) + 0.5)).astype('float32')
+       t = torch.tensor(x * 3)
+       out = [torch.remainder(t, torch.tensor(d)), torch.remainder(t, 1.5), t % -1.5,
+              torch.remainder(torch.tensor([-7, -3, 7, 3]), torch.tensor([2, -2, 2, -2]))]
+       """,
+       """
+       d = (np.where(rng.rand(3, 4) > 0.5, 1.0, -1.0) * (rng.rand(3, 4) + 0.5)).astype('float32')
+       t = paddle.to_tensor(x * 3)
+       out = [paddle.remainder(t, paddle.to_tensor(d)), paddle.remainder(t, 1.5), t % -1.5,
+              paddle.remainder(paddle.to_tensor([-7, -3, 7, 3]), paddle.to_tensor([2, -2, 2, -2]))]
+       """,
+       ("Floor modulo on both sides: the result takes the sign of the divisor, like Python's % and numpy.mod "
+        "(remainder(-7, 2) = 1, remainder(7, -2) = -1). torch.fmod (truncated, sign of the dividend) is a different "
+        "op; Paddle has no fmod: x - paddle.trunc(x / y) * y.",
+        "TF's tf.math.floormod is the same convention; tf.math.truncatemod is fmod.",
+        "x2 maps both overloads to the IR `mod` (numpy's convention). Its ONNX target refuses a floating-point "
+        "remainder (ONNX Mod with fmod=0 takes integers only)."))
 module("torch.where", "comparison", ["where.self"], "paddle.where", "torch.where(condition, input, other, *, out=None)",
        "paddle.where(condition, x=None, y=None, name=None)",
        [a("condition", "condition"), a("input", "x", "renamed"), a("other", "y", "renamed")],
        f"t = {T}\nout = torch.where(t > 0, t, -t)", f"t = {P}\nout = paddle.where(t > 0, t, -t)")
+
+# ---------------------------------------------------------------- bitwise
+_INTS = "i = {mod}((x * 10).astype('int32'))\n"  # negative values too: two's-complement bits on both sides
+for name, sym in [("and", "&"), ("or", "|"), ("xor", "^")]:
+    module(f"torch.bitwise_{name}", "bitwise", [f"bitwise_{name}.Tensor", f"bitwise_{name}.Scalar"], f"paddle.bitwise_{name}",
+           f"torch.bitwise_{name}(input, other, *, out=None)", f"paddle.bitwise_{name}(x, y, out=None, name=None)",
+           [INPUT, a("other", "y", "semantics", "a Python int needs a tensor in Paddle: its function and its "
+                                                f"`{sym}` operator both refuse numbers"), OUT],
+           _INTS.format(mod="torch.tensor") + f"out = [torch.bitwise_{name}(i, i.flip(0)), i {sym} 6, (i > 0) {sym} (i < 5)]",
+           _INTS.format(mod="paddle.to_tensor")
+           + f"out = [paddle.bitwise_{name}(i, i.flip(0)), paddle.bitwise_{name}(i, paddle.full_like(i, 6)),\n"
+             f"       paddle.bitwise_{name}(i > 0, i < 5)]",
+           (f"`{sym}` on tensors exports as this op (the Scalar overload for a Python int). Integer and bool inputs "
+            "only; on bool it is the logical operation.",))
+module("torch.bitwise_not", "bitwise", ["bitwise_not.default"], "paddle.bitwise_not", "torch.bitwise_not(input, *, out=None)",
+       "paddle.bitwise_not(x, out=None, name=None)", [INPUT, OUT],
+       _INTS.format(mod="torch.tensor") + "out = [torch.bitwise_not(i), ~(i > 0)]",
+       _INTS.format(mod="paddle.to_tensor") + "out = [paddle.bitwise_not(i), paddle.bitwise_not(i > 0)]",
+       "`~t` exports as this op: -n - 1 on integers, logical not on bool (torch.logical_not exports as logical_not).")
 
 # ---------------------------------------------------------------- linear
 _LIN_NOTE = ("torch Linear weight is [out_features, in_features]; Paddle Linear weight is [in_features, out_features]: "
@@ -197,6 +275,23 @@ for name, ops, pd, kw, pkw in [
            f"torch.{name}(input, dim=None, keepdim=False, *, dtype=None, out=None)", f"paddle.{pd}(x, axis=None, keepdim=False, name=None)",
            [INPUT, a("dim", "axis", "renamed"), a("keepdim", "keepdim", "same", "TF/numpy spell it keepdims"), OUT],
            f"out = [torch.{name}({T}, {kw}), torch.{name}({T})]", f"out = [paddle.{pd}({P}, {pkw}), paddle.{pd}({P})]")
+module("torch.cumsum", "math", ["cumsum.default"], "paddle.cumsum", "torch.cumsum(input, dim, *, dtype=None, out=None)",
+       "paddle.cumsum(x, axis=None, dtype=None, name=None)",
+       [INPUT, a("dim", "axis", "default", "required in torch; Paddle's default None flattens the input first"),
+        a("dtype", "dtype", "same", "x2 refuses a dtype argument"), OUT],
+       f"t = {T}\nout = [torch.cumsum(t, dim=1), torch.cumsum(t, -1), torch.cumsum((t > 0).int(), dim=2)]",
+       f"t = {P}\nout = [paddle.cumsum(t, axis=1), paddle.cumsum(t, -1), paddle.cumsum((t > 0).astype('int32'), axis=2)]",
+       ("Integer input sums to int64 on both sides unless dtype is given (int32 here). torch also sums bool (to "
+        "int64); Paddle has no bool kernel: cast first.",
+        "No exclusive / reverse arguments on either side (TF's cumsum has them)."))
+module("torch.argmax", "reduction", ["argmax.default"], "paddle.argmax", "torch.argmax(input, dim=None, keepdim=False)",
+       "paddle.argmax(x, axis=None, keepdim=False, dtype='int64', name=None)",
+       [INPUT, a("dim", "axis", "renamed", "None flattens on both sides; x2 refuses dim=None"), a("keepdim", "keepdim"),
+        a("—", "dtype", "paddle-only", "int64 on both sides by default")],
+       f"r = torch.tensor(np.round(x))\nout = [torch.argmax(r, dim=1), torch.argmax(r, dim=-1, keepdim=True), torch.argmax(r)]",
+       f"r = paddle.to_tensor(np.round(x))\nout = [paddle.argmax(r, axis=1), paddle.argmax(r, axis=-1, keepdim=True), paddle.argmax(r)]",
+       "Ties (the rounded input has many) pick the first maximal index on both sides. TF's tf.math.argmax with "
+       "axis=None uses axis 0 instead of flattening.")
 module("torch.any", "reduction", ["any.dim", "any.dims"], "paddle.any", "torch.any(input, dim=None, keepdim=False, *, out=None)",
        "paddle.any(x, axis=None, keepdim=False, name=None)", [INPUT, a("dim", "axis", "renamed"), a("keepdim", "keepdim")],
        f"out = [torch.any({T} > 1, dim=1), torch.any({T} > 1, dim=(0, 2))]", f"out = [paddle.any({P} > 1, axis=1), paddle.any({P} > 1, axis=[0, 2])]")
@@ -274,6 +369,31 @@ module("torch.index_select", "array", ["index_select.default"], "paddle.index_se
 module("torch.Tensor.__getitem__ (tensor index)", "array", ["index.Tensor"], "paddle.gather / indexing", "x[idx], x[:, idx]",
        "paddle.gather(x, index, axis)", [a("—", "—", "semantics", "one indexed axis maps to gather")],
        f"out = {T}[:, torch.tensor([2, 0])]", f"out = paddle.gather({P}, paddle.to_tensor([2, 0]), axis=1)")
+module("torch.gather", "array", ["gather.default"], "paddle.take_along_axis (not paddle.gather)",
+       "torch.gather(input, dim, index, *, sparse_grad=False, out=None)",
+       "paddle.take_along_axis(arr, indices, axis, broadcast=True)",
+       [a("input", "arr", "renamed"), a("dim", "axis", "semantics", "argument order differs: (dim, index) vs (indices, axis)"),
+        a("index", "indices", "renamed", "int64 on both sides"), a("sparse_grad", "—", "unsupported", "gradients only"),
+        a("—", "broadcast", "paddle-only", "the default True broadcasts index and input against each other; torch never "
+                                           "broadcasts and reads only the leading block of input where index is "
+                                           "smaller outside dim: pass broadcast=False"), OUT],
+       """
+       t = torch.tensor(x)
+       i, j = rng.randint(0, 4, (2, 3, 5)), rng.randint(0, 3, (1, 2, 4))
+       out = [torch.gather(t, 2, torch.tensor(i)), torch.gather(t, 1, torch.tensor(j))]
+       """,
+       """
+       t = paddle.to_tensor(x)
+       i, j = rng.randint(0, 4, (2, 3, 5)), rng.randint(0, 3, (1, 2, 4))
+       out = [paddle.take_along_axis(t, paddle.to_tensor(i), 2),
+              paddle.take_along_axis(t, paddle.to_tensor(j), 1, broadcast=False)]  # j has batch 1, t batch 2
+       """,
+       ("paddle.gather is torch.index_select (one index vector along an axis), not torch.gather.",
+        "The output has index's shape on both sides (with broadcast=False in Paddle).",
+        "x2 maps it to the IR `gather_elements` (numpy.take_along_axis) and writes paddle.take_along_axis with the "
+        "default broadcast=True: exact when index has the input's size in every dim but dim (the first output "
+        "here). An index smaller outside dim is not cropped: a size-1 dim is broadcast (the second output converts "
+        "without error to shape [2, 2, 4] where torch gives [1, 2, 4]), other sizes fail in Paddle."))
 module("torch.nn.Embedding", "array", ["embedding.default"], "paddle.nn.Embedding",
        "torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False)",
        "paddle.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, sparse=False, weight_attr=None, scale_grad_by_freq=False, name=None)",
@@ -281,6 +401,24 @@ module("torch.nn.Embedding", "array", ["embedding.default"], "paddle.nn.Embeddin
         a("weight [num, dim]", "weight [num, dim]", "same", "same layout: copied as is")],
        "e = nn.Embedding(10, 4)\ne.weight.data = torch.tensor(rng.randn(10, 4).astype('float32'))\nout = e(torch.tensor([[1, 7], [3, 3]]))",
        "e = paddle.nn.Embedding(10, 4)\ne.weight.set_value(rng.randn(10, 4).astype('float32'))\nout = e(paddle.to_tensor([[1, 7], [3, 3]]))")
+module("torch.nn.functional.pad", "array", ["constant_pad_nd.default"], "paddle.nn.functional.pad",
+       "torch.nn.functional.pad(input, pad, mode='constant', value=None)",
+       "paddle.nn.functional.pad(x, pad, mode='constant', value=0.0, data_format=None, pad_from_left_axis=True, name=None)",
+       [INPUT,
+        a("pad", "pad", "semantics", "torch: (begin, end) pairs from the LAST dim backwards, any even length up to "
+                                     "2 * ndim. Paddle reads a shorter list the same way, but a full 2 * ndim list "
+                                     "from the FIRST dim forwards unless pad_from_left_axis=False"),
+        a("mode", "mode", "same", "'constant' / 'reflect' / 'replicate' / 'circular' on both; x2 maps constant only"),
+        a("value", "value", "default", "torch None (0), Paddle 0.0"),
+        a("—", "data_format / pad_from_left_axis", "paddle-only")],
+       f"t = {T}\nout = [F.pad(t, (1, 2), value=1.5), F.pad(t, (1, 0, 2, 1)), F.pad(t, (1, 1, 0, 2, 1, 0)),\n"
+       "       F.pad(t, (1, 1, 0, 2, 1, 0), value=-1.0)]",
+       f"t = {P}\nout = [F.pad(t, [1, 2], value=1.5), F.pad(t, [1, 0, 2, 1]),\n"
+       "       F.pad(t, [1, 0, 0, 2, 1, 1]),  # full length: first dim first\n"
+       "       F.pad(t, [1, 1, 0, 2, 1, 0], value=-1.0, pad_from_left_axis=False)]  # or keep torch's order",
+       ("F.pad exports as aten.pad and decomposes to constant_pad_nd in constant mode; the other modes decompose to "
+        "reflection / replication pads x2 does not map yet.",
+        "Negative pads crop on both sides; x2 refuses them."))
 module("torch.Tensor.to", "array", ["to.dtype", "_to_copy.default"], "paddle.cast / Tensor.astype", "Tensor.to(dtype, non_blocking=False, copy=False)",
        "paddle.cast(x, dtype)", [a("dtype", "dtype"), a("device / non_blocking / copy", "—", "unsupported")],
        f"out = ({T} * 3).to(torch.int32)", "out = paddle.cast(paddle.to_tensor(x * 3), 'int32')", "Float to int truncates toward zero on both sides.")
@@ -418,6 +556,46 @@ module("torch.nn.AdaptiveAvgPool2d", "pooling", ["adaptive_avg_pool2d.default", 
        f"out = [nn.AdaptiveAvgPool2d(1)({T}), nn.AdaptiveAvgPool2d((3, 2))({T})]",
        f"out = [paddle.nn.AdaptiveAvgPool2D(1)({P}), paddle.nn.AdaptiveAvgPool2D([3, 2])({P})]",
        "x2 maps output 1x1 (a mean) and sizes that divide the input (a plain avg pool).", shape=(1, 2, 6, 4))
+
+_MAXPOOL3D_ARGS = [a("kernel_size / stride / padding", "same names", "same", "stride None = kernel_size on both"),
+                   a("dilation", "—", "unsupported", "no Paddle argument; x2 converts dilated windows (a maximum over strided slices)"),
+                   a("return_indices", "return_mask", "renamed", "x2 needs the indices unused"),
+                   a("ceil_mode", "ceil_mode", "same", "positions differ (torch: padding, dilation, ceil_mode, "
+                                                       "return_indices; Paddle: padding, return_mask, ceil_mode): "
+                                                       "pass it by keyword")]
+module("torch.nn.functional.max_pool3d", "pooling", ["max_pool3d_with_indices.default", "max_pool3d.default"],
+       "paddle.nn.functional.max_pool3d",
+       "torch.nn.functional.max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)",
+       "paddle.nn.functional.max_pool3d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format='NCDHW', name=None)",
+       [INPUT] + _MAXPOOL3D_ARGS,
+       f"t = {T}\nout = [F.max_pool3d(t, 2), F.max_pool3d(t, 3, stride=2, padding=1, ceil_mode=True)]",
+       f"t = {P}\nout = [F.max_pool3d(t, 2), F.max_pool3d(t, 3, stride=2, padding=1, ceil_mode=True)]",
+       ("NCDHW on both sides. Exported as max_pool3d_with_indices (the indices unused) or max_pool3d; x2 takes the "
+        "maximum over strided slices (padding never wins), ceil_mode as extra end padding.",), shape=(1, 2, 4, 6, 5))
+module("torch.nn.MaxPool3d", "pooling", ["max_pool3d_with_indices.default", "max_pool3d.default"], "paddle.nn.MaxPool3D",
+       "torch.nn.MaxPool3d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False)",
+       "paddle.nn.MaxPool3D(kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format='NCDHW', name=None)",
+       _MAXPOOL3D_ARGS, f"out = nn.MaxPool3d(3, 2, padding=1)({T})", f"out = paddle.nn.MaxPool3D(3, 2, padding=1)({P})",
+       shape=(1, 2, 4, 6, 5))
+_AVGPOOL3D_ARGS = [a("kernel_size / stride / padding / ceil_mode", "same names"),
+                   a("count_include_pad", "exclusive", "default", "inverse meaning AND opposite defaults, in the same "
+                                                                  "position: torch includes padding (True), Paddle "
+                                                                  "excludes it (exclusive=True); pass exclusive=False"),
+                   a("divisor_override", "divisor_override", "same", "x2 refuses it")]
+module("torch.nn.functional.avg_pool3d", "pooling", ["avg_pool3d.default"], "paddle.nn.functional.avg_pool3d",
+       "torch.nn.functional.avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)",
+       "paddle.nn.functional.avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCDHW', name=None)",
+       [INPUT] + _AVGPOOL3D_ARGS,
+       f"t = {T}\nout = [F.avg_pool3d(t, 3, 2, padding=1), F.avg_pool3d(t, 3, 2, padding=1, count_include_pad=False), F.avg_pool3d(t, 2)]",
+       f"t = {P}\nout = [F.avg_pool3d(t, 3, 2, padding=1, exclusive=False), F.avg_pool3d(t, 3, 2, padding=1), F.avg_pool3d(t, 2)]",
+       ("With padding the defaults give different numbers at the borders; without padding they agree.",
+        "x2 sums strided slices and keeps count_include_pad."), shape=(1, 2, 4, 6, 5))
+module("torch.nn.AvgPool3d", "pooling", ["avg_pool3d.default"], "paddle.nn.AvgPool3D",
+       "torch.nn.AvgPool3d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)",
+       "paddle.nn.AvgPool3D(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCDHW', name=None)",
+       _AVGPOOL3D_ARGS, f"out = nn.AvgPool3d(3, 2, padding=1)({T})",
+       f"out = paddle.nn.AvgPool3D(3, 2, padding=1, exclusive=False)({P})",
+       "With padding, pass exclusive=False to get torch's numbers.", shape=(1, 2, 4, 6, 5))
 
 # ---------------------------------------------------------------- reference only (no x2 mapper)
 module("torch.nn.LSTM", "recurrent", [], "paddle.nn.LSTM",
