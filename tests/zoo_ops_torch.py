@@ -22,7 +22,9 @@ class Masks(nn.Module):
         mask = a.float() + 2 * b.float() + 4 * c.float() + 8 * d.float() + 16 * e.float()
         picked = torch.gather(x, 1, x.argmax(1, keepdim=True).expand(-1, -1, 8))
         positions = torch.cumsum(a.long(), dim=-1)
-        return mask * x, picked * 3 + torch.cumsum(x, dim=1), positions
+        # An index smaller than x in the other dims reads only x's leading part.
+        corner = torch.gather(x, 2, (x[:1, :3, :5].abs() * 10).long() % 8)
+        return mask * x, picked * 3 + torch.cumsum(x, dim=1), positions, corner
 
 
 class Pools(nn.Module):
@@ -45,18 +47,21 @@ def pools():
 
 
 class Window(nn.Module):
-    """A Hann window from arange and cos (cos has no mapper: folded with torch)."""
+    """A Kaiser window from arange, sqrt and the Bessel function i0 (i0 has no
+    mapper: the constant-only subgraph is folded with torch)."""
 
     def forward(self, x):  # [2, 8]
         n = torch.arange(8, dtype=torch.float32)
-        return x * (0.5 - 0.5 * torch.cos(2 * torch.pi * n / 8))
+        beta = 4.0
+        ratio = 2 * n / 7 - 1
+        return x * torch.i0(beta * torch.sqrt(1 - ratio * ratio)) / torch.i0(torch.tensor(beta))
 
 
 class WindowOfInput(Window):
-    """cos of the constant window folds; sin of the input has no mapper."""
+    """i0 of the constant window folds; i0 of the input has no mapper."""
 
     def forward(self, x):
-        return super().forward(x) + torch.sin(x)
+        return super().forward(x) + torch.i0(x)
 
 
 def window():

@@ -157,8 +157,12 @@ _UNARY = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu", 
 
 @torch_mapper(*[f"aten.{name}.default" for name in _UNARY])
 def unary(ctx, op):
-    """the elementwise IR op of the same name."""
-    ctx.emit(_UNARY[op.type.split(".")[1]], op.inputs[:1], outputs=op.outputs)
+    """the elementwise IR op of the same name (an integer input that torch
+    promotes, as in `sin` or `reciprocal` of int, is cast first)."""
+    x, out_dtype = op.inputs[0], ctx.dtype(op.outputs[0])
+    if ctx.dtype(x) != out_dtype and out_dtype != "bool":
+        x = ctx.emit("cast", [x], {"dtype": out_dtype}, shape=ctx.shape(x), hint="promoted")
+    ctx.emit(_UNARY[op.type.split(".")[1]], [x], outputs=op.outputs)
 
 
 @torch_mapper("aten.gelu.default")

@@ -52,6 +52,15 @@ class PaddleContext(EmitContext):
 PADDLE_OPS.register("reduce_prod")(reduce)
 
 
+@PADDLE_OPS.register("gather_elements")
+def gather_elements(e, node):
+    # Without broadcast=False Paddle broadcasts the index against x; the IR
+    # (like torch.gather and ONNX) reads only the leading part of x instead.
+    x, idx = node.inputs
+    return call("paddle.take_along_axis", e.value(x), indices=e.value(idx, tensor=True),
+                axis=node.attrs["axis"], broadcast=False)
+
+
 @PADDLE_OPS.register("max_pool2d", "avg_pool2d")
 def pool2d(e, node):
     a = node.attrs

@@ -149,13 +149,6 @@ def gather(e, node):
     return take(e.value(x), axis, e.value(idx, tensor=True))
 
 
-@register("gather_elements")
-def gather_elements(e, node):
-    x, idx = node.inputs
-    return e.api("gather_elements", e.value(x), index=e.value(idx, tensor=True),
-                 axis=node.attrs["axis"])
-
-
 @register("cumsum")
 def cumsum(e, node):
     a = node.attrs

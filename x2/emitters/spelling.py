@@ -71,7 +71,6 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "bitwise_or":   ("paddle.bitwise_or",             "torch.bitwise_or"),
     "bitwise_xor":  ("paddle.bitwise_xor",            "torch.bitwise_xor"),
     "bitwise_not":  ("paddle.bitwise_not",            "torch.bitwise_not"),
-    "gather_elements": (api("paddle.take_along_axis", index="indices"), "torch.gather"),
     "cumsum":       ("paddle.cumsum",                 "torch.cumsum"),
     "flip":         ("paddle.flip",                   api("torch.flip", axis="dims")),
     "where":        ("paddle.where",                  "torch.where"),

@@ -69,6 +69,12 @@ def _pool_fits(a) -> bool:
     return _symmetric(pads) and 2 * pads[0] <= a["kernel"][0] and 2 * pads[1] <= a["kernel"][1]
 
 
+@TORCH_OPS.register("gather_elements")
+def gather_elements(e, node):
+    x, idx = node.inputs
+    return call("torch.gather", e.value(x), node.attrs["axis"], e.value(idx, tensor=True))
+
+
 @TORCH_OPS.register("max_pool2d")
 def max_pool2d(e, node):
     a = node.attrs

@@ -270,3 +270,11 @@ def _shift_forward(y, axis):
     width = [(0, 0)] * y.ndim
     width[axis] = (1, 0)
     return np.take(np.pad(y, width), np.arange(y.shape[axis]), axis=axis)
+
+
+def gather_elements(xs, a):
+    """take_along_axis without broadcasting: other dims of x cut to the index's."""
+    x, idx = xs[0], xs[1].astype(np.int64)
+    axis = a["axis"] % x.ndim
+    x = x[tuple(slice(None) if d == axis else slice(0, idx.shape[d]) for d in range(x.ndim))]
+    return [np.take_along_axis(x, idx, axis=axis)]

@@ -148,9 +148,9 @@ op("split", "x", K.split, "pieces of `sizes` along `axis`, one output each", out
    axis=INT, sizes=INTS)
 op("gather", "x indices", lambda xs, a: [np.take(xs[0], xs[1].astype(np.int64), axis=a["axis"])],
    "`numpy.take` (embedding lookup: axis 0)", axis=INT)
-op("gather_elements", "x indices", lambda xs, a: [np.take_along_axis(
-    xs[0], xs[1].astype(np.int64), axis=a["axis"])],
-   "`numpy.take_along_axis` (torch.gather, ONNX GatherElements)", axis=INT)
+op("gather_elements", "x indices", K.gather_elements,
+   "out[..i..] = x[..indices[..i..] at `axis`..]: output has the index's shape, x is read "
+   "only where the index reaches (torch.gather, ONNX GatherElements)", axis=INT)
 op("cumsum", "x", K.cumsum, "running sum along `axis`; `exclusive` starts at 0, `reverse` "
    "runs from the end", axis=INT, exclusive=Attr("bool", False), reverse=Attr("bool", False))
 op("expand", "x", lambda xs, a: [xs[0] * np.ones(a["shape"], dtype=xs[0].dtype)],
