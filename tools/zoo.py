@@ -8,9 +8,9 @@ target and checked for parity against their source framework.
 
 Entries (tools/zoo_models/registry.py): Hugging Face `transformers` models
 from small configs (text encoders, decoder-only LMs, encoder-decoders,
-vision and speech), keras.applications and Keras sequence models, PyTorch
-models exported to ONNX by both exporters, and the onnx wheel's "light"
-models with their weights re-drawn. Nothing is downloaded; every model is
+vision and speech), keras.applications, keras_hub backbones and Keras
+sequence models, PyTorch models exported to ONNX by both exporters, and the
+onnx wheel's "light" models with their weights re-drawn. Nothing is downloaded; every model is
 built from a config with a fixed seed, BatchNorm statistics from data.
 
 Each source model is built once into WORK/models by a process of its own

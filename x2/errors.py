@@ -55,6 +55,12 @@ class ConversionError(X2Error):
     kind = "conversion"
 
 
+class SourceRunError(X2Error):
+    """The source framework refused to run its own model on the inputs given."""
+
+    kind = "source-run"
+
+
 class StepCrashed(X2Error):
     kind = "crash"
 

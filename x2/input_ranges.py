@@ -55,7 +55,9 @@ def _table_rows(graph, value: str, depth: int) -> list[int]:
             axis = node.attrs.get("axis", 0)
             if graph.is_constant(table) and shape and axis == 0 and shape[0]:
                 rows.append(int(shape[0]))
-        elif node.op in _PASS_THROUGH and node.inputs and node.inputs[0] == value:
+        elif (node.op in _PASS_THROUGH and node.inputs and node.inputs[0] == value) or \
+                (node.op == "where" and value in node.inputs[1:]):
+            # where: Keras's take() wraps negative ids, where(ids < 0, ids + N, ids).
             for out in node.outputs:
                 rows += _table_rows(graph, out, depth + 1)
     return rows

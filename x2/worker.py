@@ -14,7 +14,7 @@ import traceback
 
 import numpy as np
 
-from .errors import X2Error
+from .errors import SourceRunError, X2Error
 
 TASKS = {}
 
@@ -53,7 +53,38 @@ def _read_task(framework: str):
     return read
 
 
+def error_summary(exc: BaseException) -> str:
+    """The line of a framework's multi-line message that says what is wrong
+    (TF's starts with "Graph execution error:" and a node trace)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(
+        ("Detected at node", "<stack traces", "[[", "File "))]
+    if not useful:
+        return lines[0] if lines else ""
+    first = useful[0]
+    return f"{first} {useful[1]}" if first.endswith(":") and len(useful) > 1 else first
+
+
+def source_run(fn):
+    """A task running the source model: what its framework raises is about the
+    model and the inputs it was fed, not a bug in x2's conversion."""
+    def run(args):
+        try:
+            return fn(args)
+        except (X2Error, OSError):
+            raise
+        except Exception as exc:
+            raise SourceRunError(
+                f"the source model failed on the inputs x2 fed it: {type(exc).__name__}: "
+                f"{error_summary(exc)} (if they are outside what the model accepts, give "
+                f"real ones to x2 check --inputs-file, or convert with "
+                f"--input-range NAME:LOW,HIGH)"
+            ) from exc
+    return run
+
+
 @task("tf.run")
+@source_run
 def tf_run(args):
     from .contracts import ReadRequest
     from .frontends import tf_formats
@@ -64,6 +95,7 @@ def tf_run(args):
 
 
 @task("onnx.run")
+@source_run
 def onnx_run(args):
     from .frontends.onnx_model import run_onnx_source
     _save_outputs(args["outputs"], run_onnx_source(args["request"]["model"], args["names"],
@@ -72,6 +104,7 @@ def onnx_run(args):
 
 
 @task("torch.run")
+@source_run
 def torch_run(args):
     from .contracts import ReadRequest
     from .frontends.torch_export import run_torch
@@ -147,7 +180,7 @@ def main() -> int:
         code = 3
     except Exception as exc:  # a bug or an unexpected framework error
         subject = args.get("model") or args.get("out") or ""
-        first = (str(exc).strip().splitlines() or [""])[0]
+        first = error_summary(exc)
         result = {"ok": False, "error": {"kind": "internal", "message":
                   f"internal error in x2 step '{name}'"
                   f"{f' on {subject}' if subject else ''}: {type(exc).__name__}: {first} "

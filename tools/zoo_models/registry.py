@@ -9,6 +9,7 @@ from pathlib import Path
 
 # Siblings: tools/zoo.py puts this folder on sys.path.
 import hf
+import keras_hub_models
 import keras_models
 import onnx_models
 
@@ -23,7 +24,8 @@ class Entry:
     name: str
     family: str
     source: str                      # x2 --from
-    builder: str                     # "hf" (a module spec, nothing to build), "keras", "onnx"
+    builder: str                     # "hf" (a module spec, nothing to build), "keras",
+                                     # "keras_hub", "onnx"
     convert_args: dict = field(default_factory=dict)   # x2.convert.convert keyword arguments
     rtol: float = RTOL_LARGE
 
@@ -31,12 +33,13 @@ class Entry:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
         if self.builder == "hf":
             return f"{HERE / 'hf.py'}:{self.name}"
-        if self.builder == "keras":
+        if self.builder in ("keras", "keras_hub"):
             return str(models_dir / self.name)
         return str(models_dir / f"{self.name}.onnx")
 
     def build_command(self, out: Path) -> list[str] | None:
-        script = {"keras": "keras_models.py", "onnx": "onnx_models.py"}.get(self.builder)
+        script = {"keras": "keras_models.py", "keras_hub": "keras_hub_models.py",
+                  "onnx": "onnx_models.py"}.get(self.builder)
         return None if script is None else [str(HERE / script), self.name, str(out)]
 
 
@@ -69,6 +72,13 @@ def _keras_entry(name: str) -> Entry:
     return Entry(name, family, "tf", "keras", {}, rtol)
 
 
+def _keras_hub_entry(name: str) -> Entry:
+    # Static shapes: the backbones slice position tables and tile class tokens
+    # by sizes computed from the input's shape, which fold only when known.
+    return Entry(name, "keras-hub", "tf", "keras_hub",
+                 {"input_shapes": keras_hub_models.input_shapes(name)})
+
+
 def _onnx_entry(name: str) -> Entry:
     family = "onnx-light" if name.startswith("light_") else "onnx-exported"
     return Entry(name, family, "onnx", "onnx")
@@ -77,5 +87,6 @@ def _onnx_entry(name: str) -> Entry:
 ENTRIES: dict[str, Entry] = {e.name: e for e in (
     [_hf_entry(n) for n in hf.MODELS] +
     [_keras_entry(n) for n in keras_models.NAMES] +
+    [_keras_hub_entry(n) for n in keras_hub_models.NAMES] +
     [_onnx_entry(n) for n in onnx_models.NAMES])}
 FAMILIES = sorted({e.family for e in ENTRIES.values()})

@@ -319,28 +319,44 @@ def expand(e, node):
 
 @onnx_op("strided_slice")
 def strided_slice(e, node):
-    a = node.attrs
-    if a.get("ellipsis_mask") or a.get("new_axis_mask"):
-        raise e.unsupported(node, "strided_slice with ellipsis or new-axis masks")
-    starts, ends, axes, steps, shrink = [], [], [], [], []
+    """Slice the input's axes, Squeeze the shrunk ones, Unsqueeze the new ones:
+    the numpy index the IR kernel uses, item by item."""
+    from ..ir.kernels import strided_slice_index
     big = np.iinfo(np.int64).max
-    for i, (b, en, st) in enumerate(zip(a["begin"], a["end"], a["strides"])):
-        bit = 1 << i
-        if a.get("shrink_axis_mask", 0) & bit:
-            starts.append(b), ends.append(b + 1 if b != -1 else big), axes.append(i)
-            steps.append(1), shrink.append(i)
+    starts, ends, axes, steps, shrunk, new_axes = [], [], [], [], [], []
+    axis = out_axis = 0
+    for item in strided_slice_index(len(e.graph.shape(node.inputs[0])), node.attrs):
+        if item is None:
+            new_axes.append(out_axis)
+            out_axis += 1
             continue
-        starts.append(0 if a.get("begin_mask", 0) & bit and st > 0 else
-                      (-1 if a.get("begin_mask", 0) & bit else b))
-        ends.append((big if st > 0 else -big) if a.get("end_mask", 0) & bit else en)
-        axes.append(i), steps.append(st)
-    if not shrink:
-        e.node("Slice", [node.inputs[0], e.ints(starts), e.ints(ends), e.ints(axes),
-                         e.ints(steps)], node.outputs)
+        if isinstance(item, slice):
+            step = item.step or 1
+            if (item.start, item.stop, step) != (None, None, 1):
+                starts.append(item.start if item.start is not None else (0 if step > 0 else big))
+                ends.append(item.stop if item.stop is not None else (big if step > 0 else -big))
+                axes.append(axis), steps.append(step)
+            out_axis += 1
+        else:
+            starts.append(item), ends.append(item + 1 if item != -1 else big)
+            axes.append(axis), steps.append(1), shrunk.append(axis)
+        axis += 1
+    value = node.inputs[0]
+    stages = [bool(axes), bool(shrunk), bool(new_axes)]
+    last = max([i for i, used in enumerate(stages) if used], default=-1)
+
+    def out(stage, hint):
+        return node.outputs if stage == last else [e.fresh(node, hint)]
+    if last == -1:
+        e.node("Identity", [value], node.outputs)
         return
-    sliced = e.node("Slice", [node.inputs[0], e.ints(starts), e.ints(ends), e.ints(axes),
-                              e.ints(steps)], [e.fresh(node, "slice")])
-    e.node("Squeeze", [sliced, e.ints(shrink)], node.outputs)
+    if axes:
+        value = e.node("Slice", [value, e.ints(starts), e.ints(ends), e.ints(axes),
+                                 e.ints(steps)], out(0, "slice"))
+    if shrunk:
+        value = e.node("Squeeze", [value, e.ints(shrunk)], out(1, "squeeze"))
+    if new_axes:
+        e.node("Unsqueeze", [value, e.ints(new_axes)], out(2, "unsqueeze"))
 
 
 @onnx_op("conv_transpose2d")

@@ -92,7 +92,14 @@ class MapContext:
         pass the source op's outputs for the node that produces them.
 
         An op whose inputs are all constants is evaluated now, so mappers
-        downstream see constants (e.g. weights behind Identity chains)."""
+        downstream see constants (e.g. weights behind Identity chains); so is
+        the `shape` of a value whose shape is static (the sizes and slices
+        that models compute from their input's shape)."""
+        if op == "shape" and outputs is not None and _static(self.shape(inputs[0])):
+            array = np.array(self.shape(inputs[0]), dtype=(attrs or {}).get("dtype", "int64"))
+            self.graph.constants[outputs[0]] = array
+            self.graph.info[outputs[0]] = TensorInfo(str(array.dtype), tuple(array.shape))
+            return outputs[0]
         if outputs is not None and inputs and all(v in self.graph.constants for v in inputs) \
                 and foldable(op, [self.graph.constants[v] for v in inputs], attrs or {}):
             folded = evaluate(op, [self.graph.constants[v] for v in inputs], attrs or {})
@@ -123,6 +130,10 @@ class MapContext:
     def alias(self, output: str, value: str) -> None:
         """The source output is the same tensor as `value` (identity-like ops)."""
         self.emit("identity", [value], outputs=[output])
+
+
+def _static(shape) -> bool:
+    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
 
 def _suggest(name: str, candidates: list[str]) -> str:

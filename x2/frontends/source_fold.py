@@ -30,14 +30,28 @@ _NOT_FOLDED = re.compile(r"random|rand_|randn|randint|bernoulli|multinomial|norm
                          r"dropout|poisson|truncatednormal|seed|empty", re.I)
 
 
+# The op that reads only its input's shape (TF and ONNX spell it alike): with a
+# static input shape its output is a constant whatever the input's values (it
+# has a mapper, and MapContext.emit folds it).
+SHAPE_OPS = {"Shape"}
+
+
 def constant_values(source) -> set[str]:
-    """The values of `source` (a SourceGraph) that no graph input flows into."""
+    """The values of `source` (a SourceGraph) that no graph input's values flow
+    into (the shape of a statically shaped input counts as constant)."""
     known: set[str] = set()
     for op in source.ops:
         if op.const_value is not None or (not _NOT_FOLDED.search(op.type) and
-                                          all(v in known for v in op.inputs if v)):
+                                          all(v in known for v in op.inputs if v)) or \
+                (op.type in SHAPE_OPS and all(_static(source, v) for v in op.inputs if v)):
             known.update(op.outputs)
     return known - set(source.inputs)
+
+
+def _static(source, value: str) -> bool:
+    info = source.info.get(value)
+    return info is not None and info.shape is not None and all(
+        isinstance(d, int) and d >= 0 for d in info.shape)
 
 
 def fold_op(op, arrays: list, info: dict, evaluate) -> list[np.ndarray] | None:
