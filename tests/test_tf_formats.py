@@ -97,6 +97,15 @@ def test_pruned_keras_from_an_intermediate_input(tf_model, tmp_path):
     assert len(report.inputs) == 1 and len(report.outputs) == 1
 
 
+def test_pruned_keras_by_layer_names(tf_model, tmp_path):
+    """Keras layer names select the tensors leaving the layer, though Keras 3
+    export renames the scopes ('stem' -> 'stem_1')."""
+    model = tf_model("keras_forms") / "model.keras"
+    report, _ = _parity(model, tmp_path / "out", "onnx", inputs=["stem"], outputs=["sep"])
+    assert report.source["feeds"] == ["keras_zoo_1/stem_1/Relu:0"]
+    assert report.source["fetches"] == ["keras_zoo_1/sep_1/BiasAdd:0"]
+
+
 def test_checkpoint_without_meta_graph_is_a_clear_error(tf_model, tmp_path):
     with pytest.raises(X2Error, match=r"without its meta graph \(model.ckpt.meta is missing\)"):
         convert(str(tf_model("tf1_forms") / "ckpt_nometa" / "model.ckpt"), str(tmp_path / "o"))

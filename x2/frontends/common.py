@@ -5,6 +5,7 @@ at once."""
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -136,6 +137,18 @@ def _static(shape) -> bool:
     return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
 
+def _scope_outputs(source: SourceGraph, layer: str) -> list[str]:
+    """The tensors leaving a layer's name scope: a Keras layer 'mixed5' is the
+    scope 'mixed5' or, after Keras 3 export renames it, 'mixed5_1'."""
+    scope = re.compile(rf"(^|/){re.escape(layer)}(_\d+)?/")
+    inside = {op.name for op in source.ops if scope.search(op.name)}
+    if not inside:
+        return []
+    used_outside = {v for op in source.ops if op.name not in inside for v in op.inputs}
+    return [v for op in source.ops if op.name in inside for v in op.outputs
+            if v in used_outside or v in source.outputs]
+
+
 def _suggest(name: str, candidates: list[str]) -> str:
     short = {c.rsplit("/", 1)[-1]: c for c in reversed(candidates)}
     close = [short[c] for c in difflib.get_close_matches(name.rsplit("/", 1)[-1], list(short),
@@ -169,6 +182,13 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
         if len(matches) > 1:
             raise SelectionError(f"--{role}: '{name}' is ambiguous; it ends "
                                  f"{len(matches)} tensor names: {_suggest(name, matches)}",
+                                 details={"name": name, "role": role})
+        layer_outputs = _scope_outputs(source, name.removesuffix(":0"))
+        if len(layer_outputs) == 1:
+            return layer_outputs[0]
+        if layer_outputs:
+            raise SelectionError(f"--{role}: the layer '{name}' has {len(layer_outputs)} "
+                                 f"outputs; name one: {_suggest(name, layer_outputs)}",
                                  details={"name": name, "role": role})
         raise SelectionError(
             f"--{role}: no tensor named '{name}' in the model. Closest names: "
