@@ -47,6 +47,10 @@ class PaddleContext(EmitContext):
     def norm_state(self, scale, bias, mean, var) -> dict:
         return {"weight": scale, "bias": bias, "_mean": mean, "_variance": var}
 
+    def dim(self, x, axis: int) -> Expr:
+        """A dynamic dim (x.shape holds -1 for it in a static program)."""
+        return Expr(f"paddle.shape({x})[{axis}]")
+
 
 # paddle.prod takes a list of axes, like the other reductions.
 PADDLE_OPS.register("reduce_prod")(reduce)

@@ -156,6 +156,23 @@ def gather_elements(e, node):
                  axis=node.attrs["axis"])
 
 
+@register("gather_nd")
+def gather_nd(e, node):
+    """x[arange(B0)[:, None], idx[..., 0], idx[..., 1]]: the kernel's advanced
+    index (x2/ir/kernels.py: gather_nd_index); negative indices count from the end."""
+    x, idx = node.inputs
+    x_shape, idx_shape = e.graph.shape(x), e.graph.shape(idx)
+    if x_shape is None or not idx_shape or idx_shape[-1] is None:
+        raise e.unsupported(node, "the ranks and the index depth must be known")
+    b, rest = node.attrs["batch_dims"], len(idx_shape) - 1 - node.attrs["batch_dims"]
+    value, index = e.value(x), e.value(idx, tensor=True)
+    grids = [Expr(f"{e.api('arange', e.dim(value, j) if n is None else n)}"
+                  f".reshape({[-1] + [1] * (b - 1 - j + rest)})")
+             for j, n in enumerate(x_shape[:b])]
+    columns = [Expr(f"{index}[..., {i}]") for i in range(idx_shape[-1])]
+    return Expr(f"{value}[{', '.join(str(p) for p in grids + columns)}]")
+
+
 @register("cumsum")
 def cumsum(e, node):
     a = node.attrs
