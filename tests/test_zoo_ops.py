@@ -181,6 +181,13 @@ def test_onnx_gather_nd_out_of_range_constant_indices_are_refused(tmp_path):
         in str(info.value)
 
 
+def test_onnx_softmax_of_a_fully_masked_row_is_nan(tmp_path):
+    """A row of -inf gives NaN (replaced by 0 in the graph, as HF attention does);
+    paddle's vectorized CPU softmax alone would give a uniform row."""
+    _assert_converts_with_parity("onnx", _onnx("masked_softmax", tmp_path), [(2, 3, 16)],
+                                 tmp_path)
+
+
 def test_onnx_dropout_mask_read_is_refused_naming_every_node(tmp_path):
     model = _onnx("dropout_masks_used", tmp_path)
     with pytest.raises(X2Error) as info:

@@ -168,5 +168,24 @@ def gather_nd_out_of_range(out):
           [_const("c", np.array([[1, 8], [0, -9]], np.int64).reshape(2, 1, 2))])
 
 
+def masked_softmax(out):
+    """Softmax and LogSoftmax over 16 (paddle's vectorized CPU kernel) of scores
+    masked by a -inf constant, one row fully masked: NaN there, which the graph
+    replaces by 0 as HF attention does (IsNaN, Where)."""
+    mask = np.zeros((3, 16), np.float32)
+    mask[1, :] = -np.inf
+    mask[2, 5:] = -np.inf
+    nodes = [h.make_node("Add", ["x", "mask"], ["scores"]),
+             h.make_node("Softmax", ["scores"], ["p"], axis=-1),
+             h.make_node("IsNaN", ["p"], ["p_nan"]),
+             h.make_node("Where", ["p_nan", "zero", "p"], ["y0"]),
+             h.make_node("LogSoftmax", ["scores"], ["lp"], axis=-1),
+             h.make_node("IsNaN", ["lp"], ["lp_nan"]),
+             h.make_node("Where", ["lp_nan", "zero", "lp"], ["lp0"]),
+             h.make_node("Exp", ["lp0"], ["y1"])]
+    _save(nodes, [h.make_tensor_value_info("x", F32, [2, 3, 16])], ["y0", "y1"], out,
+          [_const("mask", mask), _const("zero", np.float32(0))])
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]](sys.argv[2])

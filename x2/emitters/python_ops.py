@@ -83,7 +83,7 @@ def reduce(e, node):
 
 @register("softmax", "log_softmax")
 def softmax(e, node):
-    return e.api(node.op, e.value(node.inputs[0]), axis=node.attrs["axis"])
+    return e.softmax_rows(node, e.api(node.op, e.value(node.inputs[0]), axis=node.attrs["axis"]))
 
 
 @register("concat", "stack")
