@@ -167,6 +167,30 @@ def test_onnx_constant_subgraph_is_folded(tmp_path):
     _assert_converts_with_parity("onnx", _onnx("window", tmp_path), [(2, 12)], tmp_path)
 
 
+def test_onnx_gather_nd_batch_dims_negative_indices_dynamic_batch(tmp_path):
+    """GatherND with batch_dims 0 (constant negative indices), 1 (computed indices,
+    the batch dim dynamic: an arange over its runtime size), 2 (computed negative
+    indices) and as deep as the data; a bool mask cast from numbers and expanded
+    (paddle's static expand)."""
+    _assert_converts_with_parity("onnx", _onnx("gather_nd", tmp_path), [(2, 3, 8, 9)],
+                                 tmp_path)
+
+
+def test_onnx_gather_nd_out_of_range_constant_indices_are_refused(tmp_path):
+    with pytest.raises(X2Error) as info:
+        convert(_onnx("gather_nd_out_of_range", tmp_path), str(tmp_path / "out"),
+                source="onnx", target="onnx")
+    assert "GatherND 'gnd': constant indices -9..8 are out of range for axis 2 of size 8" \
+        in str(info.value)
+
+
+def test_onnx_softmax_of_a_fully_masked_row_is_nan(tmp_path):
+    """A row of -inf gives NaN (replaced by 0 in the graph, as HF attention does);
+    paddle's vectorized CPU softmax alone would give a uniform row."""
+    _assert_converts_with_parity("onnx", _onnx("masked_softmax", tmp_path), [(2, 3, 16)],
+                                 tmp_path)
+
+
 def test_onnx_dropout_mask_read_is_refused_naming_every_node(tmp_path):
     model = _onnx("dropout_masks_used", tmp_path)
     with pytest.raises(X2Error) as info:

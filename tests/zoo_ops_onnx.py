@@ -125,5 +125,67 @@ def window(out):
     _save(nodes, [h.make_tensor_value_info("x", F32, [2, 12])], ["y"], out, inits)
 
 
+def gather_nd(out):
+    """GatherND: batch_dims 0 with constant negative indices, batch_dims 1 over a
+    dynamic batch (indices computed from the input), batch_dims 2 with computed
+    negative indices, and an index as deep as the data (one element each); a
+    bool mask cast from numbers and expanded (paddle's static expand refuses a bool
+    that may carry a gradient)."""
+    nodes = [
+        h.make_node("GatherND", ["x", "c0"], ["y0"]),
+        h.make_node("ArgMax", ["x"], ["am"], axis=2, keepdims=0),       # [N, 3, 9] in 0..7
+        h.make_node("Sub", ["am", "eight"], ["neg"]),                    # -8..-1
+        h.make_node("Unsqueeze", ["neg", "last"], ["i2"]),               # [N, 3, 9, 1]
+        h.make_node("GatherND", ["x", "i2"], ["y2"], batch_dims=2),      # [N, 3, 9, 9]
+        h.make_node("ArgMax", ["x"], ["am1"], axis=1, keepdims=0),      # [N, 8, 9] in 0..2
+        h.make_node("Slice", ["am1", "zero1", "one1", "one1"], ["c1"]),  # [N, 1, 9]
+        h.make_node("Slice", ["am", "zero1", "one1", "one1"], ["c2"]),   # [N, 1, 9]
+        h.make_node("Concat", ["c1", "c2"], ["cc"], axis=1),             # [N, 2, 9]
+        h.make_node("Transpose", ["cc"], ["i1"], perm=[0, 2, 1]),        # [N, 9, 2]
+        h.make_node("GatherND", ["x", "i1"], ["y1"], batch_dims=1),      # [N, 9, 9]
+        h.make_node("GatherND", ["x", "c3"], ["y3"], batch_dims=1),      # [N, 4]
+        h.make_node("Cast", ["y3"], ["y3i"], to=TensorProto.INT64),      # a mask from
+        h.make_node("Cast", ["y3i"], ["pos"], to=TensorProto.BOOL),      # numbers (HF's)
+        h.make_node("Unsqueeze", ["pos", "one1"], ["pos1"]),             # [N, 1, 4]
+        h.make_node("Expand", ["pos1", "shape3"], ["pos3"]),             # [N, 3, 4]
+        h.make_node("Unsqueeze", ["y3", "one1"], ["y31"]),
+        h.make_node("Where", ["pos3", "y31", "zerof"], ["y4"]),          # [N, 3, 4]
+    ]
+    inits = [_const("c0", np.array([[0, 1], [1, -1], [-2, 2], [1, 0]], np.int64)),
+             _const("eight", np.int64(8)), _const("last", np.array([-1], np.int64)),
+             _const("zero1", np.array([0], np.int64)), _const("one1", np.array([1], np.int64)),
+             _const("c3", np.array([[[0, 7, 8], [-1, 0, -9], [2, -8, 4], [1, 3, 5]],
+                                    [[2, 0, 0], [-3, -1, -1], [0, 6, 2], [1, 1, 1]]],
+                                   np.int64)),
+             _const("zerof", np.float32(0)), _const("shape3", np.array([1, 3, 4], np.int64))]
+    _save(nodes, [h.make_tensor_value_info("x", F32, ["N", 3, 8, 9])],
+          ["y0", "y1", "y2", "y3", "y4"], out, inits)
+
+
+def gather_nd_out_of_range(out):
+    nodes = [h.make_node("GatherND", ["x", "c"], ["y"], name="gnd", batch_dims=1)]
+    _save(nodes, [h.make_tensor_value_info("x", F32, [2, 3, 8])], ["y"], out,
+          [_const("c", np.array([[1, 8], [0, -9]], np.int64).reshape(2, 1, 2))])
+
+
+def masked_softmax(out):
+    """Softmax and LogSoftmax over 16 (paddle's vectorized CPU kernel) of scores
+    masked by a -inf constant, one row fully masked: NaN there, which the graph
+    replaces by 0 as HF attention does (IsNaN, Where)."""
+    mask = np.zeros((3, 16), np.float32)
+    mask[1, :] = -np.inf
+    mask[2, 5:] = -np.inf
+    nodes = [h.make_node("Add", ["x", "mask"], ["scores"]),
+             h.make_node("Softmax", ["scores"], ["p"], axis=-1),
+             h.make_node("IsNaN", ["p"], ["p_nan"]),
+             h.make_node("Where", ["p_nan", "zero", "p"], ["y0"]),
+             h.make_node("LogSoftmax", ["scores"], ["lp"], axis=-1),
+             h.make_node("IsNaN", ["lp"], ["lp_nan"]),
+             h.make_node("Where", ["lp_nan", "zero", "lp"], ["lp0"]),
+             h.make_node("Exp", ["lp0"], ["y1"])]
+    _save(nodes, [h.make_tensor_value_info("x", F32, [2, 3, 16])], ["y0", "y1"], out,
+          [_const("mask", mask), _const("zero", np.float32(0))])
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]](sys.argv[2])

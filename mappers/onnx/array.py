@@ -169,6 +169,37 @@ def gather_elements(ctx, op):
     ctx.emit("gather_elements", inputs, {"axis": axis}, outputs=op.outputs)
 
 
+@onnx_mapper("GatherND", since=11)
+def gather_nd(ctx, op):
+    """`gather_nd(batch_dims)` (negative indices count from the end).
+
+    Constant indices are checked against the data's dims."""
+    x_shape, idx_shape = ctx.shape(op.inputs[0]), ctx.shape(op.inputs[1])
+    if x_shape is None or idx_shape is None or not idx_shape or idx_shape[-1] is None:
+        raise ConversionError(f"GatherND '{op.name}': the ranks of data and indices and the "
+                              f"last dim of indices must be known (run onnx shape inference "
+                              f"or give --input-shape)")
+    b, depth = op.attrs.get("batch_dims", 0), idx_shape[-1]
+    if not isinstance(b, int) or not 0 <= b < min(len(x_shape), len(idx_shape)) or \
+            not 1 <= depth <= len(x_shape) - b:
+        raise ConversionError(f"GatherND '{op.name}': batch_dims={b} and an index depth of "
+                              f"{depth} do not fit data of rank {len(x_shape)} and indices "
+                              f"of rank {len(idx_shape)}")
+    if any(p is not None and q is not None and p != q
+           for p, q in zip(x_shape[:b], idx_shape[:b])):
+        raise ConversionError(f"GatherND '{op.name}': the {b} batch dims of data "
+                              f"{list(x_shape)} and indices {list(idx_shape)} differ")
+    indices = ctx.const(op.inputs[1])
+    if indices is not None and indices.size:
+        for i, size in enumerate(x_shape[b:b + depth]):
+            column = indices[..., i]
+            if size is not None and (column.min() < -size or column.max() >= size):
+                raise ConversionError(f"GatherND '{op.name}': constant indices "
+                                      f"{column.min()}..{column.max()} are out of range for "
+                                      f"axis {b + i} of size {size}")
+    ctx.emit("gather_nd", op.inputs[:2], {"batch_dims": b}, outputs=op.outputs)
+
+
 def _slice(ctx, op, starts, ends, axes, steps):
     if starts is None or ends is None or len(starts) != len(ends):
         raise ConversionError(f"Slice '{op.name}': starts and ends must be given with one "

@@ -271,6 +271,11 @@ class EmitContext:
                 else np.asarray(value)
         return name
 
+    def softmax_rows(self, node, y: Expr) -> Expr:
+        """`y`, the framework's softmax of a `softmax`/`log_softmax` node, made to
+        give what the IR gives for a row that is all -inf (NaN) where it does not."""
+        return y
+
     def unsupported(self, node, why: str):
         from ..errors import ConversionError
         return ConversionError(f"the {self.framework} emitter cannot write {node.op} node "

@@ -437,6 +437,11 @@ def gather_elements(e, node):
     e.node("GatherElements", node.inputs, node.outputs, axis=node.attrs["axis"])
 
 
+@onnx_op("gather_nd")
+def gather_nd(e, node):
+    e.node("GatherND", node.inputs, node.outputs, batch_dims=node.attrs["batch_dims"])
+
+
 @onnx_op("cumsum")
 def cumsum(e, node):
     a = node.attrs

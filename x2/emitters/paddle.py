@@ -94,9 +94,11 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     write_pdparams({k: np.from_dlpack(t.detach()) for k, t in model.state_dict().items()},
                    out / "model.pdparams")
     del state
+    # stop_gradient: an inference program needs no gradients, and paddle's static
+    # expand refuses a bool tensor that might carry one (a mask cast from an input).
     specs = [paddle.static.InputSpec(
         shape=[d if d is not None else None for d in (graph.shape(v) or [])],
-        dtype=graph.dtype(v), name=v) for v in graph.inputs]
+        dtype=graph.dtype(v), name=v, stop_gradient=True) for v in graph.inputs]
     static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
     paddle.jit.save(static, str(out / "inference" / "model"))
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),

@@ -4,7 +4,9 @@ take asymmetric padding and an NHWC data_format themselves, and its reshape
 copies a dim for a 0 as the IR does, so most of this is spelling."""
 from __future__ import annotations
 
-from .codegen import EmitContext, Expr, call, dtype_name
+import numpy as np
+
+from .codegen import EmitContext, Expr, binop, call, dtype_name
 from .python_ops import PYTHON_OPS, reduce
 from .registry import OpRegistry
 
@@ -46,6 +48,32 @@ class PaddleContext(EmitContext):
 
     def norm_state(self, scale, bias, mean, var) -> dict:
         return {"weight": scale, "bias": bias, "_mean": mean, "_variance": var}
+
+    def softmax_rows(self, node, y: Expr) -> Expr:
+        """A row that is all -inf is NaN in the IR (numpy, torch, onnxruntime; HF
+        models test for it), but paddle's vectorized CPU softmax makes it uniform:
+        where a -inf constant (a mask) reaches the input, y + 0 * max(row) is y
+        with such rows NaN (0 * -inf; a NaN literal would not survive jit.save)."""
+        if node.inputs[0] not in self._neg_inf_reach():
+            return y
+        top = call("paddle.max", self.value(node.inputs[0]), axis=node.attrs["axis"],
+                   keepdim=True)
+        return binop(y, "+", binop(top, "*", 0.0))
+
+    def _neg_inf_reach(self) -> set:
+        """The values a float constant holding -inf flows into (computed once)."""
+        if getattr(self, "_neg_inf", None) is None:
+            reached = {name for name, array in self.graph.constants.items()
+                       if array.dtype.kind == "f" and np.isneginf(array).any()}
+            for node in self.graph.nodes:
+                if any(v in reached for v in node.inputs):
+                    reached.update(node.outputs)
+            self._neg_inf = reached
+        return self._neg_inf
+
+    def dim(self, x, axis: int) -> Expr:
+        """A dynamic dim (x.shape holds -1 for it in a static program)."""
+        return Expr(f"paddle.shape({x})[{axis}]")
 
 
 # paddle.prod takes a list of axes, like the other reductions.

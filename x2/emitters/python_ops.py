@@ -83,7 +83,7 @@ def reduce(e, node):
 
 @register("softmax", "log_softmax")
 def softmax(e, node):
-    return e.api(node.op, e.value(node.inputs[0]), axis=node.attrs["axis"])
+    return e.softmax_rows(node, e.api(node.op, e.value(node.inputs[0]), axis=node.attrs["axis"]))
 
 
 @register("concat", "stack")
@@ -147,6 +147,23 @@ def gather(e, node):
         return e.api("index_select", e.value(x), e.value(idx), axis=axis)
     # Tensor indexing on one axis is numpy.take for any index shape.
     return take(e.value(x), axis, e.value(idx, tensor=True))
+
+
+@register("gather_nd")
+def gather_nd(e, node):
+    """x[arange(B0)[:, None], idx[..., 0], idx[..., 1]]: the kernel's advanced
+    index (x2/ir/kernels.py: gather_nd_index); negative indices count from the end."""
+    x, idx = node.inputs
+    x_shape, idx_shape = e.graph.shape(x), e.graph.shape(idx)
+    if x_shape is None or not idx_shape or idx_shape[-1] is None:
+        raise e.unsupported(node, "the ranks and the index depth must be known")
+    b, rest = node.attrs["batch_dims"], len(idx_shape) - 1 - node.attrs["batch_dims"]
+    value, index = e.value(x), e.value(idx, tensor=True)
+    grids = [Expr(f"{e.api('arange', e.dim(value, j) if n is None else n)}"
+                  f".reshape({[-1] + [1] * (b - 1 - j + rest)})")
+             for j, n in enumerate(x_shape[:b])]
+    columns = [Expr(f"{index}[..., {i}]") for i in range(idx_shape[-1])]
+    return Expr(f"{value}[{', '.join(str(p) for p in grids + columns)}]")
 
 
 @register("cumsum")

@@ -93,6 +93,7 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "argmax":       ("paddle.argmax",                 "torch.argmax"),
     "topk":         ("paddle.topk",                   api("torch.topk", k=POSITIONAL)),
     "index_select": ("paddle.index_select",           None),
+    "arange":       ("paddle.arange",                 "torch.arange"),
     "embedding":     "F.embedding",
     "pad":           "F.pad",
     "layer_norm":    "F.layer_norm",

@@ -51,6 +51,10 @@ class TorchContext(EmitContext):
         return {"weight": scale, "bias": bias, "running_mean": mean, "running_var": var,
                 "num_batches_tracked": np.array(0, np.int64)}
 
+    def dim(self, x, axis: int) -> Expr:
+        """A dynamic dim."""
+        return Expr(f"{x}.shape[{axis}]")
+
 
 def _symmetric(pads: list[int]) -> bool:
     top, left, bottom, right = pads

@@ -278,3 +278,21 @@ def gather_elements(xs, a):
     axis = a["axis"] % x.ndim
     x = x[tuple(slice(None) if d == axis else slice(0, idx.shape[d]) for d in range(x.ndim))]
     return [np.take_along_axis(x, idx, axis=axis)]
+
+
+def gather_nd_index(batch_shape, index_rank: int, depth: int, column):
+    """The advanced index of ONNX GatherND as a tuple: one arange per batch dim
+    (shaped to broadcast against the indices), then the indices' `depth` columns.
+    `column(i)` is indices[..., i]; emitters write the same index as code."""
+    b = len(batch_shape)
+    rest = index_rank - 1 - b  # the indices' own dims between batch and depth
+    grids = tuple(np.arange(n).reshape((-1,) + (1,) * (b - 1 - j + rest))
+                  for j, n in enumerate(batch_shape))
+    return grids + tuple(column(i) for i in range(depth))
+
+
+def gather_nd(xs, a):
+    x, idx = xs[0], xs[1].astype(np.int64)
+    b = a["batch_dims"]
+    index = gather_nd_index(x.shape[:b], idx.ndim, idx.shape[-1], lambda i: idx[..., i])
+    return [x[index]]

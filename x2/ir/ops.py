@@ -160,6 +160,9 @@ op("argmax", "x", K.argmax, "int64 index of the largest along `axis`", axis=INT,
    keepdims=Attr("bool", False))
 op("topk", "x", K.topk, "the `k` largest along `axis`, sorted descending, and their int64 "
    "indices", outputs=2, k=INT, axis=INT)
+op("gather_nd", "x indices", K.gather_nd, "ONNX GatherND: x indexed by the last axis of "
+   "`indices` (negative allowed) after `batch_dims` shared leading dims",
+   batch_dims=Attr("int", 0))
 
 op("matmul", "a b", lambda xs, a: [np.matmul(xs[0], xs[1])], "numpy matmul")
 op("dense", "x w b?", K.dense, "x @ w + b, w [in, out] (the fuse pass makes it from a constant matmul)")
