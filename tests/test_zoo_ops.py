@@ -118,6 +118,13 @@ def test_torch_indexing_with_several_index_tensors(tmp_path):
                                  tmp_path, input_shapes={"x": [2, 5, 6]})
 
 
+def test_torch_view_of_decomposed_attention(tmp_path):
+    """A view of SDPA's output after a dropped .contiguous() (GPT-2): read as a
+    reshape, so decomposing SDPA to another memory layout cannot break it."""
+    _assert_converts_with_parity("torch", f"{TORCH_MODELS}:attention_view", [(2, 8, 16)],
+                                 tmp_path, input_shapes={"x": [2, 8, 16]})
+
+
 def test_torch_constant_subgraph_is_folded(tmp_path):
     """cos of an arange window has no mapper: torch runs it at conversion time."""
     _assert_converts_with_parity("torch", f"{TORCH_MODELS}:window", [(2, 8)], tmp_path,

@@ -104,3 +104,25 @@ class AdvancedIndex(nn.Module):
 
 def advanced_index():
     return AdvancedIndex().eval()
+
+
+class AttentionView(nn.Module):
+    """GPT-2's attention output: scaled_dot_product_attention, transpose,
+    reshape, a `.contiguous()` that torch.export drops (a no-op at capture)
+    and a `view`, which fails once SDPA is decomposed to another layout
+    (pytorch/pytorch#136543) unless x2 reads it as a reshape."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x):  # [2, 8, 16]
+        q = k = v = x.view(2, 8, 2, 8).transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, k * 0.5, v, is_causal=True)
+        o = o.transpose(1, 2).reshape(2, 8, -1).contiguous()
+        return self.proj(o.view(-1, o.size(-1))).view(2, 8, 16)
+
+
+def attention_view():
+    return AttentionView().eval()

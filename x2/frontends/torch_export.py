@@ -592,7 +592,7 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
         if dynamic_batch:
             raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
                                  "dynamic dims were chosen when it was exported")
-        return obj.run_decompositions()
+        return _decompose(obj)
     kwargs = example_inputs(obj, input_shapes, input_dtypes, arguments)
     if kind == "script":
         import warnings
@@ -627,6 +627,30 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
                 "--dynamic-batch)" if dynamic_batch else "")
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
+    return _decompose(program)
+
+
+def _decompose(program):
+    """The program decomposed to core ATen, its `view`s read as `reshape`s.
+
+    torch.export records strides at capture time, then decomposes ops whose
+    decomposition returns another memory layout: scaled_dot_product_attention
+    captured contiguous comes back as a transposed layout once decomposed, so
+    a `.contiguous()` that was a no-op at capture (and so left out of the
+    graph) is missing, and a later `view` of it fails (pytorch/pytorch#136543:
+    "Cannot view a tensor with shape ... and strides ..."). A view and a
+    reshape give the same values whenever the view is valid, and the IR has
+    no strides (x2 maps both to `reshape`), so each view becomes a reshape,
+    which copies when the layout needs it."""
+    torch = _torch()
+    view, reshape = torch.ops.aten.view.default, torch.ops.aten.reshape.default
+    changed = False
+    for node in program.graph_module.graph.nodes:
+        if node.op == "call_function" and node.target is view:
+            node.target = reshape
+            changed = True
+    if changed:
+        program.graph_module.recompile()
     return program.run_decompositions()
 
 
