@@ -125,6 +125,22 @@ def test_torch_view_of_decomposed_attention(tmp_path):
                                  tmp_path, input_shapes={"x": [2, 8, 16]})
 
 
+def test_torch_as_strided_as_reshape_slice_transpose(tmp_path):
+    """as_strided over the input's memory (its layout from the export):
+    offset windows, strided and transposed reads, broadcast, a permuted input,
+    adaptive_avg_pool1d's restride."""
+    _assert_converts_with_parity("torch", f"{TORCH_MODELS}:strided", [(3, 4, 6)], tmp_path,
+                                 input_shapes={"x": [3, 4, 6]})
+
+
+def test_torch_as_strided_overlapping_windows_is_refused(tmp_path):
+    with pytest.raises(X2Error) as info:
+        convert(f"{TORCH_MODELS}:overlapping_windows", str(tmp_path / "out"), source="torch",
+                target="onnx", input_shapes={"x": [2, 8]})
+    message = str(info.value)
+    assert "aten.as_strided.default" in message and "overlapping" in message
+
+
 def test_torch_constant_subgraph_is_folded(tmp_path):
     """cos of an arange window has no mapper: torch runs it at conversion time."""
     _assert_converts_with_parity("torch", f"{TORCH_MODELS}:window", [(2, 8)], tmp_path,

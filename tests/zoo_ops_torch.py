@@ -126,3 +126,35 @@ class AttentionView(nn.Module):
 
 def attention_view():
     return AttentionView().eval()
+
+
+class Strided(nn.Module):
+    """as_strided read as reshape/slice/transpose/expand: an offset window
+    whose last row ends past the input (the tail is padded, never read),
+    every other element, a transposed read, a broadcast (stride 0), a read of
+    a permuted (dense, non-contiguous) tensor, and the restride of 1x1 dims
+    that decomposed adaptive_avg_pool1d makes (Swin's pooler)."""
+
+    def forward(self, x):  # [3, 4, 6]
+        y = x * 2
+        return (y.as_strided([3, 2, 5], [24, 6, 1], 7),
+                y.as_strided([6, 6], [12, 2]),
+                y.as_strided([5, 4], [1, 6], 2),
+                y.as_strided([2, 3, 6], [24, 0, 1]),
+                y.permute(2, 0, 1).as_strided([4, 9], [1, 4]),
+                F.adaptive_avg_pool1d(x.transpose(1, 2), 1))
+
+
+class OverlappingWindows(nn.Module):
+    """as_strided to overlapping windows (unfold-like): not a reshape."""
+
+    def forward(self, x):  # [2, 8]
+        return x.as_strided([2, 3, 4], [8, 2, 1]) * 2
+
+
+def strided():
+    return Strided().eval()
+
+
+def overlapping_windows():
+    return OverlappingWindows().eval()

@@ -453,3 +453,19 @@ module("torch.nn.functional.interpolate", "resize", [], "paddle.nn.functional.in
        f"out = [F.interpolate({T}, size=(5, 7), mode='bilinear'), F.interpolate({T}, size=(5, 7), mode='bilinear', align_corners=True)]",
        f"out = [F.interpolate({P}, size=[5, 7], mode='bilinear'), F.interpolate({P}, size=[5, 7], mode='bilinear', align_corners=True)]",
        "Reference only: x2 has no mapper for aten.upsample_* yet.", shape=(1, 2, 3, 4), atol=1e-4)
+
+# ---------------------------------------------------------------- zoo-hf branch: ops the Hugging Face zoo needed
+module("torch.as_strided", "array", ["as_strided.default"], "paddle.as_strided",
+       "torch.as_strided(input, size, stride, storage_offset=None)",
+       "paddle.as_strided(x, shape, stride, offset=0, name=None)",
+       [INPUT, a("size", "shape", "renamed"), a("stride", "stride", "same", "in elements on both"),
+        a("storage_offset", "offset", "semantics",
+          "torch counts elements (None: the input's own offset), Paddle counts bytes: "
+          "multiply by the element size (4 for float32)")],
+       f"out = torch.as_strided({T}, (2, 3), (6, 2), 1)",
+       f"out = paddle.as_strided({P}, [2, 3], [6, 2], 4)",
+       ("x2 reads the input's memory in the layout torch.export recorded (dense strides in any "
+        "dim order) and maps the windows that nest (each stride a multiple of the next, no "
+        "overlap) to reshape, slice, transpose and expand; Swin's pooler gets one from "
+        "decomposed adaptive_avg_pool1d. Overlapping windows (unfold-like) are refused.",),
+       shape=(4, 6))

@@ -667,6 +667,19 @@ def _info(node) -> TensorInfo | None:
     return None
 
 
+def _layout(node) -> dict | None:
+    """{"strides", "offset"} of an FX node's tensor as torch lays it out in
+    memory (from its fake value), or None when unknown or symbolic."""
+    torch = _torch()
+    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor):
+        return None
+    try:
+        return {"strides": [int(s) for s in val.stride()], "offset": int(val.storage_offset())}
+    except (TypeError, ValueError, RuntimeError):
+        return None  # a stride that depends on the dynamic batch
+
+
 def describe_program(program) -> SourceGraph:
     torch = _torch()
     from torch.export.graph_signature import InputKind
@@ -679,6 +692,9 @@ def describe_program(program) -> SourceGraph:
             user_inputs.append(spec.arg.name)
         elif spec.target is not None:
             consts[spec.arg.name] = spec.target
+    # Ops whose result depends on their input's memory layout, not only on its
+    # values: their mappers get that layout.
+    layout_ops = {torch.ops.aten.as_strided.default}
     rename: dict[str, str] = {}
     sizes: dict[str, object] = {}  # size-valued nodes: an int, or a SymDim when dynamic
     ops: list[SourceOp] = []
@@ -737,8 +753,10 @@ def describe_program(program) -> SourceGraph:
             outputs = [node.name]
             if (i := _info(node)) is not None:
                 info[node.name] = i
-        ops.append(SourceOp(str(node.target), node.name, inputs, outputs,
-                            {"args": args, "kwargs": kwargs}))
+        attrs = {"args": args, "kwargs": kwargs}
+        if node.target in layout_ops:
+            attrs["input_layout"] = _layout(node.args[0])
+        ops.append(SourceOp(str(node.target), node.name, inputs, outputs, attrs))
     out_node = next(n for n in program.graph.nodes if n.op == "output")
     outs = [rename.get(a.name, a.name) for a in _flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
