@@ -141,6 +141,12 @@ def test_torch_as_strided_overlapping_windows_is_refused(tmp_path):
     assert "aten.as_strided.default" in message and "overlapping" in message
 
 
+def test_torch_vector_norms(tmp_path):
+    """linalg_vector_norm of activations: orders 2, 1, inf, -inf, 0, 3, 0.5."""
+    _assert_converts_with_parity("torch", f"{TORCH_MODELS}:norms", [(2, 3, 8)], tmp_path,
+                                 input_shapes={"x": [2, 3, 8]})
+
+
 def test_torch_constant_subgraph_is_folded(tmp_path):
     """cos of an arange window has no mapper: torch runs it at conversion time."""
     _assert_converts_with_parity("torch", f"{TORCH_MODELS}:window", [(2, 8)], tmp_path,

@@ -158,3 +158,20 @@ def strided():
 
 def overlapping_windows():
     return OverlappingWindows().eval()
+
+
+class Norms(nn.Module):
+    """linalg_vector_norm of activations for each order x2 spells differently:
+    2 (F.normalize, Tensor.norm), 1, inf, -inf, 0, 3 and 0.5; over one dim,
+    several dims, keepdim, and every dim."""
+
+    def forward(self, x):  # [2, 3, 8]
+        vn = torch.linalg.vector_norm
+        return (F.normalize(x, dim=-1), x.norm(dim=1, keepdim=True),
+                vn(x, 1, dim=(0, 2)), vn(x, float("inf"), dim=-1), vn(x, float("-inf"), dim=1),
+                vn(torch.relu(x), 0, dim=-1), vn(x, 3, dim=-1, keepdim=True), vn(x, 0.5, dim=0),
+                vn(x))
+
+
+def norms():
+    return Norms().eval()
