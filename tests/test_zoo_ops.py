@@ -100,7 +100,8 @@ def test_torch_comparisons_bitwise_gather_cumsum(tmp_path):
 def test_torch_pooling_ceil_mode_dilation_3d_adaptive(tmp_path):
     """max_pool2d in ceil_mode and dilated, avg_pool2d in ceil_mode, adaptive
     average pooling with uneven bins (13x11 -> 3x5), max_pool3d in ceil_mode,
-    avg_pool3d padded, max_pool1d in ceil_mode, avg_pool1d padded."""
+    avg_pool3d padded, max_pool1d in ceil_mode, avg_pool1d padded, and pools in
+    ceil_mode whose window is wider than the input."""
     _assert_converts_with_parity("torch", f"{TORCH_MODELS}:pools", [(2, 3, 13, 11)], tmp_path,
                                  input_shapes={"x": [2, 3, 13, 11]})
 

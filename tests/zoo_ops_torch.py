@@ -33,7 +33,10 @@ class Pools(nn.Module):
                 F.adaptive_avg_pool2d(x, (3, 5)),
                 F.max_pool3d(x.unsqueeze(1), 2, 2, ceil_mode=True),
                 F.avg_pool3d(x.unsqueeze(1), (2, 3, 2), (1, 2, 2), padding=(1, 1, 0)),
-                F.max_pool1d(x[:, 0], 3, 2, ceil_mode=True), F.avg_pool1d(x[:, 1], 3, 2, padding=1))
+                F.max_pool1d(x[:, 0], 3, 2, ceil_mode=True), F.avg_pool1d(x[:, 1], 3, 2, padding=1),
+                # windows wider than the input (HF EfficientNet's pooler): ceil_mode's
+                # end padding must stay smaller than the kernel for ONNX Runtime
+                F.avg_pool2d(x, 20, ceil_mode=True), F.max_pool2d(x, 16, ceil_mode=True))
 
 
 def masks():
