@@ -25,9 +25,10 @@ def _out_size(size: int, k: int, s: int, d: int, begin: int, end: int, ceil: boo
 
 def ceil_pads(ctx, op, x: str, kernel, strides, dilations, pads, ceil: bool,
               counts_padding: bool = False) -> list[int]:
-    """`pads` ([begins..., ends...]) with the ends grown so that floor-mode
-    pooling gives ceil_mode's output size (`counts_padding`: an average pool
-    whose divisor counts padding, refused where the overhang would count)."""
+    """`pads` ([begins..., ends...]) with the ends grown, by the least that
+    does it, so that floor-mode pooling gives ceil_mode's output size
+    (`counts_padding`: an average pool whose divisor counts padding, refused
+    where the overhang would count)."""
     rank = len(kernel)
     if not ceil:
         return list(pads)
@@ -43,7 +44,11 @@ def ceil_pads(ctx, op, x: str, kernel, strides, dilations, pads, ceil: bool,
                 f"{op.type} '{op.name}': average pooling with ceil_mode=True, padding counted "
                 f"in the divisor (count_include_pad) and a partial last window (spatial axis "
                 f"{i}: {want} outputs instead of {have}) is not supported")
-        ends[i] += (want - have) * s
+        # The least end padding that gives floor mode `want` windows: the last
+        # window then just fits, so the padding stays smaller than the window
+        # (ONNX Runtime refuses a pad as large as the kernel: HF EfficientNet's
+        # 320-wide pool of a 2x2 map).
+        ends[i] += max(0, (want - 1) * s + d * (k - 1) + 1 - (size + pads[i] + ends[i]))
     return list(pads[:rank]) + ends
 
 

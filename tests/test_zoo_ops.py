@@ -101,7 +101,8 @@ def test_torch_comparisons_bitwise_gather_cumsum(tmp_path):
 def test_torch_pooling_ceil_mode_dilation_3d_adaptive(tmp_path):
     """max_pool2d in ceil_mode and dilated, avg_pool2d in ceil_mode, adaptive
     average pooling with uneven bins (13x11 -> 3x5), max_pool3d in ceil_mode,
-    avg_pool3d padded, max_pool1d in ceil_mode, avg_pool1d padded."""
+    avg_pool3d padded, max_pool1d in ceil_mode, avg_pool1d padded, and pools in
+    ceil_mode whose window is wider than the input."""
     _assert_converts_with_parity("torch", f"{TORCH_MODELS}:pools", [(2, 3, 13, 11)], tmp_path,
                                  input_shapes={"x": [2, 3, 13, 11]})
 
@@ -117,6 +118,35 @@ def test_torch_indexing_with_several_index_tensors(tmp_path):
     indices; F.pad with a constant value."""
     _assert_converts_with_parity("torch", f"{TORCH_MODELS}:advanced_index", [(2, 5, 6)],
                                  tmp_path, input_shapes={"x": [2, 5, 6]})
+
+
+def test_torch_view_of_decomposed_attention(tmp_path):
+    """A view of SDPA's output after a dropped .contiguous() (GPT-2): read as a
+    reshape, so decomposing SDPA to another memory layout cannot break it."""
+    _assert_converts_with_parity("torch", f"{TORCH_MODELS}:attention_view", [(2, 8, 16)],
+                                 tmp_path, input_shapes={"x": [2, 8, 16]})
+
+
+def test_torch_as_strided_as_reshape_slice_transpose(tmp_path):
+    """as_strided over the input's memory (its layout from the export):
+    offset windows, strided and transposed reads, broadcast, a permuted input,
+    adaptive_avg_pool1d's restride."""
+    _assert_converts_with_parity("torch", f"{TORCH_MODELS}:strided", [(3, 4, 6)], tmp_path,
+                                 input_shapes={"x": [3, 4, 6]})
+
+
+def test_torch_as_strided_overlapping_windows_is_refused(tmp_path):
+    with pytest.raises(X2Error) as info:
+        convert(f"{TORCH_MODELS}:overlapping_windows", str(tmp_path / "out"), source="torch",
+                target="onnx", input_shapes={"x": [2, 8]})
+    message = str(info.value)
+    assert "aten.as_strided.default" in message and "overlapping" in message
+
+
+def test_torch_vector_norms(tmp_path):
+    """linalg_vector_norm of activations: orders 2, 1, inf, -inf, 0, 3, 0.5."""
+    _assert_converts_with_parity("torch", f"{TORCH_MODELS}:norms", [(2, 3, 8)], tmp_path,
+                                 input_shapes={"x": [2, 3, 8]})
 
 
 def test_torch_constant_subgraph_is_folded(tmp_path):

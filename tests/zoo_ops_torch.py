@@ -35,7 +35,10 @@ class Pools(nn.Module):
                 F.adaptive_avg_pool2d(x, (3, 5)),
                 F.max_pool3d(x.unsqueeze(1), 2, 2, ceil_mode=True),
                 F.avg_pool3d(x.unsqueeze(1), (2, 3, 2), (1, 2, 2), padding=(1, 1, 0)),
-                F.max_pool1d(x[:, 0], 3, 2, ceil_mode=True), F.avg_pool1d(x[:, 1], 3, 2, padding=1))
+                F.max_pool1d(x[:, 0], 3, 2, ceil_mode=True), F.avg_pool1d(x[:, 1], 3, 2, padding=1),
+                # windows wider than the input (HF EfficientNet's pooler): ceil_mode's
+                # end padding must stay smaller than the kernel for ONNX Runtime
+                F.avg_pool2d(x, 20, ceil_mode=True), F.max_pool2d(x, 16, ceil_mode=True))
 
 
 def masks():
@@ -109,3 +112,74 @@ class AdvancedIndex(nn.Module):
 
 def advanced_index():
     return AdvancedIndex().eval()
+
+
+class AttentionView(nn.Module):
+    """GPT-2's attention output: scaled_dot_product_attention, transpose,
+    reshape, a `.contiguous()` that torch.export drops (a no-op at capture)
+    and a `view`, which fails once SDPA is decomposed to another layout
+    (pytorch/pytorch#136543) unless x2 reads it as a reshape."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.proj = nn.Linear(16, 16)
+
+    def forward(self, x):  # [2, 8, 16]
+        q = k = v = x.view(2, 8, 2, 8).transpose(1, 2)
+        o = F.scaled_dot_product_attention(q, k * 0.5, v, is_causal=True)
+        o = o.transpose(1, 2).reshape(2, 8, -1).contiguous()
+        return self.proj(o.view(-1, o.size(-1))).view(2, 8, 16)
+
+
+def attention_view():
+    return AttentionView().eval()
+
+
+class Strided(nn.Module):
+    """as_strided read as reshape/slice/transpose/expand: an offset window
+    whose last row ends past the input (the tail is padded, never read),
+    every other element, a transposed read, a broadcast (stride 0), a read of
+    a permuted (dense, non-contiguous) tensor, and the restride of 1x1 dims
+    that decomposed adaptive_avg_pool1d makes (Swin's pooler)."""
+
+    def forward(self, x):  # [3, 4, 6]
+        y = x * 2
+        return (y.as_strided([3, 2, 5], [24, 6, 1], 7),
+                y.as_strided([6, 6], [12, 2]),
+                y.as_strided([5, 4], [1, 6], 2),
+                y.as_strided([2, 3, 6], [24, 0, 1]),
+                y.permute(2, 0, 1).as_strided([4, 9], [1, 4]),
+                F.adaptive_avg_pool1d(x.transpose(1, 2), 1))
+
+
+class OverlappingWindows(nn.Module):
+    """as_strided to overlapping windows (unfold-like): not a reshape."""
+
+    def forward(self, x):  # [2, 8]
+        return x.as_strided([2, 3, 4], [8, 2, 1]) * 2
+
+
+def strided():
+    return Strided().eval()
+
+
+def overlapping_windows():
+    return OverlappingWindows().eval()
+
+
+class Norms(nn.Module):
+    """linalg_vector_norm of activations for each order x2 spells differently:
+    2 (F.normalize, Tensor.norm), 1, inf, -inf, 0, 3 and 0.5; over one dim,
+    several dims, keepdim, and every dim."""
+
+    def forward(self, x):  # [2, 3, 8]
+        vn = torch.linalg.vector_norm
+        return (F.normalize(x, dim=-1), x.norm(dim=1, keepdim=True),
+                vn(x, 1, dim=(0, 2)), vn(x, float("inf"), dim=-1), vn(x, float("-inf"), dim=1),
+                vn(torch.relu(x), 0, dim=-1), vn(x, 3, dim=-1, keepdim=True), vn(x, 0.5, dim=0),
+                vn(x))
+
+
+def norms():
+    return Norms().eval()

@@ -631,3 +631,33 @@ module("torch.nn.functional.interpolate", "resize", [], "paddle.nn.functional.in
        f"out = [F.interpolate({T}, size=(5, 7), mode='bilinear'), F.interpolate({T}, size=(5, 7), mode='bilinear', align_corners=True)]",
        f"out = [F.interpolate({P}, size=[5, 7], mode='bilinear'), F.interpolate({P}, size=[5, 7], mode='bilinear', align_corners=True)]",
        "Reference only: x2 has no mapper for aten.upsample_* yet.", shape=(1, 2, 3, 4), atol=1e-4)
+
+# ---------------------------------------------------------------- zoo-hf branch: ops the Hugging Face zoo needed
+module("torch.as_strided", "array", ["as_strided.default"], "paddle.as_strided",
+       "torch.as_strided(input, size, stride, storage_offset=None)",
+       "paddle.as_strided(x, shape, stride, offset=0, name=None)",
+       [INPUT, a("size", "shape", "renamed"), a("stride", "stride", "same", "in elements on both"),
+        a("storage_offset", "offset", "semantics",
+          "torch counts elements (None: the input's own offset), Paddle counts bytes: "
+          "multiply by the element size (4 for float32)")],
+       f"out = torch.as_strided({T}, (2, 3), (6, 2), 1)",
+       f"out = paddle.as_strided({P}, [2, 3], [6, 2], 4)",
+       ("x2 reads the input's memory in the layout torch.export recorded (dense strides in any "
+        "dim order) and maps the windows that nest (each stride a multiple of the next, no "
+        "overlap) to reshape, slice, transpose and expand; Swin's pooler gets one from "
+        "decomposed adaptive_avg_pool1d. Overlapping windows (unfold-like) are refused.",),
+       shape=(4, 6))
+module("torch.linalg.vector_norm", "math", ["linalg_vector_norm.default"], "paddle.linalg.vector_norm",
+       "torch.linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None)",
+       "paddle.linalg.vector_norm(x, p=2.0, axis=None, keepdim=False, name=None)",
+       [a("x", "x"), a("ord", "p", "renamed"), a("dim", "axis", "renamed"),
+        a("keepdim", "keepdim"), a("dtype", "—", "unsupported", "cast the input first"), OUT],
+       f"out = [torch.linalg.vector_norm({T}, dim=-1), torch.linalg.vector_norm({T}, float('inf'), dim=(0, 2)), "
+       f"torch.linalg.vector_norm({T}, 3, dim=1, keepdim=True)]",
+       f"out = [paddle.linalg.vector_norm({P}, axis=-1), paddle.linalg.vector_norm({P}, float('inf'), axis=[0, 2]), "
+       f"paddle.linalg.vector_norm({P}, 3, axis=1, keepdim=True)]",
+       ("torch.norm, Tensor.norm and F.normalize reach x2 as this op. x2 spells it with "
+        "reductions: sqrt(sum(x*x)) for 2, sum/max/min of abs for 1/inf/-inf, a count of "
+        "non-zeros for 0, pow(sum(pow(abs(x), p)), 1/p) otherwise. The weight norm of "
+        "wav2vec2's positional conv reads only parameters, so it is folded at conversion.",),
+       atol=1e-4)

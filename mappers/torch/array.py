@@ -290,3 +290,97 @@ def constant_pad_nd(ctx, op):
         begins[n - 1 - k], ends[n - 1 - k] = int(pad[2 * k]), int(pad[2 * k + 1])
     ctx.emit("pad", [x], {"pads": begins + ends, "mode": "constant", "value": float(value)},
              outputs=op.outputs)
+
+
+@torch_mapper("aten.as_strided.default")
+def as_strided(ctx, op):
+    """the input's memory read as `reshape`, `slice`, `transpose` and `expand`
+    (its layout comes from the export: dense strides in any dim order); windows
+    that overlap or interleave, and reads outside the input, are refused."""
+    x, size, stride, offset = args(op, None, None, None, None)
+    in_shape, layout = ctx.shape(x), op.attrs.get("input_layout")
+    size, stride = list(size), list(stride)
+    if (in_shape is None or None in in_shape or layout is None
+            or not all(isinstance(v, int) for v in size + stride + [offset or 0])):
+        raise unsupported(op, "as_strided of a tensor whose size or memory layout is known "
+                              "only at runtime (dynamic batch) is not supported")
+    # The input's memory in order: its dims by decreasing stride must be contiguous.
+    in_strides, numel = layout["strides"], int(np.prod(in_shape, dtype=np.int64))
+    order = sorted((d for d in range(len(in_shape)) if in_shape[d] > 1),
+                   key=lambda d: -in_strides[d])
+    expected = 1
+    for d in reversed(order):
+        if in_strides[d] != expected:
+            raise unsupported(op, f"the input (shape {list(in_shape)}, strides {in_strides}) "
+                                  f"is not dense in memory; as_strided of it is not supported")
+        expected *= in_shape[d]
+    start = 0 if offset is None else int(offset) - int(layout["offset"])
+    # The output: its dims by decreasing stride must nest (each stride a multiple
+    # of the next, no overlap); stride-0 dims broadcast.
+    dims = sorted((k for k in range(len(size)) if size[k] > 1 and stride[k] != 0),
+                  key=lambda k: -stride[k])
+    for outer, inner in zip(dims, dims[1:]):
+        if stride[outer] % stride[inner] or stride[outer] < size[inner] * stride[inner]:
+            raise unsupported(op, f"as_strided to size {size}, strides {stride} reads "
+                                  f"overlapping or interleaved windows, which are not a "
+                                  f"reshape, slice or transpose of the input")
+    reach = start + sum((size[k] - 1) * stride[k] for k in dims)
+    if start < 0 or reach >= numel:
+        raise unsupported(op, f"as_strided to size {size}, strides {stride}, offset {start} "
+                              f"reads memory outside its input of {numel} elements")
+    steps = []  # (IR op, attrs, output shape)
+    value_shape = list(in_shape)
+    if [d for d in range(len(in_shape)) if in_shape[d] > 1] != order:
+        perm = order + [d for d in range(len(in_shape)) if in_shape[d] <= 1]
+        value_shape = [in_shape[d] for d in perm]
+        steps.append(("transpose", {"perm": perm}, value_shape))
+    # memory[start : start + rows * row] as [rows, stride ratios..., last stride]
+    grid = ([size[dims[0]]] + [stride[a] // stride[b] for a, b in zip(dims, dims[1:])]
+            + [stride[dims[-1]]]) if dims else [1]
+    length = int(np.prod(grid))
+    if start or length != numel:
+        steps.append(("reshape", {"shape": [numel]}, [numel]))
+        end = min(start + length, numel)
+        if start or end != numel:
+            steps.append(("slice", {"starts": [start], "ends": [end], "axes": [0],
+                                    "steps": [1]}, [end - start]))
+        if start + length > numel:  # never read: only the last row's unused tail
+            steps.append(("pad", {"pads": [0, start + length - numel], "mode": "constant",
+                                  "value": 0.0}, [length]))
+    ends = [size[k] for k in dims[1:]] + [1]
+    if any(e < g for e, g in zip(ends, grid[1:])):
+        steps.append(("reshape", {"shape": grid}, grid))
+        steps.append(("slice", {"starts": [0] * len(ends), "ends": ends,
+                                "axes": list(range(1, len(grid))),
+                                "steps": [1] * len(ends)}, grid[:1] + ends))
+    # The nested dims in output order, then the output shape (broadcast dims 1).
+    kept = [size[k] for k in dims]
+    in_order = sorted(range(len(dims)), key=lambda i: dims[i])
+    if in_order != list(range(len(dims))):
+        steps.append(("reshape", {"shape": kept}, kept))
+        steps.append(("transpose", {"perm": in_order}, [kept[i] for i in in_order]))
+    unit = [1 if k not in dims else size[k] for k in range(len(size))]
+    steps.append(("reshape", {"shape": unit}, unit))
+    if unit != size:
+        steps.append(("expand", {"shape": size}, size))
+    _emit_steps(ctx, op, x, steps)
+
+
+def _emit_steps(ctx, op, x, steps):
+    """Emit a chain of single-input IR ops, the last one writing op's output;
+    a reshape to the shape the value already has is left out."""
+    shape = list(ctx.shape(x))
+    kept = []
+    for step in steps:
+        if step[0] == "reshape" and list(step[2]) == shape:
+            continue
+        kept.append(step)
+        shape = list(step[2])
+    if not kept:
+        ctx.alias(op.outputs[0], x)
+        return
+    for i, (name, attrs, shape) in enumerate(kept):
+        if i == len(kept) - 1:
+            ctx.emit(name, [x], attrs, outputs=op.outputs)
+        else:
+            x = ctx.emit(name, [x], attrs, shape=tuple(shape), hint=name)

@@ -152,3 +152,45 @@ def var(ctx, op):
                      shape=ctx.shape(op.outputs[0]), hint="var")
     factor = ctx.constant(np.array(count / (count - correction), ctx.dtype(x)), "bessel")
     ctx.emit("mul", [total, factor], outputs=op.outputs)
+
+
+@torch_mapper("aten.linalg_vector_norm.default")
+def linalg_vector_norm(ctx, op):
+    """the p-norm over dim from `reduce_*`: sqrt of the sum of squares (2), the
+    sum of abs (1), max/min of abs (inf/-inf), the count of non-zeros (0),
+    else pow(sum(pow(abs(x), p)), 1/p). A dtype argument is refused."""
+    x, p, dims, keepdim = args(op, None, 2, None, False)
+    if op.attrs["kwargs"].get("dtype") is not None:
+        raise unsupported(op, "a vector norm with a dtype argument is not supported yet")
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise unsupported(op, f"the norm order must be a number, got {p!r}")
+    dtype, shape = ctx.dtype(x), ctx.shape(x)
+    red = axes(ctx, x, dims)
+    attrs = {"axes": red, "keepdims": bool(keepdim)}
+    p = float(p)
+
+    def const(value, hint):
+        return ctx.constant(np.array(value, dtype), hint)
+
+    if p == 2:
+        sq = ctx.emit("mul", [x, x], shape=shape, hint="square")
+        total = ctx.emit("reduce_sum", [sq], attrs, shape=ctx.shape(op.outputs[0]), hint="sum")
+        ctx.emit("sqrt", [total], outputs=op.outputs)
+        return
+    if p == 0:
+        nonzero = ctx.emit("not_equal", [x, const(0, "zero")], dtype="bool", shape=shape,
+                           hint="nonzero")
+        count = ctx.emit("cast", [nonzero], {"dtype": dtype}, dtype=dtype, shape=shape,
+                         hint="count")
+        ctx.emit("reduce_sum", [count], attrs, outputs=op.outputs)
+        return
+    mag = ctx.emit("abs", [x], shape=shape, hint="abs")
+    if p in (np.inf, -np.inf):
+        ctx.emit("reduce_max" if p > 0 else "reduce_min", [mag], attrs, outputs=op.outputs)
+    elif p == 1:
+        ctx.emit("reduce_sum", [mag], attrs, outputs=op.outputs)
+    else:
+        powered = ctx.emit("pow", [mag, const(p, "p")], shape=shape, hint="pow")
+        total = ctx.emit("reduce_sum", [powered], attrs, shape=ctx.shape(op.outputs[0]),
+                         hint="sum")
+        ctx.emit("pow", [total, const(1 / p, "inv_p")], outputs=op.outputs)

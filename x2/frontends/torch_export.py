@@ -592,7 +592,7 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
         if dynamic_batch:
             raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
                                  "dynamic dims were chosen when it was exported")
-        return obj.run_decompositions()
+        return _decompose(obj)
     kwargs = example_inputs(obj, input_shapes, input_dtypes, arguments)
     if kind == "script":
         import warnings
@@ -627,6 +627,30 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
                 "--dynamic-batch)" if dynamic_batch else "")
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
+    return _decompose(program)
+
+
+def _decompose(program):
+    """The program decomposed to core ATen, its `view`s read as `reshape`s.
+
+    torch.export records strides at capture time, then decomposes ops whose
+    decomposition returns another memory layout: scaled_dot_product_attention
+    captured contiguous comes back as a transposed layout once decomposed, so
+    a `.contiguous()` that was a no-op at capture (and so left out of the
+    graph) is missing, and a later `view` of it fails (pytorch/pytorch#136543:
+    "Cannot view a tensor with shape ... and strides ..."). A view and a
+    reshape give the same values whenever the view is valid, and the IR has
+    no strides (x2 maps both to `reshape`), so each view becomes a reshape,
+    which copies when the layout needs it."""
+    torch = _torch()
+    view, reshape = torch.ops.aten.view.default, torch.ops.aten.reshape.default
+    changed = False
+    for node in program.graph_module.graph.nodes:
+        if node.op == "call_function" and node.target is view:
+            node.target = reshape
+            changed = True
+    if changed:
+        program.graph_module.recompile()
     return program.run_decompositions()
 
 
@@ -643,6 +667,19 @@ def _info(node) -> TensorInfo | None:
     return None
 
 
+def _layout(node) -> dict | None:
+    """{"strides", "offset"} of an FX node's tensor as torch lays it out in
+    memory (from its fake value), or None when unknown or symbolic."""
+    torch = _torch()
+    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    if not isinstance(val, torch.Tensor):
+        return None
+    try:
+        return {"strides": [int(s) for s in val.stride()], "offset": int(val.storage_offset())}
+    except (TypeError, ValueError, RuntimeError):
+        return None  # a stride that depends on the dynamic batch
+
+
 def describe_program(program) -> SourceGraph:
     torch = _torch()
     from torch.export.graph_signature import InputKind
@@ -655,6 +692,9 @@ def describe_program(program) -> SourceGraph:
             user_inputs.append(spec.arg.name)
         elif spec.target is not None:
             consts[spec.arg.name] = spec.target
+    # Ops whose result depends on their input's memory layout, not only on its
+    # values: their mappers get that layout.
+    layout_ops = {torch.ops.aten.as_strided.default}
     rename: dict[str, str] = {}
     sizes: dict[str, object] = {}  # size-valued nodes: an int, or a SymDim when dynamic
     ops: list[SourceOp] = []
@@ -713,8 +753,10 @@ def describe_program(program) -> SourceGraph:
             outputs = [node.name]
             if (i := _info(node)) is not None:
                 info[node.name] = i
-        ops.append(SourceOp(str(node.target), node.name, inputs, outputs,
-                            {"args": args, "kwargs": kwargs}))
+        attrs = {"args": args, "kwargs": kwargs}
+        if node.target in layout_ops:
+            attrs["input_layout"] = _layout(node.args[0])
+        ops.append(SourceOp(str(node.target), node.name, inputs, outputs, attrs))
     out_node = next(n for n in program.graph.nodes if n.op == "output")
     outs = [rename.get(a.name, a.name) for a in _flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
