@@ -201,9 +201,16 @@ def select(ctx, op):
 
 @tf_mapper("Fill")
 def fill(ctx, op):
-    """a constant (dims and value must be constants)."""
-    dims = ctx.require_const(op.inputs[0], "the dims").astype(int).tolist()
+    """a constant, or `full` when the dims are computed (a dynamic batch).
+
+    The fill value must be a constant."""
     value = ctx.require_const(op.inputs[1], "the value")
+    dims = ctx.const(op.inputs[0])
+    if dims is None:
+        ctx.emit("full", op.inputs[:1], {"value": float(value), "dtype": str(value.dtype)},
+                 outputs=op.outputs)
+        return
+    dims = dims.astype(int).tolist()
     ctx.emit("identity", [ctx.constant(np.full(dims, value, dtype=value.dtype))],
              outputs=op.outputs)
 

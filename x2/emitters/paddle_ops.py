@@ -86,6 +86,12 @@ def reshape_dynamic(e, node):
                 shape=call("paddle.cast", e.value(node.inputs[1]), e.dtype("int32")))
 
 
+@PADDLE_OPS.register("full")
+def full(e, node):
+    return call("paddle.full", e.value(node.inputs[0]), node.attrs["value"],
+                e.dtype(node.attrs["dtype"]))
+
+
 @PADDLE_OPS.register("squeeze", "unsqueeze")
 def squeeze(e, node):
     return call(f"paddle.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axes"])
