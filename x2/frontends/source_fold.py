@@ -96,6 +96,11 @@ _TF_NUMPY = {
 }
 
 
+# The TF ops folded here (tools/gen_tf_opdefs.py lists their outputs for the
+# direct reader, so it knows their dtypes).
+FOLDED_TF_OPS = sorted(_TF_NUMPY)
+
+
 def evaluate_tf(op, arrays: list) -> list[np.ndarray] | None:
     fn = _TF_NUMPY.get(op.type)
     return None if fn is None else fn(arrays, op.attrs)
