@@ -13,6 +13,12 @@ from ..errors import ModelLoadError, SelectionError
 from ..ir import TensorInfo
 from .common import SourceGraph, SourceOp
 
+
+class NeedsTensorFlow(Exception):
+    """The direct SavedModel reader (tf_direct.py) cannot read this model; the
+    message says why, and the TensorFlow reader takes over."""
+
+
 # Ops that carry no data: control flow bookkeeping left after freezing.
 _SKIP = {"NoOp", "Assert", "SaveV2", "RestoreV2", "VarHandleOp"}
 
