@@ -36,7 +36,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConversionError
 from ..ir import TensorInfo
 from . import tf_loops
 from .common import SourceGraph, SourceOp
@@ -171,6 +170,8 @@ class _Inliner:
         # Read-time values of small int/bool tensors (tf_known.py).
         self.known: dict[str, np.ndarray] = {} if known is None else known
         self.inputs = set(inputs)   # the signature's inputs
+        self.producer: dict[str, SourceOp] = {}
+        self.stacked: dict[str, tuple] = {}  # Pack of a TensorList -> (items, axis)
         self.unrolled = False       # a loop was unrolled: prune what it left unused
         # Inside an unrolled loop: each variable and body constant becomes one
         # constant, shared by every iteration (key -> value name).
@@ -181,6 +182,7 @@ class _Inliner:
         the side) but which sees, and adds to, this one's known values."""
         other = _Inliner(self.library, ChainMap({}, self.info), self.known, self.inputs)
         other._loop_consts = None if self._loop_consts is None else dict(self._loop_consts)
+        other.producer, other.stacked = ChainMap({}, self.producer), self.stacked
         return other
 
     @contextmanager
@@ -194,11 +196,13 @@ class _Inliner:
             self._loop_consts = outer
 
     def add_op(self, op: str, name: str, inputs: list, attrs: dict, infos: list) -> list:
-        """Emit one op made up by the reader (an Unpack, a Pack); its output values."""
+        """Emit one op; its output values."""
         values = [name if k == 0 else f"{name}:{k}" for k in range(len(infos))]
         for value, info in zip(values, infos):
             self.info[value] = info
         self.ops.append(SourceOp(op, name, list(inputs), values, attrs))
+        for value in values:
+            self.producer[value] = self.ops[-1]
         return values
 
     def run(self, fdef, prefix: str, args: dict) -> list:
@@ -241,18 +245,9 @@ class _Inliner:
                 raise NeedsTensorFlow(f"{name} calls a function missing from the library")
             arg_names = [a.name for a in callee.signature.input_arg]
             return self.run(callee, name + "/", dict(zip(arg_names, inputs)))
-        if op in tf_loops.WHILE_OPS or op in tf_loops.IF_OPS:
-            return tf_loops.control_flow(self, node, name, inputs)
-        if op in tf_loops.LIST_OPS:
+        if op in tf_loops.OPS or any(isinstance(v, tf_loops.TensorList) for v in inputs):
             attrs = {k: attr_value(v) for k, v in node.attr.items() if not k.startswith("_")}
-            return tf_loops.list_op(self, node, name, inputs, attrs)
-        lists = [v for v in inputs if isinstance(v, tf_loops.TensorList)]
-        if lists and op in ("Identity", "IdentityN"):
-            return list(inputs)
-        if lists:
-            raise ConversionError(f"{op} node '{name}' takes a TensorList (a variant tensor, "
-                                  f"made by '{lists[0].origin}'); x2 follows TensorLists only "
-                                  f"through the TensorList ops of loops it unrolls")
+            return tf_loops.node(self, node, name, inputs, attrs)
         if any(v.WhichOneof("value") == "func" or
                (v.WhichOneof("value") == "list" and len(v.list.func)) for v in node.attr.values()):
             raise NeedsTensorFlow(f"{op} {name} runs functions (control flow)")
@@ -274,10 +269,11 @@ class _Inliner:
         if shapes is None:
             raise NeedsTensorFlow(f"{op} {name} has no recorded output shapes")
         dtypes = _output_dtypes(op, attrs, len(shapes))
-        values = [name if k == 0 else f"{name}:{k}" for k in range(len(shapes))]
-        for value, dtype, shape in zip(values, dtypes, shapes):
-            self.info[value] = TensorInfo(dtype, shape_of(shape))
-        self.ops.append(SourceOp(op, name, list(inputs), values, attrs))
+        infos = [TensorInfo(dtype, shape_of(shape)) for dtype, shape in zip(dtypes, shapes)]
+        view = tf_loops.stacked_view(self, op, name, inputs, attrs, infos)
+        if view is not None:  # a Transpose/slice of a stacked TensorList, made directly
+            return view
+        values = self.add_op(op, name, inputs, attrs, infos)
         self._remember(op, attrs, inputs, values, dtypes)
         return values
 

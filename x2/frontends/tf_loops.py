@@ -45,6 +45,7 @@ LIST_OPS = {"TensorListReserve", "TensorListFromTensor", "TensorListGetItem",
             "TensorListSetItem", "TensorListStack", "TensorListLength",
             "TensorListElementShape", "EmptyTensorList", "TensorListPushBack",
             "TensorListPopBack"}
+OPS = WHILE_OPS | IF_OPS | LIST_OPS
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,22 @@ class TensorList:
     origin: str                  # the node that made it, for messages
 
 
-def control_flow(inliner, node, name: str, inputs: list) -> list:
-    """The outputs of a While or If node, unrolled / with the taken branch inlined."""
+def node(inliner, node, name: str, inputs: list, attrs: dict) -> list:
+    """The outputs (value names, TensorLists) of a node in OPS or one that
+    takes a TensorList: a While unrolled, an If's taken branch, a list op."""
     if node.op in IF_OPS:
         return _if(inliner, node, name, inputs)
-    return _while(inliner, node, name, inputs)
+    if node.op in WHILE_OPS:
+        return _while(inliner, node, name, inputs)
+    if node.op in LIST_OPS:
+        return _list_op(inliner, node, name, inputs, attrs)
+    if node.op in ("Identity", "IdentityN"):
+        return list(inputs)
+    lists = [v for v in inputs if isinstance(v, TensorList)]
+    raise ConversionError(f"{node.op} node '{name}' takes a TensorList (a variant tensor, made "
+                          f"by '{lists[0].origin}'); x2 follows TensorLists only through the "
+                          f"TensorList ops of the loops it unrolls",
+                          details={"node": name, "op": node.op})
 
 
 def _function(inliner, node, name: str, attr: str):
@@ -154,7 +166,7 @@ def _unknown_inputs(scratch, value: str, state: list, graph_inputs) -> str:
 
 # TensorList ops --------------------------------------------------------------
 
-def list_op(inliner, node, name: str, inputs: list, attrs: dict) -> list:
+def _list_op(inliner, node, name: str, inputs: list, attrs: dict) -> list:
     """The outputs of one TensorList op, on TensorList values."""
     op = node.op
     if op in ("TensorListReserve", "EmptyTensorList"):
@@ -223,7 +235,10 @@ def _new_list(inliner, node, name: str, inputs: list, attrs: dict) -> TensorList
 
 
 def _from_tensor(inliner, node, name: str, tensor, attrs: dict) -> TensorList:
-    """Unstack `tensor` along axis 0: one Unpack op, one output per element."""
+    """Unstack `tensor` along axis 0: one Unpack op, one output per element.
+    Keras makes the time axis first with a Transpose (and reverses it for
+    go_backwards): the Unpack reads the untransposed tensor along the time
+    axis instead, so the IR keeps no Transpose for it."""
     info = inliner.info.get(tensor) if isinstance(tensor, str) else None
     if info is None or not info.shape or info.shape[0] is None:
         raise ConversionError(f"{node.op} node '{name}': the length of the list (dim 0 of "
@@ -233,9 +248,34 @@ def _from_tensor(inliner, node, name: str, tensor, attrs: dict) -> TensorList:
     dtype = _element_dtype(node)
     if count == 0:
         return TensorList((), dtype, element, name)
-    items = inliner.add_op("Unpack", name, [tensor], {"T": dtype, "num": count, "axis": 0},
+    source, axis, reverse = _untransposed(inliner, tensor)
+    items = inliner.add_op("Unpack", name, [source], {"T": dtype, "num": count, "axis": axis},
                            [TensorInfo(dtype, element)] * count)
-    return TensorList(tuple(items), dtype, element, name)
+    return TensorList(tuple(items[::-1] if reverse else items), dtype, element, name)
+
+
+def _perm(inliner, op) -> list | None:
+    value = inliner.known.get(op.inputs[1]) if len(op.inputs) > 1 else None
+    return [int(p) for p in value.reshape(-1)] if complete(value) else None
+
+
+def _untransposed(inliner, tensor: str) -> tuple:
+    """(source, axis, reversed): `tensor`'s rows along axis 0 are `source`'s
+    along `axis` (in reverse order if reversed) when `tensor` is a ReverseV2
+    of axis 0 and/or a Transpose that moves only that axis to the front."""
+    reverse = False
+    op = inliner.producer.get(tensor)
+    if op is not None and op.type == "ReverseV2":
+        axes = _perm(inliner, op)
+        rank = len(inliner.info[tensor].shape)
+        if axes is not None and sorted({a % rank for a in axes}) == [0]:
+            reverse, tensor = True, op.inputs[0]
+            op = inliner.producer.get(tensor)
+    if op is not None and op.type == "Transpose":
+        perm = _perm(inliner, op)
+        if perm is not None and perm[1:] == sorted(perm[1:]):
+            return op.inputs[0], perm[0], reverse
+    return tensor, 0, reverse
 
 
 def _index(inliner, node, name: str, value, length) -> int:
@@ -261,6 +301,46 @@ def _stack(inliner, node, name: str, lst: TensorList, attrs: dict) -> str:
     element = first.shape if first is not None and first.shape is not None \
         else lst.element_shape
     shape = None if element is None else (len(lst.items),) + tuple(element)
-    return inliner.add_op("Pack", name, list(lst.items),
-                          {"T": lst.dtype, "N": len(lst.items), "axis": 0},
-                          [TensorInfo(lst.dtype, shape)])[0]
+    return _pack(inliner, name, lst.items, 0, lst.dtype, TensorInfo(lst.dtype, shape))
+
+
+def _pack(inliner, name: str, items, axis: int, dtype: str, info: TensorInfo) -> str:
+    value = inliner.add_op("Pack", name, list(items), {"T": dtype, "N": len(items), "axis": axis},
+                           [info])[0]
+    inliner.stacked[value] = (tuple(items), axis)
+    return value
+
+
+def stacked_view(inliner, op: str, name: str, inputs: list, attrs: dict, infos: list):
+    """The outputs of a Transpose, ReverseV2 or StridedSlice of a stacked
+    TensorList (Keras: back to batch-major, reversed for go_backwards, the
+    last step), made from the list's elements directly; None otherwise."""
+    stacked = inliner.stacked.get(inputs[0]) if inputs and isinstance(inputs[0], str) else None
+    if stacked is None or op not in ("Transpose", "ReverseV2", "StridedSlice"):
+        return None
+    (items, axis), dtype = stacked, infos[0].dtype
+    spec = inliner.known.get(inputs[1]) if len(inputs) > 1 and isinstance(inputs[1], str) \
+        else None
+    if not complete(spec):
+        return None
+    spec = [int(v) for v in spec.reshape(-1)]
+    rank = len(items[0:1]) + len(inliner.info[items[0]].shape or ()) \
+        if inliner.info.get(items[0]) is not None else None
+    if op == "Transpose":
+        rest = [p for p in spec if p != axis]
+        if rest != sorted(rest):
+            return None
+        return [_pack(inliner, name, items, spec.index(axis), dtype, infos[0])]
+    if op == "ReverseV2":
+        if rank is None or sorted({a % rank for a in spec}) != [axis]:
+            return None
+        return [_pack(inliner, name, items[::-1], axis, dtype, infos[0])]
+    # StridedSlice picking one element along the stacked axis 0 (Keras: the last step).
+    masks = [int(attrs.get(k, 0) or 0) for k in ("begin_mask", "end_mask", "ellipsis_mask",
+                                                  "new_axis_mask")]
+    strides = inliner.known.get(inputs[3]) if len(inputs) > 3 else None
+    if axis != 0 or len(spec) != 1 or int(attrs.get("shrink_axis_mask", 0) or 0) != 1 or \
+            any(masks) or not complete(strides) or strides.reshape(-1).tolist() != [1] or \
+            not -len(items) <= spec[0] < len(items):
+        return None
+    return [items[spec[0]]]
