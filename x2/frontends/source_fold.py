@@ -30,6 +30,11 @@ _NOT_FOLDED = re.compile(r"random|rand_|randn|randint|bernoulli|multinomial|norm
                          r"dropout|poisson|truncatednormal|seed|empty", re.I)
 
 
+def is_random(op_type: str) -> bool:
+    """A random op (or one reading uninitialized memory): each run differs."""
+    return bool(_NOT_FOLDED.search(op_type))
+
+
 def constant_values(source) -> set[str]:
     """The values of `source` (a SourceGraph) that no graph input flows into."""
     known: set[str] = set()

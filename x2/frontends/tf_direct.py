@@ -41,6 +41,7 @@ from . import tf_loops
 from .common import SourceGraph, SourceOp
 from .tf_common import NeedsTensorFlow, check_savedmodel_dir, parse_saved_model, pick_signature
 from .tf_bundle import Bundle, UnreadableBundle
+from .source_fold import is_random
 from .tf_known import is_small_plain, known_outputs
 from .tf_opdefs import DEFAULTS, NOT_CORE, OUTPUTS
 from .tf_protos import DT_RESOURCE, dtype_name, messages
@@ -173,27 +174,28 @@ class _Inliner:
         self.producer: dict[str, SourceOp] = {}
         self.stacked: dict[str, tuple] = {}  # Pack of a TensorList -> (items, axis)
         self.unrolled = False       # a loop was unrolled: prune what it left unused
-        # Inside an unrolled loop: each variable and body constant becomes one
-        # constant, shared by every iteration (key -> value name).
-        self._loop_consts: dict | None = None
+        # Inside an unrolled loop: a body node given the same inputs as in an
+        # earlier iteration (a constant, a variable read, arithmetic on weights)
+        # is made once; (function, node, inputs) -> its outputs.
+        self._loop_memo: dict | None = None
 
     def scratch(self) -> "_Inliner":
         """An inliner whose ops are thrown away (a loop condition evaluated on
         the side) but which sees, and adds to, this one's known values."""
         other = _Inliner(self.library, ChainMap({}, self.info), self.known, self.inputs)
-        other._loop_consts = None if self._loop_consts is None else dict(self._loop_consts)
+        other._loop_memo = None if self._loop_memo is None else ChainMap({}, self._loop_memo)
         other.producer, other.stacked = ChainMap({}, self.producer), self.stacked
         return other
 
     @contextmanager
     def in_loop(self):
-        outer = self._loop_consts
-        self._loop_consts = {} if outer is None else outer
+        outer = self._loop_memo
+        self._loop_memo = {} if outer is None else outer
         self.unrolled = True
         try:
             yield
         finally:
-            self._loop_consts = outer
+            self._loop_memo = outer
 
     def add_op(self, op: str, name: str, inputs: list, attrs: dict, infos: list) -> list:
         """Emit one op; its output values."""
@@ -230,12 +232,15 @@ class _Inliner:
         op = node.op
         if op in _DROPPED:
             return []
-        if self._loop_consts is not None and (op == "Const" or op == "ReadVariableOp"):
-            key = (function, node.name) if op == "Const" else id(inputs[0])
-            if key in self._loop_consts:
-                return [self._loop_consts[key]]
-            self._loop_consts[key] = self._node_outside_loop(node, name, op, inputs)[0]
-            return [self._loop_consts[key]]
+        if self._loop_memo is not None:
+            if op == "Identity" and inputs and isinstance(inputs[0], str):
+                return [inputs[0]]  # loop bookkeeping: no node per iteration
+            if not is_random(op):
+                key = (function, node.name, tuple(
+                    v if isinstance(v, (str, tf_loops.TensorList)) else id(v) for v in inputs))
+                if key not in self._loop_memo:
+                    self._loop_memo[key] = self._node_outside_loop(node, name, op, inputs)
+                return self._loop_memo[key]
         return self._node_outside_loop(node, name, op, inputs)
 
     def _node_outside_loop(self, node, name: str, op: str, inputs: list) -> list:

@@ -37,7 +37,7 @@ from .tf_protos import dtype_name
 
 # Iterations one loop may be unrolled to, and ops the unrolled copies may add.
 MAX_ITERATIONS = 4096
-MAX_UNROLLED_OPS = 1 << 18
+MAX_UNROLLED_OPS = 1 << 17
 
 WHILE_OPS = {"While", "StatelessWhile"}
 IF_OPS = {"If", "StatelessIf"}
