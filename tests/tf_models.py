@@ -450,25 +450,48 @@ def keras_rnns(out):
         keras_rnn(name).export(os.path.join(out, name), verbose=False)
 
 
-def dynamic_loop(out):
-    """A tf.while_loop whose trip count is an input value: not unrollable."""
+def tf_loops(out):
+    """Functional control flow outside Keras, as three SavedModels:
+    OUT/static: a tf.while_loop of 5 steps writing a TensorArray and a tf.cond
+      on a static dim (both unrollable);
+    OUT/long: a tf.while_loop of 5000 steps (more than x2 unrolls);
+    OUT/dynamic: a tf.while_loop whose trip count is an input value."""
     tf = _tf()
 
-    class M(tf.Module):
+    def halve(y, steps, name):
+        return tf.while_loop(lambda i, y: i < steps, lambda i, y: (i + 1, y * 0.5 + 1.0),
+                             (tf.constant(0), y), name=name)[1]
+
+    class Static(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+        def __call__(self, x):
+            steps = tf.TensorArray(tf.float32, size=5)
+            state = x
+            for i in tf.range(5):  # autograph: a While over a TensorArray (TensorList)
+                state = tf.tanh(state * 1.5 + tf.cast(i, tf.float32) * 0.1)
+                steps = steps.write(i, state)
+            seq = tf.transpose(steps.stack(), [1, 0, 2])
+            y = tf.cond(tf.shape(x)[1] > 2, lambda: x * 2.0, lambda: x - 1.0)
+            return {"seq": seq, "y": y + halve(x, 3, "halve")}
+
+    class Long(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+        def __call__(self, x):
+            return {"y": halve(x, 5000, "long")}
+
+    class Dynamic(tf.Module):
         @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x"),
                                       tf.TensorSpec([], tf.int32, name="steps")])
         def __call__(self, x, steps):
-            _, y = tf.while_loop(lambda i, y: i < steps, lambda i, y: (i + 1, y * 0.5 + 1.0),
-                                 (tf.constant(0), x), name="halve")
-            return {"y": y}
+            return {"y": halve(x, steps, "halve")}
 
-    tf.saved_model.save(M(), out)
-
+    for name, module in (("static", Static()), ("long", Long()), ("dynamic", Dynamic())):
+        tf.saved_model.save(module, os.path.join(out, name))
 
 MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
-                                  keras_rnns, dynamic_loop)}
+                                  keras_rnns, tf_loops)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])
