@@ -90,6 +90,15 @@ def test_data_dependent_loop_is_refused_naming_the_while_node(tf_model, tmp_path
     assert not out.exists()
 
 
+def test_dynamic_sequence_length_is_refused_clearly(tf_model, tmp_path):
+    with pytest.raises(ConversionError) as info:
+        convert(str(tf_model("keras_rnns") / "dynamic_length"), str(tmp_path / "out"),
+                target="onnx")
+    assert "TensorListFromTensor node '" in info.value.message
+    assert "not known at conversion time" in info.value.message
+    assert "fixed sequence length" in info.value.message
+
+
 def test_too_long_loop_is_refused(tf_model, tmp_path):
     with pytest.raises(ConversionError, match=r"StatelessWhile node 'PartitionedCall/long' "
                                               r"cannot be unrolled: it runs more than 4096"):

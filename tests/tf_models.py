@@ -448,6 +448,9 @@ def keras_rnns(out):
     import keras
     for name in _rnn_layers(keras.layers):
         keras_rnn(name).export(os.path.join(out, name), verbose=False)
+    inp = keras.Input((None, 3), name="x")  # a dynamic sequence length: not unrollable
+    keras.Model(inp, keras.layers.GRU(4)(inp)).export(os.path.join(out, "dynamic_length"),
+                                                      verbose=False)
 
 
 def tf_loops(out):

@@ -243,7 +243,10 @@ def _from_tensor(inliner, node, name: str, tensor, attrs: dict) -> TensorList:
     if info is None or not info.shape or info.shape[0] is None:
         raise ConversionError(f"{node.op} node '{name}': the length of the list (dim 0 of "
                               f"its tensor, shape {None if info is None else info.shape}) "
-                              f"is not known at conversion time")
+                              f"is not known at conversion time; x2 unrolls loops over a "
+                              f"static length only (a Keras RNN needs a fixed sequence "
+                              f"length in its input shape)", details={"node": name,
+                                                                      "op": node.op})
     count, element = info.shape[0], tuple(info.shape[1:])
     dtype = _element_dtype(node)
     if count == 0:
