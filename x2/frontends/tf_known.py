@@ -61,8 +61,9 @@ def known_outputs(op: str, attrs: dict, arrays: list, shapes: list, dtypes: list
     if op in _SHAPE_OPS:
         results = _shape_op(op, shapes)
     elif op in _MOVE:
-        if any(a is None for a in arrays) or any(not complete(a) for a in arrays[1:]):
-            return None
+        data = len(arrays) if op == "Pack" else (len(arrays) - 1 if op == "ConcatV2" else 1)
+        if any(a is None for a in arrays) or any(not complete(a) for a in arrays[data:]):
+            return None  # partial data moves; indices, axes and shapes must be known
         results = _move(op, attrs, arrays)
     elif any(not complete(a) for a in arrays):
         return None
