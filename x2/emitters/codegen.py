@@ -204,6 +204,11 @@ class EmitContext:
     def scalar_tensor(self, value, dtype: str) -> Expr:
         raise NotImplementedError
 
+    def output_copy(self, x: Expr) -> Expr:
+        """A graph output that is another value: the framework's way to return it
+        as a tensor of its own."""
+        return x
+
     def buffer_init(self, array: np.ndarray) -> Expr:
         # Only the shape and dtype matter: load_model fills buffers from the state dict.
         return self.api("zeros", list(array.shape), dtype=self.dtype(array.dtype))

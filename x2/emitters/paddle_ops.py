@@ -18,6 +18,10 @@ class PaddleContext(EmitContext):
     def dtype(self, name) -> str:
         return dtype_name(name)  # written as a string literal: paddle.cast(x, 'int64')
 
+    def output_copy(self, x: Expr) -> Expr:
+        # paddle.jit.save returns a tensor returned twice only once.
+        return call("paddle.assign", x)
+
     def scalar_tensor(self, value, dtype: str) -> Expr:
         # paddle.save turns 0-d tensors into shape [1]: keep scalars in the code.
         return call("paddle.full", [], value, self.dtype(dtype))
