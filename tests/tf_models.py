@@ -437,8 +437,8 @@ def keras_rnn(name: str):
         inp = keras.Input((RNN_SEQ, 3), name="x")
         x = inp
     y = layer()(x)
-    if isinstance(y, (list, tuple)):  # return_state: output, h, c
-        y = L.Concatenate()(list(y))
+    if isinstance(y, (list, tuple)):  # return_state: output, h, c (output is h: one tensor)
+        return keras.Model(inp, [L.Dense(3, name="head")(y[0]), *y], name=name)
     return keras.Model(inp, L.Dense(3, name="head")(y), name=name)
 
 
