@@ -404,9 +404,97 @@ def mobilenet_bn_pair(out):
         model.export(os.path.join(out, name), verbose=False)
 
 
+# Keras recurrent layers (TF While loops over TensorLists) the direct reader
+# unrolls: name -> (input kind, layer factory); "tokens" is Embedding input.
+RNN_SEQ = 7
+
+
+def _rnn_layers(L):
+    return {
+        "lstm": ("float", lambda: L.LSTM(6)),
+        "lstm_seq": ("float", lambda: L.LSTM(5, return_sequences=True)),
+        "gru": ("tokens", lambda: L.GRU(6)),
+        "gru_reset_before": ("float", lambda: L.GRU(6, reset_after=False)),
+        "simple_rnn": ("float", lambda: L.SimpleRNN(6, return_sequences=True)),
+        "gru_backwards": ("float", lambda: L.GRU(5, go_backwards=True, return_sequences=True)),
+        "bilstm": ("tokens", lambda: L.Bidirectional(L.LSTM(4, return_sequences=True))),
+        "bigru_sum": ("float", lambda: L.Bidirectional(L.GRU(4), merge_mode="sum")),
+        "lstm_state": ("float", lambda: L.LSTM(4, return_state=True)),
+        "lstm_masked": ("masked", lambda: L.LSTM(4)),
+    }
+
+
+def keras_rnn(name: str):
+    import keras
+    keras.utils.set_random_seed(7)
+    L = keras.layers
+    kind, layer = _rnn_layers(L)[name]
+    if kind in ("tokens", "masked"):  # token 0 is padding when masked
+        inp = keras.Input((RNN_SEQ,), dtype="int32", name="tokens")
+        x = L.Embedding(20, 5, embeddings_initializer=keras.initializers.RandomNormal(stddev=1.0),
+                        mask_zero=kind == "masked")(inp)
+    else:
+        inp = keras.Input((RNN_SEQ, 3), name="x")
+        x = inp
+    y = layer()(x)
+    if isinstance(y, (list, tuple)):  # return_state: output, h, c (output is h: one tensor)
+        return keras.Model(inp, [L.Dense(3, name="head")(y[0]), *y], name=name)
+    return keras.Model(inp, L.Dense(3, name="head")(y), name=name)
+
+
+def keras_rnns(out):
+    """Every Keras RNN variant of _rnn_layers as OUT/<name> (a SavedModel)."""
+    _tf()
+    import keras
+    for name in _rnn_layers(keras.layers):
+        keras_rnn(name).export(os.path.join(out, name), verbose=False)
+    inp = keras.Input((None, 3), name="x")  # a dynamic sequence length: not unrollable
+    keras.Model(inp, keras.layers.GRU(4)(inp)).export(os.path.join(out, "dynamic_length"),
+                                                      verbose=False)
+
+
+def tf_loops(out):
+    """Functional control flow outside Keras, as three SavedModels:
+    OUT/static: a tf.while_loop of 5 steps writing a TensorArray and a tf.cond
+      on a static dim (both unrollable);
+    OUT/long: a tf.while_loop of 5000 steps (more than x2 unrolls);
+    OUT/dynamic: a tf.while_loop whose trip count is an input value."""
+    tf = _tf()
+
+    def halve(y, steps, name):
+        return tf.while_loop(lambda i, y: i < steps, lambda i, y: (i + 1, y * 0.5 + 1.0),
+                             (tf.constant(0), y), name=name)[1]
+
+    class Static(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+        def __call__(self, x):
+            steps = tf.TensorArray(tf.float32, size=5)
+            state = x
+            for i in tf.range(5):  # autograph: a While over a TensorArray (TensorList)
+                state = tf.tanh(state * 1.5 + tf.cast(i, tf.float32) * 0.1)
+                steps = steps.write(i, state)
+            seq = tf.transpose(steps.stack(), [1, 0, 2])
+            y = tf.cond(tf.shape(x)[1] > 2, lambda: x * 2.0, lambda: x - 1.0)
+            return {"seq": seq, "y": y + halve(x, 3, "halve")}
+
+    class Long(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x")])
+        def __call__(self, x):
+            return {"y": halve(x, 5000, "long")}
+
+    class Dynamic(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="x"),
+                                      tf.TensorSpec([], tf.int32, name="steps")])
+        def __call__(self, x, steps):
+            return {"y": halve(x, steps, "halve")}
+
+    for name, module in (("static", Static()), ("long", Long()), ("dynamic", Dynamic())):
+        tf.saved_model.save(module, os.path.join(out, name))
+
 MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
-                                  tf_extras, control_flow, attention, hostile_names)}
+                                  tf_extras, control_flow, attention, hostile_names,
+                                  keras_rnns, tf_loops)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

@@ -61,7 +61,8 @@ def main() -> None:
     from tensorflow.python.framework import op_def_registry
 
     from x2.registry import TF
-    ops = sorted(set(TF.load_mappers().supported()) | set(STRUCTURAL))
+    from x2.frontends.source_fold import FOLDED_TF_OPS
+    ops = sorted(set(TF.load_mappers().supported()) | set(STRUCTURAL) | set(FOLDED_TF_OPS))
     outputs, defaults, missing = {}, {}, []
     for name in ops:
         op_def = op_def_registry.get(name)

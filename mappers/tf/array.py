@@ -154,6 +154,29 @@ def gather(ctx, op):
     ctx.emit("gather", [x, idx], {"axis": axis % len(ctx.shape(x))}, outputs=op.outputs)
 
 
+@tf_mapper("ReverseV2")
+def reverse(ctx, op):
+    """`gather` of the indices in reverse order along each axis (static sizes)."""
+    x, axis_value = op.inputs
+    shape = ctx.shape(x)
+    axes = ctx.require_const(axis_value, "the axes").reshape(-1).astype(int).tolist()
+    if shape is None:
+        raise ConversionError(f"ReverseV2 '{op.name}': the input's rank is unknown")
+    axes = sorted({a % len(shape) for a in axes})
+    if not axes:
+        ctx.alias(op.outputs[0], x)
+        return
+    value = x
+    for i, axis in enumerate(axes):
+        if shape[axis] is None:
+            raise ConversionError(f"ReverseV2 '{op.name}' reverses axis {axis}, whose size is "
+                                  f"not known at conversion time")
+        index = ctx.constant(np.arange(shape[axis] - 1, -1, -1, dtype=np.int64), "reversed")
+        last = i == len(axes) - 1
+        value = ctx.emit("gather", [value, index], {"axis": axis},
+                         outputs=op.outputs if last else None, shape=shape, hint="reverse")
+
+
 @tf_mapper("Tile")
 def tile(ctx, op):
     """`tile` with constant multiples."""
@@ -201,9 +224,16 @@ def select(ctx, op):
 
 @tf_mapper("Fill")
 def fill(ctx, op):
-    """a constant (dims and value must be constants)."""
-    dims = ctx.require_const(op.inputs[0], "the dims").astype(int).tolist()
+    """a constant, or `full` when the dims are computed (a dynamic batch).
+
+    The fill value must be a constant."""
     value = ctx.require_const(op.inputs[1], "the value")
+    dims = ctx.const(op.inputs[0])
+    if dims is None:
+        ctx.emit("full", op.inputs[:1], {"value": float(value), "dtype": str(value.dtype)},
+                 outputs=op.outputs)
+        return
+    dims = dims.astype(int).tolist()
     ctx.emit("identity", [ctx.constant(np.full(dims, value, dtype=value.dtype))],
              outputs=op.outputs)
 

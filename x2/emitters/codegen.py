@@ -195,6 +195,7 @@ class EmitContext:
         self.code = ModuleCode(docstring=[], header=[], base_class=self.base_class)
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
+        self._layers: dict[tuple, str] = {}  # one submodule per set of weights
 
     def dtype(self, name) -> Expr | str:
         """How the framework's code names a dtype."""
@@ -202,6 +203,11 @@ class EmitContext:
 
     def scalar_tensor(self, value, dtype: str) -> Expr:
         raise NotImplementedError
+
+    def output_copy(self, x: Expr) -> Expr:
+        """A graph output that is another value: the framework's way to return it
+        as a tensor of its own."""
+        return x
 
     def buffer_init(self, array: np.ndarray) -> Expr:
         # Only the shape and dtype matter: load_model fills buffers from the state dict.
@@ -254,7 +260,12 @@ class EmitContext:
     def layer(self, node, kind: str, ctor: Expr, params: dict, name_from: str | None = None
               ) -> str:
         """Declare a submodule; `params` maps its parameter names to IR constants
-        (or to arrays already rearranged for the framework)."""
+        (or to arrays already rearranged for the framework, from `name_from`).
+        Nodes that use the same weights the same way share one submodule (a
+        layer applied at every step of an unrolled loop, a tied layer)."""
+        key = _layer_key(kind, ctor, params, name_from)
+        if key is not None and key in self._layers:
+            return self._layers[key]
         hint = node.source.get("name", node.name)
         parts = [p for p in hint.split("/") if p and not p.endswith("PartitionedCall")
                  and not p.startswith("functional")]
@@ -269,6 +280,8 @@ class EmitContext:
         for param, value in params.items():
             self.state[f"{name}.{param}"] = self.const(value) if isinstance(value, str) \
                 else np.asarray(value)
+        if key is not None:
+            self._layers[key] = name
         return name
 
     def softmax_rows(self, node, y: Expr) -> Expr:
@@ -280,6 +293,20 @@ class EmitContext:
         from ..errors import ConversionError
         return ConversionError(f"the {self.framework} emitter cannot write {node.op} node "
                                f"'{node.name}': {why}")
+
+
+def _layer_key(kind: str, ctor: Expr, params: dict, name_from: str | None):
+    """What makes two layers the same: constructor and the IR constants their
+    parameters come from; None when a parameter's source is not known."""
+    named = []
+    for param, value in params.items():
+        if isinstance(value, str):
+            named.append((param, value))
+        elif param == "weight" and name_from:
+            named.append((param, "from:" + name_from))
+        else:
+            return None
+    return (kind, str(ctor), tuple(named))
 
 
 def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str],

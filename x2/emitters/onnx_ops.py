@@ -266,6 +266,12 @@ def reshape_dynamic(e, node):
     e.node("Reshape", [node.inputs[0], shape], node.outputs)
 
 
+@onnx_op("full")
+def full(e, node):
+    shape = e.node("Cast", [node.inputs[0]], [e.fresh(node, "shape64")], to=e.onnx_dtype("int64"))
+    e.node("Expand", [e.scalar(node.attrs["value"], node.attrs["dtype"]), shape], node.outputs)
+
+
 @onnx_op("squeeze", "unsqueeze")
 def squeeze(e, node):
     e.node(node.op.capitalize(), [node.inputs[0], e.ints(node.attrs["axes"])], node.outputs)

@@ -20,6 +20,10 @@ class PaddleContext(EmitContext):
     def dtype(self, name) -> str:
         return dtype_name(name)  # written as a string literal: paddle.cast(x, 'int64')
 
+    def output_copy(self, x: Expr) -> Expr:
+        # paddle.jit.save returns a tensor returned twice only once.
+        return call("paddle.assign", x)
+
     def scalar_tensor(self, value, dtype: str) -> Expr:
         # paddle.save turns 0-d tensors into shape [1]: keep scalars in the code.
         return call("paddle.full", [], value, self.dtype(dtype))
@@ -121,6 +125,12 @@ def reshape(e, node):
 def reshape_dynamic(e, node):
     return call("paddle.reshape", e.value(node.inputs[0]),
                 shape=call("paddle.cast", e.value(node.inputs[1]), e.dtype("int32")))
+
+
+@PADDLE_OPS.register("full")
+def full(e, node):
+    return call("paddle.full", e.value(node.inputs[0]), node.attrs["value"],
+                e.dtype(node.attrs["dtype"]))
 
 
 @PADDLE_OPS.register("squeeze", "unsqueeze")

@@ -26,7 +26,10 @@ def unary(e, node):
 
 @register("identity")
 def identity(e, node):
-    return Expr(e.value(node.inputs[0]))
+    """An identity left by the passes gives a graph output its own name (two
+    outputs that are one tensor: a Keras LSTM's output and its state h)."""
+    x = e.value(node.inputs[0])
+    return e.output_copy(x) if node.outputs[0] in e.graph.outputs else x
 
 
 @register("neg")

@@ -143,6 +143,12 @@ def reshape_dynamic(e, node):
                 Expr(f"{e.value(node.inputs[1])}.tolist()"))
 
 
+@TORCH_OPS.register("full")
+def full(e, node):
+    return call("torch.full", Expr(f"{e.value(node.inputs[0])}.tolist()"), node.attrs["value"],
+                dtype=e.dtype(node.attrs["dtype"]))
+
+
 @TORCH_OPS.register("squeeze")
 def squeeze(e, node):
     dims = Expr("(" + ", ".join(str(a) for a in node.attrs["axes"]) + ",)")

@@ -36,6 +36,11 @@ _NOT_FOLDED = re.compile(r"random|rand_|randn|randint|bernoulli|multinomial|norm
 SHAPE_OPS = {"Shape"}
 
 
+def is_random(op_type: str) -> bool:
+    """A random op (or one reading uninitialized memory): each run differs."""
+    return bool(_NOT_FOLDED.search(op_type))
+
+
 def constant_values(source) -> set[str]:
     """The values of `source` (a SourceGraph) that no graph input's values flow
     into (the shape of a statically shaped input counts as constant)."""
@@ -108,6 +113,11 @@ _TF_NUMPY = {
     "LinSpace": lambda xs, attrs: [np.linspace(xs[0].item(), xs[1].item(), int(xs[2]))
                                    .astype(xs[0].dtype)],
 }
+
+
+# The TF ops folded here (tools/gen_tf_opdefs.py lists their outputs for the
+# direct reader, so it knows their dtypes).
+FOLDED_TF_OPS = sorted(_TF_NUMPY)
 
 
 def evaluate_tf(op, arrays: list) -> list[np.ndarray] | None:

@@ -9,9 +9,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelLoadError, SelectionError
+from ..errors import ConversionError, ModelLoadError, SelectionError
 from ..ir import TensorInfo
 from .common import SourceGraph, SourceOp
+
+
+class NeedsTensorFlow(Exception):
+    """The direct SavedModel reader (tf_direct.py) cannot read this model; the
+    message says why, and the TensorFlow reader takes over."""
+
 
 # Ops that carry no data: control flow bookkeeping left after freezing.
 _SKIP = {"NoOp", "Assert", "SaveV2", "RestoreV2", "VarHandleOp"}
@@ -30,8 +36,24 @@ def first_line(exc) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+# Handle dtypes: no numpy equivalent, never converted.
+HANDLE_DTYPES = ("variant", "resource")
+
+
 def tf_dtype_name(tf_dtype) -> str:
-    return tf_dtype.as_numpy_dtype.__name__ if tf_dtype.name != "bfloat16" else "bfloat16"
+    if tf_dtype.name in ("bfloat16",) + HANDLE_DTYPES:
+        return tf_dtype.name
+    return tf_dtype.as_numpy_dtype.__name__
+
+
+def refuse_variant(op_type: str, name: str, makes: bool) -> ConversionError:
+    """The error for a variant tensor (a TensorList) that reaches conversion."""
+    return ConversionError(
+        f"{op_type} node '{name}' {'makes' if makes else 'reads'} a variant tensor (a "
+        f"TensorList, as the While loops of Keras recurrent layers and tf.TensorArray use), "
+        f"which x2 cannot convert as a tensor; x2 unrolls such loops when their trip count "
+        f"is static, in its direct SavedModel reader only",
+        details={"node": name, "op": op_type})
 
 
 def value_name(tensor_name: str) -> str:
@@ -92,6 +114,9 @@ def describe_graph_def(tf, graph_def, inputs: list[str], outputs: list[str]) -> 
     ops: list[SourceOp] = []
     info: dict[str, TensorInfo] = {}
     for op in graph.get_operations():
+        variant = [t for t in list(op.outputs) + list(op.inputs) if t.dtype == tf.variant]
+        if variant and op.type not in _SKIP and op.type != "Placeholder":
+            raise refuse_variant(op.type, op.name, variant[0] in op.outputs)
         for t in op.outputs:
             if t.dtype == tf.resource or t.dtype == tf.variant:
                 continue

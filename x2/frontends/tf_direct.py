@@ -17,32 +17,39 @@ and the weights sit in the variables bundle. So this reader:
   4. fills in the attribute defaults and output dtypes that FunctionDefs
      leave out (tf_opdefs.py, generated from TF's op registry).
 
-Whatever it does not handle (control-flow functions, resources other than
-variables, ops missing from tf_opdefs, a user-given --input-shape that needs
-re-tracing, ...) raises NeedsTensorFlow, and the TensorFlow reader
+While loops with a trip count known at read time (Keras RNNs) are unrolled
+and If nodes with a known condition reduced to their taken branch
+(tf_loops.py, on the read-time values of tf_known.py); a loop whose trip
+count is not static is refused naming it. Whatever else it does not handle
+(other control-flow functions, resources other than variables, ops missing
+from tf_opdefs, a user-given --input-shape that needs re-tracing, ...)
+raises NeedsTensorFlow, and the TensorFlow reader
 (tf_savedmodel.py) takes over (tf_formats.py decides); the report says which
 reader ran and why.
 """
 from __future__ import annotations
 
+from collections import ChainMap
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..ir import TensorInfo
+from . import tf_loops
 from .common import SourceGraph, SourceOp
-from .tf_common import check_savedmodel_dir, parse_saved_model, pick_signature
+from .tf_common import NeedsTensorFlow, check_savedmodel_dir, parse_saved_model, pick_signature
 from .tf_bundle import Bundle, UnreadableBundle
+from .source_fold import is_random
+from .tf_known import is_small_plain, known_outputs
 from .tf_opdefs import DEFAULTS, NOT_CORE, OUTPUTS
 from .tf_protos import DT_RESOURCE, dtype_name, messages
 
 _CALL_OPS = {"StatefulPartitionedCall", "PartitionedCall"}
 _DROPPED = {"NoOp"}
 
-
-class NeedsTensorFlow(Exception):
-    """The direct reader cannot read this model; the message says why."""
+__all__ = ["NeedsTensorFlow", "read_savedmodel_direct"]
 
 
 @dataclass
@@ -157,10 +164,48 @@ class _Variables:
 class _Inliner:
     """Flattens a function and the functions it calls into SourceOps."""
 
-    def __init__(self, library: dict):
+    def __init__(self, library: dict, info=None, known=None, inputs=()):
         self.library = library
         self.ops: list[SourceOp] = []
-        self.info: dict[str, TensorInfo] = {}
+        self.info: dict[str, TensorInfo] = {} if info is None else info
+        # Read-time values of small int/bool tensors (tf_known.py).
+        self.known: dict[str, np.ndarray] = {} if known is None else known
+        self.inputs = set(inputs)   # the signature's inputs
+        self.producer: dict[str, SourceOp] = {}
+        self.stacked: dict[str, tuple] = {}  # Pack of a TensorList -> (items, axis)
+        self.unrolled = False       # a loop was unrolled: prune what it left unused
+        # Inside an unrolled loop: a body node given the same inputs as in an
+        # earlier iteration (a constant, a variable read, arithmetic on weights)
+        # is made once; (function, node, inputs) -> its outputs.
+        self._loop_memo: dict | None = None
+
+    def scratch(self) -> "_Inliner":
+        """An inliner whose ops are thrown away (a loop condition evaluated on
+        the side) but which sees, and adds to, this one's known values."""
+        other = _Inliner(self.library, ChainMap({}, self.info), self.known, self.inputs)
+        other._loop_memo = None if self._loop_memo is None else ChainMap({}, self._loop_memo)
+        other.producer, other.stacked = ChainMap({}, self.producer), self.stacked
+        return other
+
+    @contextmanager
+    def in_loop(self):
+        outer = self._loop_memo
+        self._loop_memo = {} if outer is None else outer
+        self.unrolled = True
+        try:
+            yield
+        finally:
+            self._loop_memo = outer
+
+    def add_op(self, op: str, name: str, inputs: list, attrs: dict, infos: list) -> list:
+        """Emit one op; its output values."""
+        values = [name if k == 0 else f"{name}:{k}" for k in range(len(infos))]
+        for value, info in zip(values, infos):
+            self.info[value] = info
+        self.ops.append(SourceOp(op, name, list(inputs), values, attrs))
+        for value in values:
+            self.producer[value] = self.ops[-1]
+        return values
 
     def run(self, fdef, prefix: str, args: dict) -> list:
         """Emit the nodes `fdef`'s outputs need; return its outputs' bindings
@@ -179,20 +224,35 @@ class _Inliner:
 
         for node in _needed_in_order(fdef, nodes):
             inputs = [resolve(i) for i in node.input if not i.startswith("^")]
-            outputs[node.name] = self._node(node, prefix, inputs)
+            outputs[node.name] = self._node(node, prefix, inputs, fdef.signature.name)
         return [resolve(fdef.ret[arg.name]) for arg in fdef.signature.output_arg]
 
-    def _node(self, node, prefix: str, inputs: list) -> list:
+    def _node(self, node, prefix: str, inputs: list, function: str) -> list:
         name = prefix + node.name
         op = node.op
         if op in _DROPPED:
             return []
+        if self._loop_memo is not None:
+            if op == "Identity" and inputs and isinstance(inputs[0], str):
+                return [inputs[0]]  # loop bookkeeping: no node per iteration
+            if not is_random(op):
+                key = (function, node.name, tuple(
+                    v if isinstance(v, (str, tf_loops.TensorList)) else id(v) for v in inputs))
+                if key not in self._loop_memo:
+                    self._loop_memo[key] = self._node_outside_loop(node, name, op, inputs)
+                return self._loop_memo[key]
+        return self._node_outside_loop(node, name, op, inputs)
+
+    def _node_outside_loop(self, node, name: str, op: str, inputs: list) -> list:
         if op in _CALL_OPS or op in self.library:
             callee = self.library.get(node.attr["f"].func.name if op in _CALL_OPS else op)
             if callee is None:
                 raise NeedsTensorFlow(f"{name} calls a function missing from the library")
             arg_names = [a.name for a in callee.signature.input_arg]
             return self.run(callee, name + "/", dict(zip(arg_names, inputs)))
+        if op in tf_loops.OPS or any(isinstance(v, tf_loops.TensorList) for v in inputs):
+            attrs = {k: attr_value(v) for k, v in node.attr.items() if not k.startswith("_")}
+            return tf_loops.node(self, node, name, inputs, attrs)
         if any(v.WhichOneof("value") == "func" or
                (v.WhichOneof("value") == "list" and len(v.list.func)) for v in node.attr.values()):
             raise NeedsTensorFlow(f"{op} {name} runs functions (control flow)")
@@ -214,16 +274,32 @@ class _Inliner:
         if shapes is None:
             raise NeedsTensorFlow(f"{op} {name} has no recorded output shapes")
         dtypes = _output_dtypes(op, attrs, len(shapes))
-        values = [name if k == 0 else f"{name}:{k}" for k in range(len(shapes))]
-        for value, dtype, shape in zip(values, dtypes, shapes):
-            self.info[value] = TensorInfo(dtype, shape_of(shape))
-        self.ops.append(SourceOp(op, name, list(inputs), values, attrs))
+        infos = [TensorInfo(dtype, shape_of(shape)) for dtype, shape in zip(dtypes, shapes)]
+        view = tf_loops.stacked_view(self, op, name, inputs, attrs, infos)
+        if view is not None:  # a Transpose/slice of a stacked TensorList, made directly
+            return view
+        values = self.add_op(op, name, inputs, attrs, infos)
+        self._remember(op, attrs, inputs, values, dtypes)
         return values
+
+    def _remember(self, op: str, attrs: dict, inputs: list, values: list, dtypes: list) -> None:
+        """Keep the outputs' values when they are small ints/bools computable now."""
+        infos = [self.info.get(v) if isinstance(v, str) else None for v in inputs]
+        try:
+            results = known_outputs(op, attrs, [self.known.get(v) if isinstance(v, str) else None
+                                                for v in inputs],
+                                    [None if i is None else i.shape for i in infos], dtypes)
+        except Exception:  # numpy refused (a malformed node): the value stays unknown
+            results = None
+        for value, result in zip(values, results or []):
+            self.known[value] = result
 
     def const(self, name: str, value: np.ndarray) -> str:
         self.ops.append(SourceOp("Const", name, [], [name], {}, value))
         if value.dtype != object:
             self.info[name] = TensorInfo(str(value.dtype), tuple(value.shape))
+            if is_small_plain(value):
+                self.known[name] = value
         return name
 
 
@@ -373,6 +449,7 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None) -
     order = _keyword_order(meta, fn_name) or sorted(sig.inputs)
     inputs.sort(key=lambda v: order.index(aliases[v]) if aliases[v] in order else len(order))
 
+    inliner.inputs = set(inputs)
     results = inliner.run(fdef, "", args)
     outputs, output_aliases = [], {}
     for key, (_node, index) in out_refs.items():
@@ -381,10 +458,24 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None) -
             raise NeedsTensorFlow(f"signature output {key} is not a distinct tensor")
         outputs.append(value)
         output_aliases[value] = key
-    source = SourceGraph("tensorflow", inliner.ops, inputs, outputs, inliner.info)
+    ops = _used(inliner.ops, outputs) if inliner.unrolled else inliner.ops
+    source = SourceGraph("tensorflow", ops, inputs, outputs, inliner.info)
     source.input_aliases = aliases
     source.output_aliases = output_aliases
     return source
+
+
+def _used(ops: list[SourceOp], outputs: list[str]) -> list[SourceOp]:
+    """The ops the outputs need (an unrolled loop computes its last state and
+    every loop variable, needed or not)."""
+    producer = {v: op for op in ops for v in op.outputs}
+    needed, stack = set(), list(outputs)
+    while stack:
+        op = producer.get(stack.pop())
+        if op is not None and id(op) not in needed:
+            needed.add(id(op))
+            stack.extend(op.inputs)
+    return [op for op in ops if id(op) in needed]
 
 
 def _keyword_order(meta, fn_name: str) -> list[str]:

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..contracts import ReadOptions, ReadRequest
-from ..errors import ModelLoadError, SelectionError
+from ..errors import ConversionError, ModelLoadError, SelectionError
 from . import (tf_checkpoint, tf_graphdef, tf_keras, tf_object_checkpoint, tf_savedmodel,
                tf_savedmodel_v1)
-from .tf_common import parse_saved_model
+from .tf_common import HANDLE_DTYPES, parse_saved_model, refuse_variant
 from .tf_direct import NeedsTensorFlow, read_savedmodel_direct
 
 READERS = {"savedmodel": tf_savedmodel, "savedmodel_v1": tf_savedmodel_v1,
@@ -118,7 +118,12 @@ def _read_savedmodel(found: Found, request: ReadRequest):
                                      f"this model: {exc}. Use --tf-reader auto or "
                                      f"tensorflow.") from exc
             reason = str(exc)
-    source, _ = tf_savedmodel.read(found.path, request)
+    try:
+        source, _ = tf_savedmodel.read(found.path, request)
+    except ConversionError as exc:  # e.g. a loop's variant tensor: say why TF read it
+        exc.message = f"{exc.message} (the TensorFlow reader ran because: {reason})"
+        exc.args = (exc.message,)
+        raise
     return source, {"reader": {"name": "tensorflow", "why": reason}}
 
 
@@ -142,6 +147,7 @@ def read_ir(request: ReadRequest):
     from .tf_common import tensor_name
     source, record = read(request)
     source = select_subgraph(source, request.inputs, request.outputs)
+    _refuse_handles(source)
     record.update(feeds=[tensor_name(v) for v in source.inputs],
                   fetches=[tensor_name(v) for v in source.outputs],
                   pruned=bool(request.inputs or request.outputs))
@@ -150,6 +156,19 @@ def read_ir(request: ReadRequest):
     # Keras/TF image tensors are NHWC at the interface (--io-layout nchw changes that).
     graph.meta.source_layout = "NHWC"
     return graph, record
+
+
+def _refuse_handles(source) -> None:
+    """No variant or resource tensor reaches a mapper: name the op instead."""
+    for op in source.ops:
+        for value in op.inputs + op.outputs:
+            info = source.info.get(value)
+            if info is not None and info.dtype in HANDLE_DTYPES:
+                if info.dtype == "variant":
+                    raise refuse_variant(op.type, op.name, value in op.outputs)
+                raise ConversionError(f"{op.type} node '{op.name}' uses a resource tensor "
+                                      f"('{value}'), which x2 cannot convert",
+                                      details={"node": op.name, "op": op.type})
 
 
 def run(request: ReadRequest, names, arrays, source: dict):

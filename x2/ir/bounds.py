@@ -29,6 +29,8 @@ def output_elements(op: str, inputs: list, attrs: dict) -> int:
     shapes = [tuple(np.shape(x)) for x in inputs]
     sizes = [math.prod(s) for s in shapes]
     try:
+        if op == "full":
+            return math.prod(max(int(d), 0) for d in np.reshape(inputs[0], -1))
         if op == "expand":
             return math.prod(_broadcast(shapes[0], attrs["shape"]))
         if op == "tile":

@@ -132,6 +132,10 @@ op("reshape", "x", lambda xs, a: [xs[0].reshape(reshape_target(xs[0].shape, a["s
 # produce; the fold pass turns it into `reshape` once the shape is known.
 op("reshape_dynamic", "x shape", None, "reshape to a computed shape; the fold pass turns it "
    "into `reshape` when it can")
+op("full", "shape", lambda xs, a: [np.full([int(d) for d in np.reshape(xs[0], -1)],
+                                          a["value"], dtype=a["dtype"])],
+   "a tensor of the computed `shape` (1-D ints) filled with `value` (TF Fill, ONNX "
+   "ConstantOfShape); folded when the shape is known", value=FLOAT, dtype=DTYPE)
 op("squeeze", "x", lambda xs, a: [np.squeeze(xs[0], axis=tuple(a["axes"]))],
    "drop the unit `axes`", axes=INTS)
 op("unsqueeze", "x", lambda xs, a: [np.expand_dims(xs[0], axis=tuple(a["axes"]))],

@@ -76,6 +76,7 @@ def fold_affine_into_conv(graph: Graph) -> Graph:
 
 
 def matmul_to_dense(graph: Graph) -> Graph:
+    biases: dict[tuple, str] = {}  # one constant per source bias (an unrolled loop's steps)
     for node in list(graph.nodes):
         if node.graph is not graph or node.op != "matmul" or \
                 node.inputs[1] not in graph.constants:
@@ -92,8 +93,11 @@ def matmul_to_dense(graph: Graph) -> Graph:
         if bias is None or bias.size != weight.shape[1] or bias.ndim > 1 and \
                 any(d != 1 for d in bias.shape[:-1]):
             continue
-        node.inputs = [*node.inputs, graph.add_constant(node.name + "/bias",
-                                                        bias.reshape(-1).astype(weight.dtype))]
+        key = (other, str(weight.dtype))
+        if key not in biases:
+            biases[key] = graph.add_constant(node.name + "/bias",
+                                             bias.reshape(-1).astype(weight.dtype))
+        node.inputs = [*node.inputs, biases[key]]
         graph.remove_node(user)
         node.outputs = user.outputs
     return graph.remove_unused()

@@ -1,0 +1,121 @@
+"""TensorFlow While loops unrolled by the direct SavedModel reader
+(x2/frontends/tf_loops.py): every Keras recurrent layer form (LSTM, GRU with
+reset_after True and False, SimpleRNN, Bidirectional, return_sequences,
+return_state, go_backwards, masking) converts to onnx, paddle and torch with
+fp32 parity at rtol 1e-5 and no Transpose left; a tf.while_loop over a
+TensorArray and a tf.cond on a static dim unroll too; a loop whose trip
+count depends on an input value, or that runs too long, is refused naming
+its While node; a variant tensor reaching the TensorFlow reader is a clear
+error. Models are built in subprocesses (tests/tf_models.py)."""
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+from conftest import run_cli
+from x2.convert import convert
+from x2.errors import ConversionError
+from x2.parity import check
+
+RTOL = 1e-5
+TARGETS = ["onnx", "paddle", "torch"]
+# tests/tf_models.py _rnn_layers: Keras RNN forms, each a SavedModel of keras_rnns.
+RNNS = ["lstm", "lstm_seq", "lstm_state", "gru", "gru_reset_before", "gru_backwards",
+        "simple_rnn", "bilstm", "bigru_sum", "lstm_masked"]
+# Padded token rows (0 is the padding id): the masked steps keep the state.
+PADDED = np.array([[3, 7, 1, 0, 0, 0, 0], [12, 4, 4, 9, 18, 2, 0], [5, 0, 0, 0, 0, 0, 0]],
+                  dtype=np.int32)
+
+
+def _parity(model, out, target, **kwargs):
+    report = convert(str(model), str(out), target=target)
+    result = check(str(model), str(out), target=target, rtol=RTOL, batch=3, **kwargs)
+    for r in result["outputs"]:
+        assert not r["ref_constant"], f"reference output {r['name']} ignores the input"
+        assert r["ref_scale"] > 1e-2, f"reference output {r['name']} has vanished"
+        assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+    return report, result
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", RNNS)
+def test_keras_rnn_unrolls_with_parity(tf_model, tmp_path, name, target):
+    model = tf_model("keras_rnns") / name
+    report, _ = _parity(model, tmp_path / "out", target)
+    assert report.source["reader"] == {"name": "direct"}
+    assert not [op for op in report.ops_seen if op.startswith("TensorList") or "While" in op]
+    assert "Unpack" in report.ops_seen and report.inputs[0]["shape"][0] is None
+    # Masking reads Keras's first-step cell (zeros_like of its output) from the
+    # time-major input: that one Transpose stays.
+    assert report.transposes_left == (1 if name == "lstm_masked" else 0), \
+        report.transposes_where
+    if name == "lstm_masked":  # padded rows: the masked steps must keep the state
+        _parity(model, tmp_path / "out", target, inputs=[PADDED])
+
+
+def test_unrolled_nodes_are_named_per_iteration_and_share_weights(tf_model, tmp_path):
+    """Nodes of iteration K are '<while>/iter_K/<node>' (7 steps: iter_0..iter_6);
+    the cell's weights are one constant, one torch submodule."""
+    model = tf_model("keras_rnns") / "lstm"
+    report = convert(str(model), str(tmp_path / "out"), target="torch")
+    sources = {v["source"]["name"] for v in report.values if v.get("source")}
+    iterations = {s.split("/iter_")[1].split("/")[0] for s in sources if "/iter_" in s}
+    assert iterations == {str(k) for k in range(7)}
+    assert all("/while/iter_" in s for s in sources if "/iter_" in s)
+    code = (tmp_path / "out" / "model.py").read_text()
+    assert code.count("nn.Linear(") == 3  # kernel, recurrent kernel, head
+
+
+def test_while_over_tensor_array_and_static_cond_unroll(tf_model, tmp_path):
+    """A tf.while_loop writing a TensorArray (5 steps), a tf.cond on a static
+    dim (its taken branch inlined) and a 3-step loop, outside Keras."""
+    for target in TARGETS:
+        report, _ = _parity(tf_model("tf_loops") / "static", tmp_path / target, target)
+        assert report.source["reader"] == {"name": "direct"}
+        assert not [op for op in report.ops_seen if "If" in op or "While" in op]
+        assert report.transposes_left == 0
+
+
+def test_data_dependent_loop_is_refused_naming_the_while_node(tf_model, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(ConversionError) as info:
+        convert(str(tf_model("tf_loops") / "dynamic"), str(out), target="onnx")
+    message = info.value.message
+    assert "StatelessWhile node 'PartitionedCall/halve' cannot be unrolled" in message
+    assert "trip count depends on input values" in message and "'steps'" in message
+    assert info.value.details["node"] == "PartitionedCall/halve"
+    assert not out.exists()
+
+
+def test_dynamic_sequence_length_is_refused_clearly(tf_model, tmp_path):
+    with pytest.raises(ConversionError) as info:
+        convert(str(tf_model("keras_rnns") / "dynamic_length"), str(tmp_path / "out"),
+                target="onnx")
+    assert "TensorListFromTensor node '" in info.value.message
+    assert "not known at conversion time" in info.value.message
+    assert "fixed sequence length" in info.value.message
+
+
+def test_too_long_loop_is_refused(tf_model, tmp_path):
+    with pytest.raises(ConversionError, match=r"StatelessWhile node 'PartitionedCall/long' "
+                                              r"cannot be unrolled: it runs more than 4096"):
+        convert(str(tf_model("tf_loops") / "long"), str(tmp_path / "out"), target="onnx")
+
+
+def test_tensorflow_reader_names_the_variant_op(tf_model, tmp_path):
+    """--tf-reader tensorflow on a Keras LSTM: one line naming the TensorList
+    op and why the TensorFlow reader ran (it was KeyError: 21)."""
+    out = str(tmp_path / "out")
+    proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model",
+                   str(tf_model("keras_rnns") / "lstm"), "--out", out, "--tf-reader",
+                   "tensorflow")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "KeyError" not in proc.stderr
+    text = " ".join(proc.stderr.split())
+    assert re.search(r"TensorList\w+ node 'StatefulPartitionedCall/lstm_1/", text), text
+    assert "makes a variant tensor" in text
+    assert "(the TensorFlow reader ran because: --tf-reader tensorflow)" in text
+    assert not os.path.exists(out)

@@ -1,0 +1,349 @@
+"""Static unrolling of TensorFlow's functional control flow, for the direct
+SavedModel reader (tf_direct.py calls in here; no TensorFlow import).
+
+Keras writes every recurrent layer (LSTM, GRU, SimpleRNN, Bidirectional)
+as a `While` loop over TensorLists: the time steps are unstacked into a list
+(TensorListFromTensor), the body reads step `t` (TensorListGetItem), runs the
+cell and writes its output into another list (TensorListSetItem), which is
+stacked after the loop (TensorListStack). The loop runs
+`i < max_iterations && t < time_steps` times, both known when the sequence
+length is static. So, like torch.export unrolling nn.LSTM, x2 unrolls it:
+
+  * a `While`/`StatelessWhile` whose condition can be computed at read time
+    (tf_known.py) has its body inlined once per iteration, nodes named
+    "<while node>/iter_K/<node>", the loop-carried values threaded through;
+    a condition that depends on input values, or more than MAX_ITERATIONS
+    iterations, is refused naming the node;
+  * a TensorList is a Python `TensorList` of per-element values while
+    reading (static length, static indices once unrolled); FromTensor becomes
+    an Unpack, Stack a Pack, so the IR never sees a variant tensor;
+  * an `If`/`StatelessIf` whose condition is known inlines the taken branch
+    (one whose condition is known only at run time is left to the
+    TensorFlow reader, as before).
+
+`inliner` is tf_direct's _Inliner: run(fdef, prefix, args), add_op(...),
+const(name, value), known (read-time values), info, library, scratch()."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..errors import ConversionError
+from ..ir import TensorInfo
+from .tf_common import NeedsTensorFlow
+from .tf_known import complete
+from .tf_protos import dtype_name
+
+# Iterations one loop may be unrolled to, and ops the unrolled copies may add.
+MAX_ITERATIONS = 4096
+MAX_UNROLLED_OPS = 1 << 17
+
+WHILE_OPS = {"While", "StatelessWhile"}
+IF_OPS = {"If", "StatelessIf"}
+LIST_OPS = {"TensorListReserve", "TensorListFromTensor", "TensorListGetItem",
+            "TensorListSetItem", "TensorListStack", "TensorListLength",
+            "TensorListElementShape", "EmptyTensorList", "TensorListPushBack",
+            "TensorListPopBack"}
+OPS = WHILE_OPS | IF_OPS | LIST_OPS
+
+
+@dataclass(frozen=True)
+class TensorList:
+    """A TensorList while reading: each element's value name (None: not set)."""
+    items: tuple
+    dtype: str
+    element_shape: tuple | None  # None: unknown rank
+    origin: str                  # the node that made it, for messages
+
+
+def node(inliner, node, name: str, inputs: list, attrs: dict) -> list:
+    """The outputs (value names, TensorLists) of a node in OPS or one that
+    takes a TensorList: a While unrolled, an If's taken branch, a list op."""
+    if node.op in IF_OPS:
+        return _if(inliner, node, name, inputs)
+    if node.op in WHILE_OPS:
+        return _while(inliner, node, name, inputs)
+    if node.op in LIST_OPS:
+        return _list_op(inliner, node, name, inputs, attrs)
+    if node.op in ("Identity", "IdentityN"):
+        return list(inputs)
+    lists = [v for v in inputs if isinstance(v, TensorList)]
+    raise ConversionError(f"{node.op} node '{name}' takes a TensorList (a variant tensor, made "
+                          f"by '{lists[0].origin}'); x2 follows TensorLists only through the "
+                          f"TensorList ops of the loops it unrolls",
+                          details={"node": name, "op": node.op})
+
+
+def _function(inliner, node, name: str, attr: str):
+    fdef = inliner.library.get(node.attr[attr].func.name)
+    if fdef is None:
+        raise NeedsTensorFlow(f"{node.op} {name}: its {attr} function is missing from the "
+                              f"library")
+    return fdef
+
+
+def _call(inliner, fdef, prefix: str, args: list) -> list:
+    names = [a.name for a in fdef.signature.input_arg]
+    if len(names) != len(args):
+        raise ConversionError(f"{fdef.signature.name} takes {len(names)} inputs, given "
+                              f"{len(args)} (node {prefix.rstrip('/')})")
+    return inliner.run(fdef, prefix, dict(zip(names, args)))
+
+
+def _if(inliner, node, name: str, inputs: list) -> list:
+    pred = inliner.known.get(inputs[0]) if isinstance(inputs[0], str) else None
+    if not complete(pred):
+        raise NeedsTensorFlow(f"{node.op} {name} runs functions (control flow) on a "
+                              f"condition known only at run time")
+    taken = bool(pred.item()) if pred.size == 1 else pred.size > 0
+    branch = _function(inliner, node, name, "then_branch" if taken else "else_branch")
+    return _call(inliner, branch, name + "/", inputs[1:])
+
+
+def _while(inliner, node, name: str, inputs: list) -> list:
+    cond = _function(inliner, node, name, "cond")
+    body = _function(inliner, node, name, "body")
+    if len(body.signature.output_arg) != len(inputs):
+        raise ConversionError(f"{node.op} node '{name}': its body returns "
+                              f"{len(body.signature.output_arg)} values for {len(inputs)} "
+                              f"loop variables")
+    state = list(inputs)
+    start = len(inliner.ops)
+    with inliner.in_loop():
+        for k in range(MAX_ITERATIONS + 1):
+            if not _condition(inliner, node, name, cond, state, k):
+                return state
+            if k == MAX_ITERATIONS:
+                break
+            state = _call(inliner, body, f"{name}/iter_{k}/", state)
+            if len(inliner.ops) - start > MAX_UNROLLED_OPS:
+                raise ConversionError(
+                    f"{node.op} node '{name}' cannot be unrolled: {k + 1} iterations already "
+                    f"made {len(inliner.ops) - start} nodes (more than {MAX_UNROLLED_OPS})")
+    raise ConversionError(f"{node.op} node '{name}' cannot be unrolled: it runs more than "
+                          f"{MAX_ITERATIONS} iterations")
+
+
+def _condition(inliner, node, name: str, cond, state: list, k: int) -> bool:
+    """Whether the loop runs iteration k: the cond function evaluated on the
+    known values (its nodes are computed on the side, not added to the graph)."""
+    scratch = inliner.scratch()
+    value = _call(scratch, cond, f"{name}/iter_{k}/cond/", state)[0]
+    known = scratch.known.get(value) if isinstance(value, str) else None
+    if complete(known):
+        return bool(known.item()) if known.size == 1 else known.size > 0
+    unknown = _unknown_inputs(scratch, value, state, inliner.inputs)
+    raise ConversionError(
+        f"{node.op} node '{name}' cannot be unrolled: its trip count depends on input values "
+        f"(the loop condition {cond.signature.name} reads {unknown}, not known at conversion "
+        f"time{'' if k == 0 else f' after {k} iteration(s)'}); x2 unrolls only loops whose "
+        f"trip count is static, such as Keras RNNs over a fixed sequence length",
+        details={"node": name, "op": node.op, "iterations": k})
+
+
+def _unknown_inputs(scratch, value: str, state: list, graph_inputs) -> str:
+    """Which loop variables the condition's unknown result comes from."""
+    producer = {out: op for op in scratch.ops for out in op.outputs}
+    seen, stack, reached = set(), [value], []
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in producer:
+            stack.extend(i for i in producer[v].inputs if isinstance(i, str))
+        else:
+            reached.append(v)
+    names = []
+    for i, binding in enumerate(state):
+        if isinstance(binding, str) and binding in reached and not complete(
+                scratch.known.get(binding)):
+            what = f"the model input '{binding}'" if binding in graph_inputs else f"'{binding}'"
+            names.append(f"loop variable {i} ({what})")
+    return ", ".join(names) or "values computed at run time"
+
+
+# TensorList ops --------------------------------------------------------------
+
+def _list_op(inliner, node, name: str, inputs: list, attrs: dict) -> list:
+    """The outputs of one TensorList op, on TensorList values."""
+    op = node.op
+    if op in ("TensorListReserve", "EmptyTensorList"):
+        return [_new_list(inliner, node, name, inputs, attrs)]
+    if op == "TensorListFromTensor":
+        return [_from_tensor(inliner, node, name, inputs[0], attrs)]
+    lst = inputs[0]
+    if not isinstance(lst, TensorList):
+        raise ConversionError(f"{op} node '{name}': its list does not come from a "
+                              f"TensorList op x2 can follow")
+    if op == "TensorListGetItem":
+        index = _index(inliner, node, name, inputs[1], len(lst.items))
+        item = lst.items[index]
+        if item is None:
+            raise ConversionError(f"{op} node '{name}' reads element {index} of the list "
+                                  f"made by '{lst.origin}', which was never set")
+        return [item]
+    if op == "TensorListSetItem":
+        items = list(lst.items)
+        index = _index(inliner, node, name, inputs[1], None)
+        if index >= len(items):
+            if not attrs.get("resize_if_index_out_of_bounds"):
+                raise ConversionError(f"{op} node '{name}' writes element {index} of a list "
+                                      f"of {len(items)}")
+            items += [None] * (index + 1 - len(items))
+        items[index] = inputs[2]
+        return [replace(lst, items=tuple(items))]
+    if op == "TensorListPushBack":
+        return [replace(lst, items=lst.items + (inputs[1],))]
+    if op == "TensorListPopBack":
+        if not lst.items or lst.items[-1] is None:
+            raise ConversionError(f"{op} node '{name}' pops from an empty list")
+        return [replace(lst, items=lst.items[:-1]), lst.items[-1]]
+    if op == "TensorListLength":
+        return [inliner.const(name, np.array(len(lst.items), dtype=np.int32))]
+    if op == "TensorListElementShape":
+        shape = lst.element_shape
+        if shape is None or any(d is None for d in shape):
+            raise ConversionError(f"{op} node '{name}': the element shape {shape} is not "
+                                  f"static")
+        return [inliner.const(name, np.array(shape, dtype=attrs.get("shape_type", "int32")))]
+    return [_stack(inliner, node, name, lst, attrs)]
+
+
+def _element_dtype(node) -> str:
+    return dtype_name(node.attr["element_dtype"].type)
+
+
+def _shape_value(inliner, value) -> tuple | None:
+    """An element_shape input as a shape tuple (-1: unknown dim, scalar -1: unknown rank)."""
+    array = inliner.known.get(value) if isinstance(value, str) else None
+    if not complete(array) or (array.ndim == 0 and int(array) == -1):
+        return None
+    return tuple(None if int(d) < 0 else int(d) for d in array.reshape(-1))
+
+
+def _new_list(inliner, node, name: str, inputs: list, attrs: dict) -> TensorList:
+    shape = _shape_value(inliner, inputs[0])
+    if node.op == "EmptyTensorList":
+        return TensorList((), _element_dtype(node), shape, name)
+    count = inliner.known.get(inputs[1]) if isinstance(inputs[1], str) else None
+    if not complete(count) or int(count) < 0:
+        raise ConversionError(f"{node.op} node '{name}': the number of elements is not known "
+                              f"at conversion time")
+    return TensorList((None,) * int(count), _element_dtype(node), shape, name)
+
+
+def _from_tensor(inliner, node, name: str, tensor, attrs: dict) -> TensorList:
+    """Unstack `tensor` along axis 0: one Unpack op, one output per element.
+    Keras makes the time axis first with a Transpose (and reverses it for
+    go_backwards): the Unpack reads the untransposed tensor along the time
+    axis instead, so the IR keeps no Transpose for it."""
+    info = inliner.info.get(tensor) if isinstance(tensor, str) else None
+    if info is None or not info.shape or info.shape[0] is None:
+        raise ConversionError(f"{node.op} node '{name}': the length of the list (dim 0 of "
+                              f"its tensor, shape {None if info is None else info.shape}) "
+                              f"is not known at conversion time; x2 unrolls loops over a "
+                              f"static length only (a Keras RNN needs a fixed sequence "
+                              f"length in its input shape)", details={"node": name,
+                                                                      "op": node.op})
+    count, element = info.shape[0], tuple(info.shape[1:])
+    dtype = _element_dtype(node)
+    if count == 0:
+        return TensorList((), dtype, element, name)
+    source, axis, reverse = _untransposed(inliner, tensor)
+    items = inliner.add_op("Unpack", name, [source], {"T": dtype, "num": count, "axis": axis},
+                           [TensorInfo(dtype, element)] * count)
+    return TensorList(tuple(items[::-1] if reverse else items), dtype, element, name)
+
+
+def _perm(inliner, op) -> list | None:
+    value = inliner.known.get(op.inputs[1]) if len(op.inputs) > 1 else None
+    return [int(p) for p in value.reshape(-1)] if complete(value) else None
+
+
+def _untransposed(inliner, tensor: str) -> tuple:
+    """(source, axis, reversed): `tensor`'s rows along axis 0 are `source`'s
+    along `axis` (in reverse order if reversed) when `tensor` is a ReverseV2
+    of axis 0 and/or a Transpose that moves only that axis to the front."""
+    reverse = False
+    op = inliner.producer.get(tensor)
+    if op is not None and op.type == "ReverseV2":
+        axes = _perm(inliner, op)
+        rank = len(inliner.info[tensor].shape)
+        if axes is not None and sorted({a % rank for a in axes}) == [0]:
+            reverse, tensor = True, op.inputs[0]
+            op = inliner.producer.get(tensor)
+    if op is not None and op.type == "Transpose":
+        perm = _perm(inliner, op)
+        if perm is not None and perm[1:] == sorted(perm[1:]):
+            return op.inputs[0], perm[0], reverse
+    return tensor, 0, reverse
+
+
+def _index(inliner, node, name: str, value, length) -> int:
+    array = inliner.known.get(value) if isinstance(value, str) else None
+    if not complete(array) or array.size != 1:
+        raise ConversionError(f"{node.op} node '{name}': the element index is not known at "
+                              f"conversion time")
+    index = int(array.item())
+    if length is not None and not -length <= index < length:
+        raise ConversionError(f"{node.op} node '{name}': index {index} is outside the list "
+                              f"of {length}")
+    return index % length if length else index
+
+
+def _stack(inliner, node, name: str, lst: TensorList, attrs: dict) -> str:
+    """TensorListStack: one Pack of every element (all must be set)."""
+    missing = [i for i, item in enumerate(lst.items) if item is None]
+    if missing or not lst.items:
+        what = f"elements {missing[:5]} were never set" if missing else "it is empty"
+        raise ConversionError(f"{node.op} node '{name}' stacks the list made by "
+                              f"'{lst.origin}', but {what}")
+    first = inliner.info.get(lst.items[0])
+    element = first.shape if first is not None and first.shape is not None \
+        else lst.element_shape
+    shape = None if element is None else (len(lst.items),) + tuple(element)
+    return _pack(inliner, name, lst.items, 0, lst.dtype, TensorInfo(lst.dtype, shape))
+
+
+def _pack(inliner, name: str, items, axis: int, dtype: str, info: TensorInfo) -> str:
+    value = inliner.add_op("Pack", name, list(items), {"T": dtype, "N": len(items), "axis": axis},
+                           [info])[0]
+    inliner.stacked[value] = (tuple(items), axis)
+    return value
+
+
+def stacked_view(inliner, op: str, name: str, inputs: list, attrs: dict, infos: list):
+    """The outputs of a Transpose, ReverseV2 or StridedSlice of a stacked
+    TensorList (Keras: back to batch-major, reversed for go_backwards, the
+    last step), made from the list's elements directly; None otherwise."""
+    stacked = inliner.stacked.get(inputs[0]) if inputs and isinstance(inputs[0], str) else None
+    if stacked is None or op not in ("Transpose", "ReverseV2", "StridedSlice"):
+        return None
+    (items, axis), dtype = stacked, infos[0].dtype
+    spec = inliner.known.get(inputs[1]) if len(inputs) > 1 and isinstance(inputs[1], str) \
+        else None
+    if not complete(spec):
+        return None
+    spec = [int(v) for v in spec.reshape(-1)]
+    rank = len(items[0:1]) + len(inliner.info[items[0]].shape or ()) \
+        if inliner.info.get(items[0]) is not None else None
+    if op == "Transpose":
+        rest = [p for p in spec if p != axis]
+        if rest != sorted(rest):
+            return None
+        return [_pack(inliner, name, items, spec.index(axis), dtype, infos[0])]
+    if op == "ReverseV2":
+        if rank is None or sorted({a % rank for a in spec}) != [axis]:
+            return None
+        return [_pack(inliner, name, items[::-1], axis, dtype, infos[0])]
+    # StridedSlice picking one element along the stacked axis 0 (Keras: the last step).
+    masks = [int(attrs.get(k, 0) or 0) for k in ("begin_mask", "end_mask", "ellipsis_mask",
+                                                  "new_axis_mask")]
+    strides = inliner.known.get(inputs[3]) if len(inputs) > 3 else None
+    if axis != 0 or len(spec) != 1 or int(attrs.get("shrink_axis_mask", 0) or 0) != 1 or \
+            any(masks) or not complete(strides) or strides.reshape(-1).tolist() != [1] or \
+            not -len(items) <= spec[0] < len(items):
+        return None
+    return [items[spec[0]]]
