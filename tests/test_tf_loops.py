@@ -30,8 +30,11 @@ PADDED = np.array([[3, 7, 1, 0, 0, 0, 0], [12, 4, 4, 9, 18, 2, 0], [5, 0, 0, 0, 
                   dtype=np.int32)
 
 
+UNROLL = {"unroll_loops": True}
+
+
 def _parity(model, out, target, **kwargs):
-    report = convert(str(model), str(out), target=target)
+    report = convert(str(model), str(out), target=target, options=UNROLL)
     result = check(str(model), str(out), target=target, rtol=RTOL, batch=3, **kwargs)
     for r in result["outputs"]:
         assert not r["ref_constant"], f"reference output {r['name']} ignores the input"
@@ -50,7 +53,8 @@ CASES = sorted({(name, TARGETS[i % len(TARGETS)]) for i, name in enumerate(RNNS)
 def test_keras_rnn_unrolls_with_parity(tf_model, tmp_path, name, target):
     model = tf_model("keras_rnns") / name
     report, _ = _parity(model, tmp_path / "out", target)
-    assert report.source["reader"] == {"name": "direct"}
+    assert report.source["reader"]["name"] == "direct"
+    assert set(report.source["reader"]["unrolled_loops"].values()) == {7}  # 7 time steps
     assert not [op for op in report.ops_seen if op.startswith("TensorList") or "While" in op]
     assert "Unpack" in report.ops_seen and report.inputs[0]["shape"][0] is None
     # Masking reads Keras's first-step cell (zeros_like of its output) from the
@@ -65,7 +69,7 @@ def test_unrolled_nodes_are_named_per_iteration_and_share_weights(tf_model, tmp_
     """Nodes of iteration K are '<while>/iter_K/<node>' (7 steps: iter_0..iter_6);
     the cell's weights are one constant, one torch submodule."""
     model = tf_model("keras_rnns") / "lstm"
-    report = convert(str(model), str(tmp_path / "out"), target="torch")
+    report = convert(str(model), str(tmp_path / "out"), target="torch", options=UNROLL)
     sources = {v["source"]["name"] for v in report.values if v.get("source")}
     iterations = {s.split("/iter_")[1].split("/")[0] for s in sources if "/iter_" in s}
     assert iterations == {str(k) for k in range(7)}
@@ -79,7 +83,7 @@ def test_while_over_tensor_array_and_static_cond_unroll(tf_model, tmp_path):
     dim (its taken branch inlined) and a 3-step loop, outside Keras."""
     for target in TARGETS:
         report, _ = _parity(tf_model("tf_loops") / "static", tmp_path / target, target)
-        assert report.source["reader"] == {"name": "direct"}
+        assert report.source["reader"]["name"] == "direct"
         assert not [op for op in report.ops_seen if "If" in op or "While" in op]
         assert report.transposes_left == 0
 
@@ -87,7 +91,7 @@ def test_while_over_tensor_array_and_static_cond_unroll(tf_model, tmp_path):
 def test_data_dependent_loop_is_refused_naming_the_while_node(tf_model, tmp_path):
     out = tmp_path / "out"
     with pytest.raises(ConversionError) as info:
-        convert(str(tf_model("tf_loops") / "dynamic"), str(out), target="onnx")
+        convert(str(tf_model("tf_loops") / "dynamic"), str(out), target="onnx", options=UNROLL)
     message = info.value.message
     assert "StatelessWhile node 'PartitionedCall/halve' cannot be unrolled" in message
     assert "trip count depends on input values" in message and "'steps'" in message
@@ -98,7 +102,7 @@ def test_data_dependent_loop_is_refused_naming_the_while_node(tf_model, tmp_path
 def test_dynamic_sequence_length_is_refused_clearly(tf_model, tmp_path):
     with pytest.raises(ConversionError) as info:
         convert(str(tf_model("keras_rnns") / "dynamic_length"), str(tmp_path / "out"),
-                target="onnx")
+                target="onnx", options=UNROLL)
     assert "TensorListFromTensor node '" in info.value.message
     assert "not known at conversion time" in info.value.message
     assert "fixed sequence length" in info.value.message
@@ -107,7 +111,20 @@ def test_dynamic_sequence_length_is_refused_clearly(tf_model, tmp_path):
 def test_too_long_loop_is_refused(tf_model, tmp_path):
     with pytest.raises(ConversionError, match=r"StatelessWhile node 'PartitionedCall/long' "
                                               r"cannot be unrolled: it runs more than 4096"):
-        convert(str(tf_model("tf_loops") / "long"), str(tmp_path / "out"), target="onnx")
+        convert(str(tf_model("tf_loops") / "long"), str(tmp_path / "out"), target="onnx",
+                options=UNROLL)
+
+
+def test_loops_are_unrolled_only_when_asked(tf_model, tmp_path):
+    """Without --unroll-loops a While is refused, naming it and the flag."""
+    out = str(tmp_path / "out")
+    proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model",
+                   str(tf_model("keras_rnns") / "lstm"), "--out", out)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    text = " ".join(proc.stderr.split())
+    assert re.search(r"While node 'StatefulPartitionedCall/lstm_1/[^']*' is a loop", text), text
+    assert "--unroll-loops converts it" in text and "Traceback" not in text
+    assert not os.path.exists(out)
 
 
 def test_tensorflow_reader_names_the_variant_op(tf_model, tmp_path):

@@ -403,11 +403,15 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               default="auto", show_default=True,
               help="--from tf, SavedModel: read it without TensorFlow (direct), with "
                    "TensorFlow, or direct where possible (auto).")
+@click.option("--unroll-loops", is_flag=True,
+              help="--from tf, SavedModel: convert While loops whose trip count is static "
+                   "(Keras LSTM/GRU over a fixed sequence length) as one copy of the loop "
+                   "body per iteration.")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
-            trust_code, tags, channels_last, tf_reader, quiet, debug):
+            trust_code, tags, channels_last, tf_reader, unroll_loops, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
@@ -417,7 +421,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         input_dtypes={(v.rpartition(":")[0] or "*"): v.rpartition(":")[2] for v in input_dtype},
         trust_pickle=bool(trust_pickle), dynamic_batch=bool(dynamic_batch),
         model_def=model_def or None, trust_code=bool(trust_code),
-        tags=_split(tags) if tags else None, tf_reader=tf_reader)
+        tags=_split(tags) if tags else None, tf_reader=tf_reader,
+        unroll_loops=bool(unroll_loops))
     try:
         options.input_ranges = parse_input_ranges(input_range)
     except Exception as exc:

@@ -55,6 +55,7 @@ class ReadOptions:
     model_def: str | None = None     # --model-def FILE.py:factory (TF2 checkpoints)
     tags: list[str] | None = None    # --tags (TF1 SavedModel)
     tf_reader: str = "auto"          # --tf-reader auto|direct|tensorflow
+    unroll_loops: bool = False       # --unroll-loops (TF While loops with a static trip count)
     # --input-range: integer input -> [low, high) that `x2 check` draws from
     input_ranges: dict[str, list[int]] = field(default_factory=dict)
     # torch modules: the forward() arguments the converted model's inputs are

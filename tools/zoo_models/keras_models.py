@@ -34,6 +34,7 @@ APPLICATIONS = {
 
 SEQUENCE = ("keras_lstm", "keras_bigru", "keras_text_cnn", "keras_transformer",
             "keras_conv1d_audio")
+RECURRENT = ("keras_lstm", "keras_bigru")
 VOCAB, SEQ = 100, 12
 
 

@@ -69,7 +69,9 @@ RTOL_FP32_FLOOR = {"keras_mobilenet_v3_large": 4e-4, "keras_efficientnet_v2_b0":
 def _keras_entry(name: str) -> Entry:
     family = "keras-app" if name in keras_models.APPLICATIONS else "keras-seq"
     rtol = RTOL_SMALL if family == "keras-seq" else RTOL_FP32_FLOOR.get(name, RTOL_LARGE)
-    return Entry(name, family, "tf", "keras", {}, rtol)
+    # Keras RNNs are While loops over a fixed sequence length: converted unrolled.
+    args = {"options": {"unroll_loops": True}} if name in keras_models.RECURRENT else {}
+    return Entry(name, family, "tf", "keras", args, rtol)
 
 
 def _keras_hub_entry(name: str) -> Entry:

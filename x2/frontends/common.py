@@ -47,6 +47,7 @@ class SourceGraph:
     output_aliases: dict[str, str] = field(default_factory=dict)  # IR name for an output value
     version: int = 1                         # opset / producer version for versioned mappers
     path: str = ""                           # the model file, named in mapping errors
+    unrolled_loops: dict[str, int] = field(default_factory=dict)  # While -> iterations
 
 
 class MapContext:

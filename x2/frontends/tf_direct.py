@@ -18,6 +18,7 @@ and the weights sit in the variables bundle. So this reader:
      leave out (tf_opdefs.py, generated from TF's op registry).
 
 While loops with a trip count known at read time (Keras RNNs) are unrolled
+with --unroll-loops (refused, naming the node and the flag, without it)
 and If nodes with a known condition reduced to their taken branch
 (tf_loops.py, on the read-time values of tf_known.py); a loop whose trip
 count is not static is refused naming it. Whatever else it does not handle
@@ -164,8 +165,10 @@ class _Variables:
 class _Inliner:
     """Flattens a function and the functions it calls into SourceOps."""
 
-    def __init__(self, library: dict, info=None, known=None, inputs=()):
+    def __init__(self, library: dict, info=None, known=None, inputs=(), unroll_loops=False):
         self.library = library
+        self.unroll_loops = unroll_loops  # --unroll-loops: else a While is refused
+        self.unrolled_loops: dict[str, int] = {}  # While node -> iterations unrolled
         self.ops: list[SourceOp] = []
         self.info: dict[str, TensorInfo] = {} if info is None else info
         # Read-time values of small int/bool tensors (tf_known.py).
@@ -182,7 +185,8 @@ class _Inliner:
     def scratch(self) -> "_Inliner":
         """An inliner whose ops are thrown away (a loop condition evaluated on
         the side) but which sees, and adds to, this one's known values."""
-        other = _Inliner(self.library, ChainMap({}, self.info), self.known, self.inputs)
+        other = _Inliner(self.library, ChainMap({}, self.info), self.known, self.inputs,
+                         self.unroll_loops)
         other._loop_memo = None if self._loop_memo is None else ChainMap({}, self._loop_memo)
         other.producer, other.stacked = ChainMap({}, self.producer), self.stacked
         return other
@@ -393,7 +397,8 @@ def _meta_graph(path: Path, saved_model):
     return graphs[0]
 
 
-def read_savedmodel_direct(path: str, signature: str | None, saved_model=None) -> SourceGraph:
+def read_savedmodel_direct(path: str, signature: str | None, saved_model=None,
+                           unroll_loops: bool = False) -> SourceGraph:
     """`saved_model`: saved_model.pb already parsed (by format detection)."""
     directory = Path(path)
     check_savedmodel_dir(directory)
@@ -422,7 +427,7 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None) -
     bound = list(meta.object_graph_def.concrete_functions[fn_name].bound_inputs) \
         if fn_name in meta.object_graph_def.concrete_functions else []
     variables = _Variables(directory, meta.object_graph_def)
-    inliner = _Inliner(library)
+    inliner = _Inliner(library, unroll_loops=unroll_loops)
     args, inputs, aliases = {}, [], {}
     captured = 0
     for ref, arg in zip(data_inputs, arg_defs):
@@ -462,6 +467,7 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None) -
     source = SourceGraph("tensorflow", ops, inputs, outputs, inliner.info)
     source.input_aliases = aliases
     source.output_aliases = output_aliases
+    source.unrolled_loops = dict(inliner.unrolled_loops)
     return source
 
 

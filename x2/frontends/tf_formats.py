@@ -110,8 +110,12 @@ def _read_savedmodel(found: Found, request: ReadRequest):
         try:
             if request.input_shapes:
                 raise NeedsTensorFlow("--input-shape re-traces the signature")
-            source = read_savedmodel_direct(found.path, request.signature, found.saved_model)
-            return source, {"reader": {"name": "direct"}}
+            source = read_savedmodel_direct(found.path, request.signature, found.saved_model,
+                                            unroll_loops=request.options.unroll_loops)
+            reader = {"name": "direct"}
+            if source.unrolled_loops:
+                reader["unrolled_loops"] = source.unrolled_loops
+            return source, {"reader": reader}
         except NeedsTensorFlow as exc:
             if choice == "direct":
                 raise ModelLoadError(f"{found.path}: the direct SavedModel reader cannot read "

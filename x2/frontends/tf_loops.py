@@ -7,7 +7,8 @@ as a `While` loop over TensorLists: the time steps are unstacked into a list
 cell and writes its output into another list (TensorListSetItem), which is
 stacked after the loop (TensorListStack). The loop runs
 `i < max_iterations && t < time_steps` times, both known when the sequence
-length is static. So, like torch.export unrolling nn.LSTM, x2 unrolls it:
+length is static. So, like torch.export unrolling nn.LSTM, x2 unrolls it
+when the user asks (--unroll-loops; without it a While is refused, naming it):
 
   * a `While`/`StatelessWhile` whose condition can be computed at read time
     (tf_known.py) has its body inlined once per iteration, nodes named
@@ -102,6 +103,11 @@ def _if(inliner, node, name: str, inputs: list) -> list:
 
 
 def _while(inliner, node, name: str, inputs: list) -> list:
+    if not inliner.unroll_loops:
+        raise ConversionError(
+            f"{node.op} node '{name}' is a loop, and x2 does not convert loops as loops yet; "
+            f"--unroll-loops converts it as one copy of its body per iteration where the "
+            f"trip count is static (a Keras LSTM/GRU over a fixed sequence length)")
     cond = _function(inliner, node, name, "cond")
     body = _function(inliner, node, name, "body")
     if len(body.signature.output_arg) != len(inputs):
@@ -113,6 +119,7 @@ def _while(inliner, node, name: str, inputs: list) -> list:
     with inliner.in_loop():
         for k in range(MAX_ITERATIONS + 1):
             if not _condition(inliner, node, name, cond, state, k):
+                inliner.unrolled_loops[name] = k
                 return state
             if k == MAX_ITERATIONS:
                 break
