@@ -733,6 +733,11 @@ api("tf.gather", "array", ("GatherV2", "Gather"), "paddle.gather",
 api("tf.tile", "array", "Tile", "paddle.tile", "tf.tile(input, multiples, name=None)", "paddle.tile(x, repeat_times, name=None)",
     [a("input", "x", "renamed"), a("multiples", "repeat_times", "renamed")],
     "out = tf.tile(x, [1, 2, 1])", f"out = paddle.tile({P}, [1, 2, 1])")
+api("tf.reverse", "array", "ReverseV2", "paddle.flip", "tf.reverse(tensor, axis, name=None)",
+    "paddle.flip(x, axis, name=None)",
+    [a("tensor", "x", "renamed"), a("axis", "axis", "same", "a list of axes on both sides")],
+    "out = tf.reverse(x, [0, 2])", f"out = paddle.flip({P}, [0, 2])",
+    ("Keras `go_backwards` RNNs reverse the time axis with it.",))
 api("tf.split", "array", ("Split", "SplitV"), "paddle.split", "tf.split(value, num_or_size_splits, axis=0, num=None, name='split')",
     "paddle.split(x, num_or_sections, axis=0, name=None)",
     [a("value", "x", "renamed"), a("num_or_size_splits", "num_or_sections", "renamed", "an int is Split, a list SplitV; -1 infers one size on both sides")],
