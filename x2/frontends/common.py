@@ -16,7 +16,7 @@ from ..ir import Graph, Origin, TensorInfo
 from ..ir.bounds import foldable
 from ..ir.ops import evaluate
 from ..registry import Registry
-from .source_fold import constant_values, fold_op
+from .source_fold import constant_values, fold_op, is_static
 
 
 def one_line(text, limit: int = 400) -> str:
@@ -97,7 +97,7 @@ class MapContext:
         downstream see constants (e.g. weights behind Identity chains); so is
         the `shape` of a value whose shape is static (the sizes and slices
         that models compute from their input's shape)."""
-        if op == "shape" and outputs is not None and _static(self.shape(inputs[0])):
+        if op == "shape" and outputs is not None and is_static(self.shape(inputs[0])):
             array = np.array(self.shape(inputs[0]), dtype=(attrs or {}).get("dtype", "int64"))
             self.graph.constants[outputs[0]] = array
             self.graph.info[outputs[0]] = TensorInfo(str(array.dtype), tuple(array.shape))
@@ -132,10 +132,6 @@ class MapContext:
     def alias(self, output: str, value: str) -> None:
         """The source output is the same tensor as `value` (identity-like ops)."""
         self.emit("identity", [value], outputs=[output])
-
-
-def _static(shape) -> bool:
-    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
 
 
 def _scope_outputs(source: SourceGraph, layer: str) -> list[str]:

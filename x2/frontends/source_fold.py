@@ -53,10 +53,14 @@ def constant_values(source) -> set[str]:
     return known - set(source.inputs)
 
 
+def is_static(shape) -> bool:
+    """Every dim known (a shape of None, or with None or -1 dims, is not)."""
+    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+
+
 def _static(source, value: str) -> bool:
     info = source.info.get(value)
-    return info is not None and info.shape is not None and all(
-        isinstance(d, int) and d >= 0 for d in info.shape)
+    return info is not None and is_static(info.shape)
 
 
 def fold_op(op, arrays: list, info: dict, evaluate) -> list[np.ndarray] | None:
