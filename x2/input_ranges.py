@@ -3,7 +3,8 @@
 
 A range is [low, high) and comes from, in order: --input-range NAME:LOW,HIGH;
 the table an input indexes (an embedding: a `gather` on axis 0 of a constant
-with N rows gives [0, N)); a mask by its name ([0, 2)). numpy only."""
+with N rows gives [0, N)); the lengths of a recurrent layer's sequences
+([1, steps]); a mask by its name ([0, 2)). numpy only."""
 from __future__ import annotations
 
 from .errors import X2Error
@@ -37,11 +38,26 @@ def infer_index_ranges(graph) -> dict[str, list[int]]:
         if not (dtype.startswith("int") or dtype.startswith("uint")):
             continue
         rows = _table_rows(graph, name, depth=0)
-        if rows:
+        steps = _sequence_steps(graph, name)
+        if steps:
+            ranges[name] = [1, steps + 1]
+        elif rows:
             ranges[name] = [0, min(rows)]
         elif "mask" in name.lower():
             ranges[name] = [0, 2]
     return ranges
+
+
+def _sequence_steps(graph, value: str) -> int | None:
+    """The time steps of the sequences `value` gives the lengths of (the
+    `seq_lens` input of a recurrent op), when static: lengths are 1..steps."""
+    for node in graph.users(value):
+        if node.op in ("lstm", "gru", "rnn") and node.inputs[4:5] == (value,):
+            shape = graph.shape(node.inputs[0])
+            steps = shape[1 if node.attrs.get("batch_first") else 0] if shape else None
+            if isinstance(steps, int) and steps > 0:
+                return steps
+    return None
 
 
 def _table_rows(graph, value: str, depth: int) -> list[int]:

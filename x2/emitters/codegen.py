@@ -315,7 +315,9 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     OpRegistry); return (module text, state dict as numpy arrays). Every op
     without code is listed at once; the text is compiled before it is
     returned. `prologue(e)`, when given, returns the statements that start
-    forward (after its arguments are named)."""
+    forward (after its arguments are named). An op function returns the
+    expression of its outputs, or the statements that compute them when one
+    expression cannot (a recurrent layer returning a nested tuple)."""
     from ..errors import ConversionError
 
     graph = e.graph
@@ -325,11 +327,14 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.code.forward_args = [e.namer(v) for v in graph.inputs]
     e.code.prologue = prologue(e) if prologue else []
     for node in graph.nodes:
-        expr = ops[node.op](e, node)
-        targets = [e.namer(o) for o in node.outputs]
+        written = ops[node.op](e, node)
         src = node.source
         comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
-        e.code.body.append(Assign(targets, expr, comment))
+        if isinstance(written, Expr):
+            written = [Assign([e.namer(o) for o in node.outputs], written)]
+        for step in written:
+            step.comment = comment
+        e.code.body.extend(written)
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
     e.code.footer = footer
     text = render_module(e.code)

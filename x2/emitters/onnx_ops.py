@@ -453,3 +453,31 @@ def cumsum(e, node):
     a = node.attrs
     e.node("CumSum", [node.inputs[0], e.scalar(a["axis"], "int64")], node.outputs,
            exclusive=int(a["exclusive"]), reverse=int(a["reverse"]))
+
+
+_RECURRENT = {"lstm": "LSTM", "gru": "GRU", "rnn": "RNN"}
+
+
+@onnx_op(*_RECURRENT)
+def recurrent(e, node):
+    """ONNX LSTM/GRU/RNN in layout 0 (onnxruntime runs no other), its Y
+    [seq, dirs, batch, hidden] made the IR's [seq or batch, ..., dirs*hidden]."""
+    a = node.attrs
+    inputs = list(node.inputs)
+    if a["batch_first"]:
+        inputs[0] = e.node("Transpose", [inputs[0]], [e.fresh(node, "time_major")],
+                           perm=[1, 0, 2])
+    if len(inputs) > 4 and inputs[4] and e.dtype(inputs[4]) != "int32":
+        inputs[4] = e.node("Cast", [inputs[4]], [e.fresh(node, "lengths")],
+                           to=e.onnx_dtype("int32"))
+    attrs = {"hidden_size": a["hidden_size"], "direction": a["direction"]}
+    if node.op == "gru":
+        attrs["linear_before_reset"] = int(a["linear_before_reset"])
+    if node.op == "rnn":
+        attrs["activations"] = [a["activation"].capitalize()] * \
+            (2 if a["direction"] == "bidirectional" else 1)
+    y_split = e.fresh(node, "y")
+    e.node(_RECURRENT[node.op], inputs, [y_split] + list(node.outputs[1:]), **attrs)
+    perm = [2, 0, 1, 3] if a["batch_first"] else [0, 2, 1, 3]
+    y_time = e.node("Transpose", [y_split], [e.fresh(node, "y_t")], perm=perm)
+    e.node("Reshape", [y_time, e.ints([0, 0, -1])], node.outputs[:1])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codegen import EmitContext, Expr, binop, call, dtype_name
+from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from .python_ops import PYTHON_OPS, reduce
 from .registry import OpRegistry
 
@@ -78,6 +78,34 @@ class PaddleContext(EmitContext):
     def dim(self, x, axis: int) -> Expr:
         """A dynamic dim (x.shape holds -1 for it in a static program)."""
         return Expr(f"paddle.shape({x})[{axis}]")
+
+    def recurrent_layer(self, node, input_size: int, bias: bool) -> Expr:
+        a = node.attrs
+        extra = {"activation": a["activation"]} if node.op == "rnn" else {}
+        if not bias:
+            extra.update(bias_ih_attr=False, bias_hh_attr=False)
+        direction = "bidirect" if a["direction"] == "bidirectional" else "forward"
+        return self.api(node.op, input_size, a["hidden_size"], direction=direction,
+                        time_major=not a["batch_first"], **extra)
+
+    def recurrent_params(self, params: dict, directions: int) -> dict:
+        """Paddle's recurrent layers list each parameter twice in state_dict:
+        flat (weight_ih_l0) and per cell (0.cell.weight_ih, 0.cell_fw/bw...)."""
+        cells = ["cell"] if directions == 1 else ["cell_fw", "cell_bw"]
+        aliases = {}
+        for name, array in params.items():
+            base, _, reverse = name.removesuffix("_l0").partition("_l0_")
+            kind = base if not reverse else name.replace("_l0_reverse", "")
+            aliases[f"0.{cells[1 if reverse else 0]}.{kind}"] = array
+        return {**params, **aliases}
+
+    def recurrent_call(self, node, layer: str, x, state, lengths, targets, time_axis):
+        args = [x, state if state is not None else None]
+        if lengths is not None:
+            args.append(Expr(str(lengths)))
+        while args[-1] is None:
+            args.pop()
+        return [Assign(targets, call(layer, *args))]
 
 
 # paddle.prod takes a list of axes, like the other reductions.

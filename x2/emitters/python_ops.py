@@ -10,7 +10,9 @@ paddle_ops.py and torch_ops.py. Layers with weights become submodules so
 that the generated model can be fine-tuned."""
 from __future__ import annotations
 
-from .codegen import Expr, binop, call, strided_index, subscript, take
+import numpy as np
+
+from .codegen import Assign, Expr, binop, call, strided_index, subscript, take
 from .registry import OpRegistry
 
 PYTHON_OPS = OpRegistry("Python")
@@ -293,3 +295,59 @@ def dense(e, node):
     layer = e.layer(node, "linear", e.api("Linear", size_in, size_out, **e.bias_flag(bias)),
                     _params(e.dense_weight(w), bias), name_from=w)
     return call(f"self.{layer}", e.value(x))
+
+
+# ONNX's gate blocks (the IR's) in torch's and Paddle's order: LSTM i,o,f,c -> i,f,c,o;
+# GRU z,r,h -> r,z,h.
+_GATE_ORDER = {"lstm": (0, 2, 3, 1), "gru": (1, 0, 2), "rnn": (0,)}
+
+
+def _regate(array, order):
+    return np.ascontiguousarray(np.concatenate(
+        [block for i in order for block in [np.split(array, len(order))[i]]]))
+
+
+@register("lstm", "gru", "rnn")
+def recurrent(e, node):
+    """The framework's own nn.LSTM/GRU/RNN layer, weights re-laid-out once."""
+    a = node.attrs
+    x, w, r, b, lens, h0, c0 = (list(node.inputs) + [""] * 7)[:7]
+    if not all(e.is_const(v) for v in (w, r, b) if v):
+        raise e.unsupported(node, "its weights are computed at run time, and a recurrent "
+                                  "layer needs them as parameters")
+    if node.op == "gru" and not a["linear_before_reset"]:
+        raise e.unsupported(node, "linear_before_reset=0 (reset gate applied before the "
+                                  "recurrent matmul); torch and Paddle GRUs apply it after")
+    if a["direction"] == "reverse" and lens:
+        raise e.unsupported(node, "a reverse-only recurrent layer with sequence lengths")
+    order = _GATE_ORDER[node.op]
+    directions = 2 if a["direction"] == "bidirectional" else 1
+    params = {}
+    for d, suffix in enumerate(("", "_reverse")[:directions]):
+        params[f"weight_ih_l0{suffix}"] = _regate(e.const(w)[d], order)
+        params[f"weight_hh_l0{suffix}"] = _regate(e.const(r)[d], order)
+        if b:
+            w_bias, r_bias = np.split(e.const(b)[d], 2)
+            params[f"bias_ih_l0{suffix}"] = _regate(w_bias, order)
+            params[f"bias_hh_l0{suffix}"] = _regate(r_bias, order)
+    input_size = e.const(w).shape[2]
+    ctor = e.recurrent_layer(node, input_size, bool(b))
+    layer = e.layer(node, node.op, ctor, e.recurrent_params(params, directions),
+                    name_from=w)
+    time_axis = 1 if a["batch_first"] else 0
+    state = None
+    if h0 or c0:
+        state = e.value(h0) if h0 else e.api("zeros_like", e.value(c0))
+        if node.op == "lstm":
+            cell = e.value(c0) if c0 else e.api("zeros_like", e.value(h0))
+            state = Expr(f"({state}, {cell})")
+    y, *states = [e.namer(o) for o in node.outputs]
+    targets = [y, f"({', '.join(states)})" if len(states) > 1 else states[0]]
+    inp = e.value(x)
+    if a["direction"] == "reverse":   # neither framework has a reverse-only layer
+        inp = e.api("flip", inp, axis=[time_axis])
+    steps = e.recurrent_call(node, f"self.{layer}", inp, state, e.value(lens) if lens else None,
+                             targets, time_axis)
+    if a["direction"] == "reverse":
+        steps.append(Assign([y], e.api("flip", Expr(y), axis=[time_axis])))
+    return steps

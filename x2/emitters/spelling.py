@@ -106,6 +106,10 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "Linear":        "nn.Linear",
     "BatchNorm1d":  ("nn.BatchNorm1D",                "nn.BatchNorm1d"),
     "BatchNorm2d":  ("nn.BatchNorm2D",                "nn.BatchNorm2d"),
+    "lstm":          "nn.LSTM",
+    "gru":           "nn.GRU",
+    "rnn":          ("nn.SimpleRNN",                  "nn.RNN"),
+    "zeros_like":   ("paddle.zeros_like",             "torch.zeros_like"),
 }
 
 

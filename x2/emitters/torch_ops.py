@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codegen import EmitContext, Expr, binop, call, dtype_ref
+from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from .python_ops import PYTHON_OPS
 from .registry import OpRegistry
 
@@ -54,6 +54,33 @@ class TorchContext(EmitContext):
     def dim(self, x, axis: int) -> Expr:
         """A dynamic dim."""
         return Expr(f"{x}.shape[{axis}]")
+
+    def recurrent_layer(self, node, input_size: int, bias: bool) -> Expr:
+        a = node.attrs
+        extra = {"nonlinearity": a["activation"]} if node.op == "rnn" else {}
+        return self.api(node.op, input_size, a["hidden_size"], bias=bias,
+                        batch_first=a["batch_first"],
+                        bidirectional=a["direction"] == "bidirectional", **extra)
+
+    def recurrent_params(self, params: dict, directions: int) -> dict:
+        return params
+
+    def recurrent_call(self, node, layer: str, x, state, lengths, targets, time_axis):
+        """`layer(x, state)`; with sequence lengths through a packed sequence,
+        which also gives each sequence's own final state."""
+        args = [x] + ([state] if state is not None else [])
+        if lengths is None:
+            return [Assign(targets, call(layer, *args))]
+        packed = self.namer(f"{node.outputs[0]}#packed", "packed")
+        batch_first = node.attrs["batch_first"]
+        steps = [Assign([packed], call("nn.utils.rnn.pack_padded_sequence", x,
+                                       Expr(f"{lengths}.cpu()"), batch_first=batch_first,
+                                       enforce_sorted=False))]
+        steps.append(Assign([packed] + targets[1:], call(layer, Expr(packed), *args[1:])))
+        steps.append(Assign(targets[:1], Expr(str(call(
+            "nn.utils.rnn.pad_packed_sequence", Expr(packed), batch_first=batch_first,
+            total_length=Expr(f"{x}.shape[{time_axis}]"))) + "[0]")))
+        return steps
 
 
 def _symmetric(pads: list[int]) -> bool:

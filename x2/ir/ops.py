@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels as K
+from . import rnn_kernels as RK
 from .kernels import reshape_target, strided_slice_index  # noqa: F401  (re-exported)
 from .schema import Attr, OpDef, parse_inputs
 
@@ -189,6 +190,19 @@ op("resize", "x", K.resize, "NCHW resize of H, W to `size`; nearest takes the fl
    "source coordinate", size=Attr("ints", doc="[H, W]"),
    mode=Attr("str", choices=("bilinear", "nearest")),
    coord=Attr("str", choices=("half_pixel", "align_corners", "asymmetric")))
+
+_DIRECTION = Attr("str", "forward", ("forward", "reverse", "bidirectional"))
+_RNN_DOC = ("ONNX weights and gate order, torch's time-major output: y [seq, batch, dirs*hidden], "
+            "final states [dirs, batch, hidden]; steps past `seq_lens` give 0 and keep the state")
+op("lstm", "x w r b? seq_lens? h0? c0?", RK.recurrent("lstm"), "LSTM (gates i, o, f, c); "
+   + _RNN_DOC, outputs=3, hidden_size=INT, direction=_DIRECTION, batch_first=Attr("bool", False))
+op("gru", "x w r b? seq_lens? h0?", RK.recurrent("gru"), "GRU (gates z, r, h); " + _RNN_DOC,
+   outputs=2, hidden_size=INT, direction=_DIRECTION, batch_first=Attr("bool", False),
+   linear_before_reset=Attr("bool", True, doc="reset gate applied after the recurrent matmul "
+                                               "(torch, Paddle, Keras reset_after)"))
+op("rnn", "x w r b? seq_lens? h0?", RK.recurrent("rnn"), "Elman RNN; " + _RNN_DOC, outputs=2,
+   hidden_size=INT, direction=_DIRECTION, batch_first=Attr("bool", False),
+   activation=Attr("str", "tanh", ("tanh", "relu")))
 
 
 def evaluate(op: str, inputs: list[np.ndarray], attrs: dict) -> list[np.ndarray] | None:

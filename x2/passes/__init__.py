@@ -6,7 +6,7 @@ import os
 import time
 
 from ..ir import Graph
-from .cleanup import remove_dead, remove_identities
+from .cleanup import merge_reshapes, remove_dead, remove_identities
 from .fold import fold_constants
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .layout import eliminate_transposes, transposes_to_reshapes
@@ -19,6 +19,7 @@ PIPELINE = [
     ("transposes_to_reshapes", transposes_to_reshapes),
     ("fold_constants_after_layout", fold_constants),
     ("remove_identities_after_layout", remove_identities),
+    ("merge_reshapes", merge_reshapes),
     ("fold_affine_into_conv", fold_affine_into_conv),
     ("fold_pad_into_conv", fold_pad_into_conv),
     ("matmul_to_dense", matmul_to_dense),

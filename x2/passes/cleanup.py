@@ -31,3 +31,31 @@ def remove_identities(graph: Graph) -> Graph:
 
 def remove_dead(graph: Graph) -> Graph:
     return graph.remove_unused()
+
+
+def merge_reshapes(graph: Graph) -> Graph:
+    """reshape(reshape(x)) is one reshape, and a reshape to the shape its input
+    already has is an identity (an ONNX LSTM's Y split into directions and
+    joined again by the Reshape torch.onnx.export writes after it)."""
+    outputs = set(graph.outputs)
+    for node in list(graph.nodes):
+        if node.op != "reshape":
+            continue
+        inner = graph.producer(node.inputs[0])
+        target = node.attrs["shape"]
+        # A 0 copies a dim of the intermediate: fine where the inner reshape copied x's.
+        copies_x = inner is not None and inner.op == "reshape" and all(
+            i < len(inner.attrs["shape"]) and inner.attrs["shape"][i] == 0
+            for i, d in enumerate(target) if d == 0)
+        if copies_x and \
+                len(graph.users(inner.outputs[0])) == 1 and inner.outputs[0] not in outputs:
+            node.inputs = (inner.inputs[0],)
+            graph.remove_node(inner)
+            graph.forget(inner.outputs[0])
+        shape_in, shape_out = graph.shape(node.inputs[0]), graph.shape(node.outputs[0])
+        if shape_in is not None and tuple(shape_in) == tuple(shape_out or ()) and \
+                all(isinstance(d, int) and d >= 0 for d in shape_in):
+            graph.remove_node(node)
+            graph.add_node("identity", node.inputs, name=node.name, outputs=node.outputs,
+                           source=node.source)
+    return remove_identities(graph)
