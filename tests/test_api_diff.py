@@ -1,8 +1,10 @@
 """docs/api_diff: every mapper is documented, the pages are up to date, and every
-page's example gives the same numbers in the source framework and in Paddle.
+page's example (every call form of it) gives the same values, shapes and dtypes
+in the source framework and in Paddle.
 
 Examples run in three subprocesses (all TF examples in one, all torch examples
-in one, all Paddle examples in one); this process only compares with numpy.
+in one, all Paddle examples in one; TF and Paddle never share a process); this
+process only compares with numpy. Nothing is cached between runs.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import ENV, ROOT
-from x2.api_diff import all_entries, uncovered_ops, unknown_ops
+from x2.api_diff import Category, all_entries, call_forms, parse_spec, uncovered_ops, unknown_ops
 from x2.registry import TF, TORCH, Registry
 
 ENTRIES = all_entries()
@@ -48,8 +50,11 @@ def test_example_agrees_with_paddle(entry, example_outputs):
     source = _outputs(example_outputs[entry.framework], entry.api)
     paddle = _outputs(example_outputs["paddle"], entry.api)
     assert source and len(source) == len(paddle), f"{len(source)} source outputs vs {len(paddle)} paddle outputs"
+    assert len(source) >= len(entry.forms), "each call form must give at least one output"
     for i, (s, p) in enumerate(zip(source, paddle)):
         assert s.shape == p.shape, f"output {i}: shape {s.shape} vs {p.shape}"
+        if entry.check_dtype:
+            assert s.dtype == p.dtype, f"output {i}: dtype {s.dtype} vs {p.dtype}"
         if s.dtype == bool or p.dtype == bool:
             assert (s == p).all(), f"output {i}: boolean outputs differ"
         else:
@@ -82,6 +87,27 @@ def test_coverage_check_catches_a_mapper_without_docs():
     # and an entry naming an op no mapper handles is caught too
     bogus = tf_entries[0].__class__(**{**tf_entries[0].__dict__, "ops": ("NoSuchOp",)})
     assert unknown_ops(TF, [bogus]) == [(bogus.api, "NoSuchOp")]
+
+
+def test_call_spec_gives_the_four_call_forms():
+    params = parse_spec("input>x=t; negative_slope=0.1?!0.2; inplace>-=False?")
+    forms = call_forms("F.leaky_relu", "F.leaky_relu", params, "", "")
+    assert forms == [
+        ("all positional", "F.leaky_relu(t, 0.1, False)", "F.leaky_relu(t, 0.1)"),
+        ("all keyword", "F.leaky_relu(input=t, negative_slope=0.1, inplace=False)", "F.leaky_relu(x=t, negative_slope=0.1)"),
+        ("keywords reordered", "F.leaky_relu(inplace=False, negative_slope=0.1, input=t)",
+         "F.leaky_relu(negative_slope=0.1, x=t)"),
+        ("defaults omitted", "F.leaky_relu(t)", "F.leaky_relu(t, negative_slope=0.2)")]
+
+
+def test_enough_apis_in_every_family_each_with_a_category():
+    by_fw = {fw: [e for e in ENTRIES if e.framework == fw] for fw in ("tf", "torch")}
+    assert len(ENTRIES) >= 450 and len(by_fw["tf"]) >= 200 and len(by_fw["torch"]) >= 250
+    prefixes = {"tf": ("tf.", "keras."), "torch": ("torch.",)}
+    assert all(e.api.startswith(prefixes[e.framework]) for e in ENTRIES)
+    assert all(isinstance(e.cat, Category) for e in ENTRIES)
+    # the forms are the point of most new pages: a good share run in more than one call form
+    assert sum(len(e.forms) > 1 for e in ENTRIES) >= 200
 
 
 def test_enough_apis_and_the_confusing_ones_are_there():

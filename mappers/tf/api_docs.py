@@ -839,8 +839,10 @@ api("tf.math.top_k", "reduction", "TopKV2", "paddle.topk", "tf.math.top_k(input,
      a("sorted", "sorted", "same", "x2 always sorts (TF's sorted=False order is unspecified)"),
      a("index_type", "—", "unsupported", "Paddle indices are always int64; x2 casts to TF's int32"),
      a("—", "axis", "paddle-only", "TF always uses the last axis"), a("—", "largest", "paddle-only")],
-    "out = list(tf.math.top_k(x, k=2))", f"out = list(paddle.topk({P}, k=2))",
-    "Returns (values, indices) on both sides; TF indices int32, Paddle int64.")
+    "out = list(tf.math.top_k(x, k=2))",
+    f"values, indices = paddle.topk({P}, k=2)\nout = [values, indices.astype('int32')]  # TF's index dtype",
+    "Returns (values, indices) on both sides; TF indices int32, Paddle int64 (cast them, as x2 does).",
+    category="return-types")
 api("tf.nn.local_response_normalization", "normalization", "LRN", "paddle.nn.functional.local_response_norm",
     "tf.nn.local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5, name=None)",
     "paddle.nn.functional.local_response_norm(x, size, alpha=0.0001, beta=0.75, k=1.0, data_format='NCHW', name=None)",
