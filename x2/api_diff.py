@@ -36,7 +36,8 @@ class Category(Enum):
     ARG_TYPES = ("arg-types", "input parameter types differ (e.g. string vs bool, int vs list, number vs tensor)")
     RETURN_TYPES = ("return-types", "return types differ (dtype, tuple vs tensor, extra outputs)")
     COMPOSITE = ("composite", "composite implementation: several Paddle calls replace one source call")
-    USAGE = ("usage", "usage differs: layout, a parameter's meaning, or a class/subclass-based API")
+    USAGE = ("usage", "usage differs: weight layout, a parameter's meaning, a layer built differently, "
+                      "or nothing to call (a no-op in Paddle)")
     MISSING = ("missing", "feature missing in Paddle: only a partial or manual equivalent exists")
     BEHAVIOUR = ("behaviour", "behaviour differs for some inputs (edge cases, NaN, unsupported modes)")
 
@@ -130,6 +131,14 @@ class ApiTable:
         self.entries.append(entry)
         return entry
 
+    def recategorize(self, categories: dict[str, str]) -> None:
+        """Set the category of entries declared earlier ({api: category key})."""
+        import dataclasses
+        for api, key in categories.items():
+            Category.of(key)
+            (i,) = [i for i, e in enumerate(self.entries) if e.api == api]
+            self.entries[i] = dataclasses.replace(self.entries[i], category=key)
+
     def call(self, api: str, family: str, ops, paddle: str, spec: str, *, then: str = "", pre: str = "",
              post: str = "", pd_then: str | None = None, pd_pre: str | None = None, src_fn: str | None = None,
              pd_fn: str | None = None, pd_pos: int | None = None, rows=(), notes=(), **kw) -> ApiDiff:
@@ -209,9 +218,19 @@ def spec_row(p: Param) -> Arg:
         return Arg(p.source, "—", "unsupported", p.note)
     if p.pd_default:
         return Arg(p.source, p.paddle, "default", p.note or f"pass {p.paddle}={p.pd_default} to match the default")
-    if p.value != p.pd_value:
+    if p.value != p.pd_value and _literal_type(p.value) != _literal_type(p.pd_value):
+        # a literal of another type ('DESCENDING' vs True, a tuple vs a list); differing tensor
+        # expressions are only each framework's spelling of the same example input
         return Arg(p.source, p.paddle, "semantics", p.note or f"`{p.value}` is `{p.pd_value}` in Paddle")
     return Arg(p.source, p.paddle, "same" if p.source == p.paddle else "renamed", p.note)
+
+
+def _literal_type(code: str):
+    import ast
+    try:
+        return type(ast.literal_eval(code))
+    except (ValueError, SyntaxError):
+        return None            # an expression (a tensor), not a literal
 
 
 FORM_LABELS = ("all positional", "all keyword", "keywords reordered", "defaults omitted")

@@ -870,3 +870,18 @@ api("tf.signal.rfft", "spectral", ("RFFT", "ComplexAbs"), "paddle.abs(paddle.fft
      "else or returned by the graph, and a ComplexAbs of anything but an RFFT.",
      "The converted model computes |rfft(x)| = sqrt((x @ cos)^2 + (x @ sin)^2) with constant DFT tables (float64 "
      "angles) instead of calling paddle.fft; n // 2 + 1 bins on both sides."), atol=1e-4)
+
+# Categories the argument table alone does not tell (x2.api_diff.derived_category gives the rest).
+TABLE.recategorize({
+    **{api: "usage" for api in (
+        # weight layout / data layout / a layer configured differently
+        "keras.layers.Dense", "tf.nn.bias_add", "keras.layers.GlobalAveragePooling2D", "keras.layers.GlobalMaxPooling2D",
+        "keras.layers.Flatten", "keras.layers.Reshape", "keras.layers.Permute", "tf.nn.conv2d", "keras.layers.Conv2D",
+        "tf.nn.conv3d", "tf.nn.conv2d_transpose", "keras.layers.Conv2DTranspose", "keras.layers.BatchNormalization",
+        "keras.layers.LayerNormalization", "keras.layers.LSTM", "tf.nn.local_response_normalization",
+        # no-ops: nothing to call in Paddle
+        "tf.identity", "tf.stop_gradient", "tf.ensure_shape", "tf.debugging.check_numerics", "tf.raw_ops.Snapshot",
+        "tf.raw_ops.PreventGradient", "tf.compat.v1.placeholder_with_default", "keras.layers.Dropout", "tf.identity_n")},
+    "tf.shape": "return-types",
+    "tf.math.argmax": "defaults",
+})

@@ -122,3 +122,85 @@ call("tf.clip_by_norm", "math", (), "x * clip_norm / max(norm, clip_norm)", "t=t
             "    n = paddle.linalg.norm(t, p=2, axis=axes, keepdim=True)\n"
             "    return t * clip_norm / paddle.maximum(n, paddle.full_like(n, clip_norm))\n",
      pd_fn="clip_by_norm", category="composite", notes="Paddle has paddle.nn.ClipGradByNorm for gradients only.")
+
+# ---------------------------------------------------------------- tf.image (NHWC images; Paddle ops take any axis)
+IMG = "image>x=tf.reshape(t, (1, 2, 4, 3)) | t.reshape([1, 2, 4, 3])"    # one 2x4 RGB image, NHWC
+for name, pd, spec, pre, pd_pre, cat, note in [
+        ("flip_left_right", "flip", f"{IMG}; -<axis=2", "", "", "composite", "flip the width axis (2 in NHWC)"),
+        ("flip_up_down", "flip", f"{IMG}; -<axis=1", "", "", "composite", "flip the height axis (1 in NHWC)"),
+        ("rot90", "rot90", f"{IMG}; k=1?; -<axes=[1, 2]", "", "", "composite",
+         "counter-clockwise on both sides; Paddle needs the H, W axes of an NHWC batch"),
+        ("transpose", "transpose", f"{IMG}; -<perm=[0, 2, 1, 3]", "", "", "composite", "swap H and W"),
+        ("adjust_brightness", "add", f"{IMG}; delta>y=0.25 | paddle.to_tensor(0.25)", "", "", "arg-types",
+         "adds delta; paddle.add needs a tensor (or write x + delta)"),
+        ("rgb_to_grayscale", "rgb_to_grayscale",
+         "images>x=tf.reshape(t, (1, 2, 4, 3)) | t.reshape([1, 2, 4, 3])", "",
+         "def rgb_to_grayscale(x):\n    w = paddle.to_tensor([0.2989, 0.5870, 0.1140])\n"
+         "    return (x * w).sum(axis=-1, keepdim=True)\n", "composite",
+         "ITU-R 601 weights 0.2989, 0.5870, 0.1140 (TF's); keeps a size-1 channel axis"),
+        ("crop_to_bounding_box", "crop_to_bounding_box",
+         f"{IMG}; offset_height=0; offset_width=1; target_height=2; target_width=2", "",
+         "def crop_to_bounding_box(x, offset_height, offset_width, target_height, target_width):\n"
+         "    return x[:, offset_height:offset_height + target_height, offset_width:offset_width + target_width]\n",
+         "composite", "slicing in Paddle"),
+        ("pad_to_bounding_box", "pad_to_bounding_box",
+         f"{IMG}; offset_height=1; offset_width=0; target_height=4; target_width=5", "",
+         "def pad_to_bounding_box(x, offset_height, offset_width, target_height, target_width):\n"
+         "    h, w = x.shape[1], x.shape[2]\n"
+         "    pads = [offset_width, target_width - w - offset_width, offset_height, target_height - h - offset_height]\n"
+         "    return paddle.nn.functional.pad(x, pads, data_format='NHWC')\n", "composite",
+         "zero padding with F.pad([left, right, top, bottom], data_format='NHWC')"),
+        ("per_image_standardization", "per_image_standardization", f"{IMG}", "",
+         "def per_image_standardization(x):\n    m = x.mean(axis=[1, 2, 3], keepdim=True)\n"
+         "    n = x[0].numel().astype('float32')\n"
+         "    s = paddle.maximum(x.std(axis=[1, 2, 3], keepdim=True, unbiased=False), 1.0 / n.sqrt())\n"
+         "    return (x - m) / s\n", "composite", "(x - mean) / max(std, 1 / sqrt(N)) per image"),
+        ("grayscale_to_rgb", "grayscale_to_rgb", "images>x=tf.reshape(t, (1, 4, 6, 1)) | t.reshape([1, 4, 6, 1])", "",
+         "grayscale_to_rgb = lambda x: paddle.concat([x, x, x], axis=-1)\n", "composite", "repeat the channel 3 times")]:
+    pd_fn = f"paddle.{pd}" if not pd_pre else pd
+    call(f"tf.image.{name}", "image", (), f"paddle.{pd}" if not pd_pre else f"{pd} (composite)", spec, pre=pre,
+         pd_pre=pd_pre, pd_fn=pd_fn, category=cat, notes=(note,) if note else (), atol=1e-4)
+del IMG
+
+# ---------------------------------------------------------------- tf.signal (complex results compared as real and imag parts)
+_C = "c = tf.complex(t, u) | c = paddle.complex(t, u)"
+api("tf.signal.fft", "signal", (), "paddle.fft.fft", "tf.signal.fft(input, name=None)",
+    "paddle.fft.fft(x, n=None, axis=-1, norm='backward', name=None)",
+    [A("input", "x", "renamed", "complex64 on both sides"), A("—", "n / axis / norm", "paddle-only")],
+    "r = tf.signal.fft(tf.complex(t, u))\nout = [tf.math.real(r), tf.math.imag(r)]",
+    "r = paddle.fft.fft(paddle.complex(t, u))\nout = [paddle.real(r), paddle.imag(r)]",
+    "Over the last axis on both sides; TF has no n/axis/norm (pad or transpose first).", atol=1e-4)
+api("tf.signal.ifft", "signal", (), "paddle.fft.ifft", "tf.signal.ifft(input, name=None)",
+    "paddle.fft.ifft(x, n=None, axis=-1, norm='backward', name=None)",
+    [A("input", "x", "renamed"), A("—", "n / axis / norm", "paddle-only")],
+    "r = tf.signal.ifft(tf.complex(t, u))\nout = [tf.math.real(r), tf.math.imag(r)]",
+    "r = paddle.fft.ifft(paddle.complex(t, u))\nout = [paddle.real(r), paddle.imag(r)]",
+    "1/n scaling on the inverse on both sides.", atol=1e-4)
+api("tf.signal.irfft", "signal", (), "paddle.fft.irfft", "tf.signal.irfft(input_tensor, fft_length=None, name=None)",
+    "paddle.fft.irfft(x, n=None, axis=-1, norm='backward', name=None)",
+    [A("input_tensor", "x", "renamed"), A("fft_length", "n", "semantics", "TF a 1-element list [n], Paddle an int")],
+    "c = tf.complex(t, u)\nout = [tf.signal.irfft(c), tf.signal.irfft(c, fft_length=[6])]",
+    "c = paddle.complex(t, u)\nout = [paddle.fft.irfft(c), paddle.fft.irfft(c, n=6)]",
+    "Without a length both give 2 * (n - 1) real samples.", atol=1e-4)
+api("tf.signal.rfft2d", "signal", (), "paddle.fft.rfft2", "tf.signal.rfft2d(input_tensor, fft_length=None, name=None)",
+    "paddle.fft.rfft2(x, s=None, axes=(-2, -1), norm='backward', name=None)",
+    [A("input_tensor", "x", "renamed"), A("fft_length", "s", "renamed")],
+    "r = tf.signal.rfft2d(t)\nout = [tf.math.real(r), tf.math.imag(r)]",
+    "r = paddle.fft.rfft2(t)\nout = [paddle.real(r), paddle.imag(r)]", "Over the last two axes on both sides.", atol=1e-4)
+api("tf.signal.frame", "signal", (), "paddle.signal.frame", "tf.signal.frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1, name=None)",
+    "paddle.signal.frame(x, frame_length, hop_length, axis=-1, name=None)",
+    [A("signal", "x", "renamed"), A("frame_length", "frame_length"), A("frame_step", "hop_length", "renamed"),
+     A("pad_end / pad_value", "—", "unsupported", "pad first"),
+     A("axis", "axis", "semantics", "TF output [..., frames, frame_length]; Paddle axis=-1 gives [..., frame_length, frames]")],
+    "s = tf.reshape(t, (2, 12))\nout = tf.signal.frame(s, 4, 2)",
+    "s = t.reshape([2, 12])\nout = paddle.signal.frame(s, 4, 2).transpose([0, 2, 1])",
+    "The frames axis comes last in Paddle (axis=-1): transpose the last two axes.", category="usage")
+for name, coef in (("hann_window", 0.5), ("hamming_window", 0.54)):
+    call(f"tf.signal.{name}", "signal", (), "0.5 - 0.5 * cos(2 pi n / N)" if coef == 0.5 else "0.54 - 0.46 * cos(2 pi n / N)",
+         "window_length=8; periodic=True?", pd_pre=f"def {name}(window_length, periodic=True):\n"
+         "    n = paddle.arange(window_length, dtype='float32')\n"
+         "    N = window_length if periodic else window_length - 1\n"
+         f"    return {coef} - {1 - coef:.2f} * paddle.cos(2 * np.pi * n / N)\n", pd_fn=name, category="missing",
+         notes="Paddle's window functions live in paddle.audio.functional.get_window (float64 by default); "
+               "the formula is one line.", atol=1e-5)
+del _C

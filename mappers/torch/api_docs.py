@@ -661,3 +661,14 @@ module("torch.linalg.vector_norm", "math", ["linalg_vector_norm.default"], "padd
         "non-zeros for 0, pow(sum(pow(abs(x), p)), 1/p) otherwise. The weight norm of "
         "wav2vec2's positional conv reads only parameters, so it is folded at conversion.",),
        atol=1e-4)
+
+# Categories the argument table alone does not tell (x2.api_diff.derived_category gives the rest).
+TABLE.recategorize({
+    **{api: "usage" for api in (
+        # weight layout / a parameter's meaning / argument order
+        "torch.nn.functional.linear", "torch.nn.Linear", "torch.nn.BatchNorm2d", "torch.nn.functional.batch_norm",
+        "torch.nn.LSTM", "torch.split", "torch.index_select",
+        # no-ops: nothing to call in Paddle
+        "torch.clone", "torch.Tensor.contiguous", "torch.Tensor.detach", "torch.ops.aten.alias")},
+    "torch.sign": "behaviour",
+})

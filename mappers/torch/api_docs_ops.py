@@ -145,3 +145,53 @@ call("torch.scatter", "shape", (), "paddle.put_along_axis", "input>arr=t; dim>ax
      notes="Argument order differs (torch input, dim, index, src; Paddle arr, indices, values, axis); "
            "torch's reduce= is Paddle's reduce= ('add', 'mul', ...).")
 call("torch.softmax", "activation", aten("_softmax.default"), "paddle.nn.functional.softmax", "input>x=t; dim>axis=1")
+
+# ---------------------------------------------------------------- torch.Tensor methods (t.<method>) -> paddle.Tensor methods
+for name, pd, spec, ops, cat, note in [
+        ("add", "add", "other>y=u; *alpha>-=1?", ("add.Tensor",), "", "alpha has no Paddle counterpart: scale y first"),
+        ("sub", "subtract", "other>y=u; *alpha>-=1?", ("sub.Tensor",), "", ""),
+        ("mul", "multiply", "other>y=u", ("mul.Tensor",), "", ""),
+        ("div", "divide", "other>y=abs(u) + 0.5", ("div.Tensor",), "", ""),
+        ("pow", "pow", "exponent>y=2.0", ("pow.Tensor_Scalar",), "", ""),
+        ("matmul", "matmul", "other>y=u.transpose(1, 2) | u.transpose([0, 2, 1])", ("matmul.default",), "", ""),
+        ("sum", "sum", "dim>axis=1?; keepdim=True?", ("sum.dim_IntList",), "", "Paddle's second parameter is dtype"),
+        ("mean", "mean", "dim>axis=1?; keepdim=True?", ("mean.dim",), "", ""),
+        ("argmax", "argmax", "dim>axis=1?; keepdim=True?", ("argmax.default",), "", ""),
+        ("amax", "amax", "dim>axis=1?; keepdim=True?", ("amax.default",), "", ""),
+        ("prod", "prod", "dim>axis=1?; keepdim=True?", (), "", ""),
+        ("exp", "exp", "", ("exp.default",), "", ""),
+        ("abs", "abs", "", ("abs.default",), "", ""),
+        ("sqrt", "sqrt", "", (), "", ""), ("sigmoid", "sigmoid", "", ("sigmoid.default",), "", ""),
+        ("tanh", "tanh", "", ("tanh.default",), "", ""), ("neg", "neg", "", ("neg.default",), "", ""),
+        ("floor", "floor", "", ("floor.default",), "", ""), ("round", "round", "", (), "", ""),
+        ("clamp", "clip", "min=-0.5; max=0.5?", ("clamp.default",), "", ""),
+        ("flatten", "flatten", "start_dim>start_axis=1?; end_dim>stop_axis=-1?", ("flatten.using_ints",), "", ""),
+        ("unsqueeze", "unsqueeze", "dim>axis=1", ("unsqueeze.default",), "", ""),
+        ("squeeze", "squeeze", "dim>axis=0?", ("squeeze.dim",), "", ""),
+        ("chunk", "chunk", "chunks=2; dim>axis=2?!0", (), "", ""),
+        ("flip", "flip", "dims>axis=[2]", (), "", ""),
+        ("roll", "roll", "shifts=1; dims>axis=2?", (), "", ""),
+        ("cumsum", "cumsum", "dim>axis=1", ("cumsum.default",), "", ""),
+        ("masked_fill", "masked_fill", "mask=t > 0; value=0.0", (), "", ""),
+        ("tril", "tril", "diagonal=0?", (), "", ""),
+        ("expand_as", "expand_as", "other>y=u", ("expand.default",), "", ""),
+        ("type_as", "astype", "other>dtype=torch.zeros(1, dtype=torch.float64) | 'float64'",
+         ("_to_copy.default",), "arg-types", "Paddle takes a dtype: t.astype(other.dtype)"),
+        ("float", "astype", "-<dtype='float32'", ("_to_copy.default",), "usage", "t.float() is t.astype('float32')"),
+        ("long", "astype", "-<dtype='int64'", ("_to_copy.default",), "usage", "t.long() is t.astype('int64')"),
+        ("int", "astype", "-<dtype='int32'", ("_to_copy.default",), "usage", "t.int() is t.astype('int32')"),
+        ("double", "astype", "-<dtype='float64'", ("_to_copy.default",), "usage", "t.double() is t.astype('float64')"),
+        ("bool", "astype", "-<dtype='bool'", ("_to_copy.default",), "usage", "t.bool() is t.astype('bool')"),
+        ("eq", "equal", "other>y=t", ("eq.Tensor",), "", ""), ("gt", "greater_than", "other>y=u", ("gt.Tensor",), "", ""),
+        ("index_select", "index_select", "dim>axis=2; index=torch.tensor([3, 0]) | paddle.to_tensor([3, 0])",
+         ("index_select.default",), "usage", "argument order differs: torch (dim, index), Paddle (index, axis)"),
+        ("gather", "take_along_axis", "dim>axis=1; index>indices=t.argsort(dim=1) | t.argsort(axis=1)", ("gather.default",),
+         "usage", "argument order differs: torch (dim, index), Paddle (indices, axis)"),
+        ("norm", "norm", "p=2?; dim>axis=1?; keepdim=False?", ("linalg_vector_norm.default",), "", "")]:
+    pd_pos = 0 if name in ("index_select", "gather") else (1 if name == "sum" else None)
+    call(f"torch.Tensor.{name}", "tensor", aten(*ops), f"paddle.Tensor.{pd}", spec, src_fn=f"t.{name}", pd_fn=f"t.{pd}",
+         category=cat, notes=(note,) if note else (), atol=1e-4, pd_pos=pd_pos)
+api("torch.Tensor.softmax", "tensor", aten("_softmax.default"), "paddle.nn.functional.softmax",
+    "torch.Tensor.softmax(dim, dtype=None)", "paddle.nn.functional.softmax(x, axis=-1, dtype=None, name=None)",
+    [A("dim", "axis", "renamed")], "out = [t.softmax(1), t.softmax(dim=-1)]", "out = [F.softmax(t, 1), F.softmax(t, axis=-1)]",
+    "paddle.Tensor has no softmax method: call the function.", category="api-name")
