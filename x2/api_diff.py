@@ -310,7 +310,7 @@ def _dedent(code: str) -> str:
 
 
 # The metadata modules of each framework, in page order (each fills its framework's TABLE).
-MODULES = {"tf": ("mappers.tf.api_docs", "mappers.tf.api_docs_ops", "mappers.tf.api_docs_keras"),
+MODULES = {"tf": ("mappers.tf.api_docs", "mappers.tf.api_docs_nn", "mappers.tf.api_docs_ops", "mappers.tf.api_docs_keras"),
            "torch": ("mappers.torch.api_docs", "mappers.torch.api_docs_ops", "mappers.torch.api_docs_nn")}
 
 

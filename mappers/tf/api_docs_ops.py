@@ -163,7 +163,6 @@ for name, pd, spec, pre, pd_pre, cat, note in [
 del IMG
 
 # ---------------------------------------------------------------- tf.signal (complex results compared as real and imag parts)
-_C = "c = tf.complex(t, u) | c = paddle.complex(t, u)"
 api("tf.signal.fft", "signal", (), "paddle.fft.fft", "tf.signal.fft(input, name=None)",
     "paddle.fft.fft(x, n=None, axis=-1, norm='backward', name=None)",
     [A("input", "x", "renamed", "complex64 on both sides"), A("—", "n / axis / norm", "paddle-only")],
@@ -203,4 +202,3 @@ for name, coef in (("hann_window", 0.5), ("hamming_window", 0.54)):
          f"    return {coef} - {1 - coef:.2f} * paddle.cos(2 * np.pi * n / N)\n", pd_fn=name, category="missing",
          notes="Paddle's window functions live in paddle.audio.functional.get_window (float64 by default); "
                "the formula is one line.", atol=1e-5)
-del _C
