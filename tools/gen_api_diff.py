@@ -58,8 +58,11 @@ def page(entry) -> str:
             lines.append(f"| `{op}` | `{fn}` | {_cell(doc)} |")
     else:
         lines += ["**Reference only, not converted by x2** (no mapper yet)."]
-    lines += ["", "## Signatures", "", "```python", entry.source_sig, entry.paddle_sig, "```", "",
-              "## Arguments", ""]
+    lines += ["", "## Signatures", "", "```python", entry.source_sig, entry.paddle_sig, "```", ""]
+    if entry.sig_from_spec:
+        lines += ["The parameters this page exercises, in the source API's order (`…`: has a default); Paddle's own "
+                  "order can differ, and the call forms below pass such parameters by keyword.", ""]
+    lines += ["## Arguments", ""]
     if entry.args:
         lines += [f"| {TITLES[entry.framework]} | Paddle | difference | notes |", "|---|---|---|---|"]
         lines += [f"| `{_cell(r.source)}` | `{_cell(r.paddle)}` | {KINDS[r.kind]} | {_cell(r.note)} |" for r in entry.args]

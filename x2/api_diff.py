@@ -91,6 +91,7 @@ class ApiDiff:
     category: str = ""        # a Category key; "" derives it from the argument table (see derived_category)
     forms: tuple = ()         # ((label, source call, paddle call), ...) when generated from a call spec
     check_dtype: bool = True  # False only where the page says the result dtype differs
+    sig_from_spec: bool = False  # the signatures list the call spec's parameters, not the full API
 
     @property
     def cat(self) -> Category:
@@ -158,8 +159,9 @@ class ApiTable:
         args = [spec_row(p) for p in params] + list(rows)
         src_sig = f"{src_fn}({', '.join(p.source_sig() for p in params if p.source != '-')})"
         pd_sig = f"{pd_fn}({', '.join(p.paddle_sig() for p in params if p.paddle != '-')})"
+        derived = "source_sig" not in kw and "paddle_sig" not in kw
         return self.api(api, family, ops, paddle, kw.pop("source_sig", src_sig), kw.pop("paddle_sig", pd_sig),
-                        args, src_code, pd_code, notes, forms=tuple(forms), **kw)
+                        args, src_code, pd_code, notes, forms=tuple(forms), sig_from_spec=derived, **kw)
 
 
 @dataclass(frozen=True)
