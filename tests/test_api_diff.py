@@ -125,3 +125,26 @@ def test_api_diff_docs_are_up_to_date():
     proc = subprocess.run([sys.executable, "tools/gen_api_diff.py", "--check"], cwd=ROOT,
                           capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_category_is_derived_from_the_argument_table_unless_set():
+    by_api = {e.api: e for e in ENTRIES}
+    assert by_api["torch.abs"].cat is Category.SOURCE_MORE          # torch's out= has no Paddle counterpart
+    assert by_api["keras.ops.add"].cat is Category.ARG_NAMES        # x1/x2 vs x/y
+    assert by_api["torch.nn.functional.avg_pool2d"].cat is Category.DEFAULTS   # count_include_pad vs exclusive
+    assert by_api["tf.math.xlogy"].cat is Category.MISSING          # set explicitly
+    assert len(Category) == 12 and len({c.key for c in Category}) == 12
+
+
+def test_index_and_table_list_every_api_with_category_and_converter():
+    readme = (ROOT / "docs" / "api_diff" / "README.md").read_text()
+    table = (ROOT / "docs" / "api_diff" / "table.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| [`")]
+    assert len(rows) == len(ENTRIES)
+    conv2d = next(line for line in readme.splitlines() if line.startswith("| [`torch.nn.Conv2d`]"))
+    conv2d_entry = next(e for e in ENTRIES if e.api == "torch.nn.Conv2d")
+    assert "yes: `mappers.torch." in conv2d and f"| {conv2d_entry.cat.key} |" in conv2d
+    xlogy = next(line for line in rows if line.startswith("| [`tf.math.xlogy`]"))
+    assert "| missing |" in xlogy and "| no |" in xlogy
+    for cat in Category:
+        assert f"### {cat.key}" in readme
