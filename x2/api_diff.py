@@ -140,6 +140,27 @@ class ApiTable:
             (i,) = [i for i, e in enumerate(self.entries) if e.api == api]
             self.entries[i] = dataclasses.replace(self.entries[i], category=key)
 
+    def add_forms(self, specs: dict) -> None:
+        """Add generated call forms to entries declared earlier with a hand-written example.
+
+        `specs` maps an API to its call spec, or to (spec, options) with the options of `call`
+        (then, pd_then, src_fn, pd_fn, pd_pos). The forms run first, on the untouched inputs,
+        then the hand-written example; both are compared.
+        """
+        import dataclasses
+        for api, spec in specs.items():
+            spec, opts = (spec, {}) if isinstance(spec, str) else spec
+            (i,) = [i for i, e in enumerate(self.entries) if e.api == api]
+            e = self.entries[i]
+            then = opts.get("then", "")
+            forms = call_forms(opts.get("src_fn", api), opts.get("pd_fn", e.paddle), parse_spec(spec), then,
+                               opts.get("pd_then", then), "", opts.get("pd_pos"))
+            src = _forms_code("", [(lbl, c) for lbl, c, _ in forms]).replace("out = [", "forms = [", 1)
+            pd = _forms_code("", [(lbl, c) for lbl, _, c in forms]).replace("out = [", "forms = [", 1)
+            tail = "out = [forms, out]\n"
+            self.entries[i] = dataclasses.replace(e, forms=tuple(forms), source_code=src + "\n" + e.source_code + tail,
+                                                  paddle_code=pd + "\n" + e.paddle_code + tail)
+
     def call(self, api: str, family: str, ops, paddle: str, spec: str, *, then: str = "", pre: str = "",
              post: str = "", pd_then: str | None = None, pd_pre: str | None = None, src_fn: str | None = None,
              pd_fn: str | None = None, pd_pos: int | None = None, rows=(), notes=(), **kw) -> ApiDiff:

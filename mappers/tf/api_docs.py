@@ -17,7 +17,12 @@ P = "paddle.to_tensor(x)"
 
 def elementwise(name, ops, paddle, family="math", pd=None, src=None, notes=(), shape=(2, 3, 4),
                 atol=1e-5, sig_x="x"):
-    """A one-input elementwise API with the same argument on both sides."""
+    """A one-input elementwise API with the same argument on both sides (in its call forms unless
+    the example needs its own input)."""
+    if src is None and pd is None:
+        TABLE.call(name, family, ops, paddle, f"{sig_x}>x=t; *name=None?", notes=notes, shape=shape, atol=atol,
+                   source_sig=f"{name}({sig_x}, name=None)", paddle_sig=f"{paddle}(x, name=None)")
+        return
     api(name, family, ops, paddle, f"{name}({sig_x}, name=None)", f"{paddle}(x, name=None)",
         [a(sig_x, "x", "same" if sig_x == "x" else "renamed"), NAME],
         src or f"out = {name}(x)", pd or f"out = {paddle}({P})", notes, shape=shape, atol=atol)
@@ -520,3 +525,44 @@ api("tf.signal.rfft", "spectral", ("RFFT", "ComplexAbs"), "paddle.abs(paddle.fft
      "else or returned by the graph, and a ComplexAbs of anything but an RFFT.",
      "The converted model computes |rfft(x)| = sqrt((x @ cos)^2 + (x @ sin)^2) with constant DFT tables (float64 "
      "angles) instead of calling paddle.fft; n // 2 + 1 bins on both sides."), atol=1e-4)
+
+# Call forms for the pages above whose example was written by hand (x2.api_diff.ApiTable.add_forms).
+_N = "*name=None?"
+_CMP = "x=tf.round(t) | paddle.round(t); y=tf.round(u) | paddle.round(u); " + _N
+TABLE.add_forms({
+    "tf.math.log": f"x=abs(t) + 0.1; {_N}", "tf.math.sqrt": f"x=abs(t); {_N}",
+    "tf.math.rsqrt": f"x=abs(t) + 0.1; {_N}", "tf.math.reciprocal": f"x=abs(t) + 0.5; {_N}",
+    "tf.math.sin": f"x=t * 3; {_N}", "tf.math.cos": f"x=t * 3; {_N}", "tf.math.floor": f"x=t * 3; {_N}",
+    "tf.math.ceil": f"x=t * 3; {_N}",
+    "tf.nn.silu": "features>x=t", "tf.nn.relu6": f"features>x=t * 4; {_N}",
+    "tf.nn.leaky_relu": f"features>x=t; alpha>negative_slope=0.1?!0.2; {_N}",
+    "tf.nn.gelu": f"features>x=t; approximate=True?; {_N}",
+    "keras.ops.gelu": "x=t; approximate=False?!True",
+    "tf.nn.softmax": f"logits>x=t; axis=1?; {_N}", "tf.nn.log_softmax": f"logits>x=t; axis=1?; {_N}",
+    "tf.clip_by_value": f"t>x=t; clip_value_min>min=-0.5; clip_value_max>max=0.5; {_N}",
+    "tf.math.reduce_sum": (f"input_tensor>x=t; axis=1?; keepdims>keepdim=True?; {_N}", {"pd_pos": 2}),
+    "tf.math.reduce_mean": f"input_tensor>x=t; axis=1?; keepdims>keepdim=True?; {_N}",
+    "tf.math.reduce_max": f"input_tensor>x=t; axis=1?; keepdims>keepdim=True?; {_N}",
+    "tf.math.reduce_min": f"input_tensor>x=t; axis=1?; keepdims>keepdim=True?; {_N}",
+    "tf.math.reduce_prod": f"input_tensor>x=t; axis=1?; keepdims>keepdim=True?; {_N}",
+    "tf.reshape": f"tensor>x=t; shape=[4, -1]; {_N}",
+    "tf.squeeze": f"input>x=t; axis=1?; {_N}",
+    "tf.expand_dims": f"input>x=t; axis=1; {_N}",
+    "tf.concat": f"values>x=[t, 2 * t]; axis=-1; {_N}",
+    "tf.stack": f"values>x=[t, 2 * t]; axis=1?; {_N}",
+    "tf.transpose": f"a>x=t; perm=[2, 0, 1]; {_N}",
+    "tf.cast": "x=t * 3; dtype=tf.int32 | 'int32'; *name>-=None?",
+    "tf.zeros_like": f"input>x=t; dtype=None?; {_N}", "tf.ones_like": f"input>x=t; dtype=None?; {_N}",
+    "tf.gather": f"params>x=t; indices>index=[2, 0] | paddle.to_tensor([2, 0]); *axis=1; {_N}",
+    "tf.tile": f"input>x=t; multiples>repeat_times=[1, 2, 1]; {_N}",
+    "tf.reverse": f"tensor>x=t; axis=[0, 2]; {_N}",
+    "tf.unstack": "value>input=t; *axis=1; *name>-=None?",
+    "tf.where": f"condition=t > 0; x=t; y=-t; {_N}",
+    "tf.fill": f"dims>shape=[2, 3]; value>fill_value=1.5; {_N}",
+    "tf.math.argmax": f"input>x=t; axis=1?!0; {_N}",
+    "tf.broadcast_to": f"input>x=t[:, :1]; shape=[2, 3, 4]; {_N}",
+    "tf.math.equal": _CMP, "tf.math.not_equal": _CMP, "tf.math.greater": _CMP, "tf.math.greater_equal": _CMP,
+    "tf.math.less": _CMP, "tf.math.less_equal": _CMP,
+    "tf.math.logical_not": f"x=t > 0; {_N}",
+})
+del _N, _CMP

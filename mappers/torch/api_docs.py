@@ -22,6 +22,10 @@ def aten(*names):
 
 
 def elementwise(name, ops, paddle, family="math", src=None, pd=None, notes=(), atol=1e-5):
+    if src is None and pd is None:   # the call forms of the plain one-input call
+        TABLE.call(name, family, aten(*ops), paddle, "input>x=t", rows=[OUT], notes=notes, atol=atol,
+                   source_sig=f"{name}(input, *, out=None)", paddle_sig=f"{paddle}(x, name=None)")
+        return
     api(name, family, aten(*ops), paddle, f"{name}(input, *, out=None)", f"{paddle}(x, name=None)",
         [INPUT, OUT], src or f"out = {name}({T})", pd or f"out = {paddle}({P})", notes, atol=atol)
 
@@ -518,3 +522,34 @@ module("torch.linalg.vector_norm", "math", ["linalg_vector_norm.default"], "padd
         "non-zeros for 0, pow(sum(pow(abs(x), p)), 1/p) otherwise. The weight norm of "
         "wav2vec2's positional conv reads only parameters, so it is folded at conversion.",),
        atol=1e-4)
+
+# Call forms for the pages above whose example was written by hand (x2.api_diff.ApiTable.add_forms).
+_INPLACE = "inplace>-=False?"
+TABLE.add_forms({
+    "torch.log": "input>x=abs(t) + 0.1", "torch.sqrt": "input>x=abs(t)", "torch.rsqrt": "input>x=abs(t) + 0.1",
+    "torch.logical_not": "input>x=t > 0",
+    "torch.sin": "input>x=t * 3", "torch.cos": "input>x=t * 3", "torch.floor": "input>x=t * 3", "torch.ceil": "input>x=t * 3",
+    "torch.clamp": "input>x=t; min=-0.5; max=0.5?",
+    "torch.sum": ("input>x=t; dim>axis=1; keepdim=True?", {"pd_pos": 2}),
+    "torch.mean": "input>x=t; dim>axis=(1, 2); keepdim=True?",
+    "torch.amax": "input>x=t; dim>axis=-1?; keepdim=True?", "torch.amin": "input>x=t; dim>axis=-1?; keepdim=True?",
+    "torch.any": "input>x=t > 1; dim>axis=1?; keepdim=True?",
+    "torch.std": ("input>x=t; dim>axis=-1?; *keepdim=True?", {"pd_pos": 2}),
+    "torch.reshape": "input>x=t; shape=(4, -1)",
+    "torch.flatten": "input>x=t; start_dim>start_axis=1?; end_dim>stop_axis=-1?",
+    "torch.permute": "input>x=t; dims>perm=(2, 0, 1)",
+    "torch.nn.functional.silu": f"input>x=t; {_INPLACE}",
+    "torch.nn.functional.gelu": "input>x=t; *approximate='tanh' | True?",
+    "torch.nn.functional.leaky_relu": f"input>x=t; negative_slope=0.1?; {_INPLACE}",
+    "torch.nn.functional.softmax": "input>x=t; dim>axis=1",
+    "torch.nn.functional.log_softmax": "input>x=t; dim>axis=1",
+    **{f"torch.nn.{cls}": (_INPLACE, {"then": "(t * 4)", "src_fn": f"nn.{cls}"})
+       for cls in ("ReLU", "SiLU", "Hardswish", "ReLU6")},
+    "torch.nn.GELU": ("approximate='tanh' | True?", {"then": "(t)", "src_fn": "nn.GELU"}),
+    "torch.nn.LeakyReLU": (f"negative_slope=0.1?; {_INPLACE}", {"then": "(t)", "src_fn": "nn.LeakyReLU"}),
+    "torch.nn.Hardtanh": (f"min_val>min=-0.5?; max_val>max=0.5?; {_INPLACE}", {"then": "(t)", "src_fn": "nn.Hardtanh"}),
+    "torch.nn.Softmax": ("dim>axis=1", {"then": "(t)", "src_fn": "nn.Softmax"}),
+    "torch.nn.LogSoftmax": ("dim>axis=1", {"then": "(t)", "src_fn": "nn.LogSoftmax"}),
+    "torch.nn.Flatten": ("start_dim>start_axis=1?; end_dim>stop_axis=-1?", {"then": "(t)", "src_fn": "nn.Flatten"}),
+})
+del _INPLACE
