@@ -511,7 +511,7 @@ api("tf.nn.local_response_normalization", "normalization", "LRN", "paddle.nn.fun
     shape=(2, 3, 4, 6), atol=1e-5)
 
 # ---------------------------------------------------------------- spectral
-api("tf.signal.rfft", "spectral", ("RFFT", "ComplexAbs"), "paddle.abs(paddle.fft.rfft(x))",
+api("tf.signal.rfft", "signal", ("RFFT", "ComplexAbs"), "paddle.abs(paddle.fft.rfft(x))",
     "tf.signal.rfft(input_tensor, fft_length=None, name=None)  # then tf.math.abs (op ComplexAbs)",
     "paddle.fft.rfft(x, n=None, axis=-1, norm='backward', name=None)",
     [a("input_tensor", "x", "renamed"),

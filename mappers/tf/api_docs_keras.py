@@ -61,24 +61,24 @@ for name, pd, spec, fam, ops, cat, dtype, note in [
          "Keras (TF backend) returns int32, Paddle int64"),
         ("argsort", "argsort", "x=t; axis=1?!-1", "sort", (), "return-types", False, "Keras int32, Paddle int64"),
         ("sort", "sort", "x=t; axis=1?!-1", "sort", (), "", True, ""),
-        ("reshape", "reshape", "x=t; newshape>shape=(4, 6)", "shape", ("Reshape",), "", True, ""),
-        ("transpose", "transpose", "x=t; axes>perm=(2, 0, 1)?!(2, 1, 0)", "shape", ("Transpose",), "defaults", True,
+        ("reshape", "reshape", "x=t; newshape>shape=(4, 6)", "array", ("Reshape",), "", True, ""),
+        ("transpose", "transpose", "x=t; axes>perm=(2, 0, 1)?!(2, 1, 0)", "array", ("Transpose",), "defaults", True,
          "Keras reverses the axes when axes is None; Paddle requires perm"),
-        ("concatenate", "concat", "xs>x=[t, u]; axis=1?!0", "shape", ("ConcatV2",), "", True, "both default to axis 0"),
-        ("stack", "stack", "x=[t, u]; axis=1?", "shape", ("Pack",), "", True, ""),
-        ("squeeze", "squeeze", "x=t[:, :1]; axis=1?", "shape", ("Squeeze",), "", True, ""),
-        ("expand_dims", "unsqueeze", "x=t; axis=1", "shape", ("ExpandDims",), "", True, ""),
-        ("where", "where", "condition=t > 0; x1>x=t; x2>y=u", "shape", ("SelectV2",), "", True, ""),
-        ("tile", "tile", "x=t; repeats>repeat_times=(1, 2, 1)", "shape", ("Tile",), "", True, ""),
-        ("repeat", "repeat_interleave", "x=t; repeats=2; axis=1?", "shape", (), "", True, ""),
-        ("flip", "flip", "x=t; axis=1?![0, 1, 2]", "shape", ("ReverseV2",), "defaults", True,
+        ("concatenate", "concat", "xs>x=[t, u]; axis=1?!0", "array", ("ConcatV2",), "", True, "both default to axis 0"),
+        ("stack", "stack", "x=[t, u]; axis=1?", "array", ("Pack",), "", True, ""),
+        ("squeeze", "squeeze", "x=t[:, :1]; axis=1?", "array", ("Squeeze",), "", True, ""),
+        ("expand_dims", "unsqueeze", "x=t; axis=1", "array", ("ExpandDims",), "", True, ""),
+        ("where", "where", "condition=t > 0; x1>x=t; x2>y=u", "array", ("SelectV2",), "", True, ""),
+        ("tile", "tile", "x=t; repeats>repeat_times=(1, 2, 1)", "array", ("Tile",), "", True, ""),
+        ("repeat", "repeat_interleave", "x=t; repeats=2; axis=1?", "array", (), "", True, ""),
+        ("flip", "flip", "x=t; axis=1?![0, 1, 2]", "array", ("ReverseV2",), "defaults", True,
          "Keras flips every axis when axis is None; Paddle requires axis"),
-        ("roll", "roll", "x=t; shift>shifts=1; axis=2?", "shape", (), "", True, ""),
-        ("tril", "tril", "x=t; k>diagonal=1?", "shape", (), "", True, ""),
-        ("triu", "triu", "x=t; k>diagonal=-1?", "shape", (), "", True, ""),
-        ("moveaxis", "moveaxis", "x=t; source=0; destination=2", "shape", ("Transpose",), "", True, ""),
+        ("roll", "roll", "x=t; shift>shifts=1; axis=2?", "array", (), "", True, ""),
+        ("tril", "tril", "x=t; k>diagonal=1?", "array", (), "", True, ""),
+        ("triu", "triu", "x=t; k>diagonal=-1?", "array", (), "", True, ""),
+        ("moveaxis", "moveaxis", "x=t; source=0; destination=2", "array", ("Transpose",), "", True, ""),
         ("one_hot", "nn.functional.one_hot", "x=tf.constant([0, 2, 1]) | paddle.to_tensor([0, 2, 1]); num_classes=4",
-         "shape", (), "", True, "float32 on both sides"),
+         "array", (), "", True, "float32 on both sides"),
         ("zeros_like", "zeros_like", "x=t", "creation", ("ZerosLike",), "", True, ""),
         ("ones_like", "ones_like", "x=t", "creation", ("OnesLike",), "", True, ""),
         ("full_like", "full_like", "x=t; fill_value=2.0", "creation", (), "", True, ""),
@@ -97,19 +97,19 @@ api("keras.ops.einsum", "math", "Einsum", "paddle.einsum", "keras.ops.einsum(sub
 # ---------------------------------------------------------------- keras.layers: built, then applied to t (N, L, C) or an NHWC reshape
 _IMG = "tf.reshape(t, (1, 2, 4, 3))"
 _PIMG = "t.reshape([1, 2, 4, 3])"
-call("keras.layers.Identity", "shape", ("Identity",), "paddle.nn.Identity", "", then="(t)", src_fn="keras.layers.Identity",
+call("keras.layers.Identity", "array", ("Identity",), "paddle.nn.Identity", "", then="(t)", src_fn="keras.layers.Identity",
      pd_fn="paddle.nn.Identity")
 call("keras.layers.PReLU", "activation", (), "paddle.nn.PReLU", "-<init=0.0", then="(t)", src_fn="keras.layers.PReLU",
      pd_fn="paddle.nn.PReLU", category="defaults",
      notes=("Keras initialises alpha to zeros (one per element of the input shape, shareable with shared_axes); "
             "Paddle to 0.25 (one value, or one per channel with num_parameters): pass init=0.0 to match a fresh layer.",))
-api("keras.layers.UpSampling1D", "shape", (), "paddle.repeat_interleave", "keras.layers.UpSampling1D(size=2)",
+api("keras.layers.UpSampling1D", "array", (), "paddle.repeat_interleave", "keras.layers.UpSampling1D(size=2)",
     "paddle.repeat_interleave(x, repeats, axis=None, name=None)", [A("size", "repeats", "renamed"),
     A("—", "axis", "paddle-only", "1: the steps axis of (N, L, C)")],
     "out = [keras.layers.UpSampling1D()(t), keras.layers.UpSampling1D(size=3)(t)]",
     "out = [paddle.repeat_interleave(t, 2, axis=1), paddle.repeat_interleave(t, 3, axis=1)]",
     "Repeats every step along the length axis.", category="composite")
-api("keras.layers.RepeatVector", "shape", (), "paddle.tile", "keras.layers.RepeatVector(n)", "paddle.tile(x, repeat_times)",
+api("keras.layers.RepeatVector", "array", (), "paddle.tile", "keras.layers.RepeatVector(n)", "paddle.tile(x, repeat_times)",
     [A("n", "repeat_times", "semantics", "[1, n, 1] after unsqueeze(1)")], "out = keras.layers.RepeatVector(2)(t[0])",
     "out = t[0].unsqueeze(1).tile([1, 2, 1])", "(N, F) -> (N, n, F)", category="composite")
 for name, pd_code, note in [
@@ -118,17 +118,17 @@ for name, pd_code, note in [
         ("Cropping1D", "t[:, 1:-1]", "crop (1, 1) steps: slicing"),
         ("ZeroPadding1D", "F.pad(t, [1, 1], data_format='NLC')", "pad (1, 1) steps with zeros")]:
     src_arg = "(1, 1)" if name in ("Cropping1D", "ZeroPadding1D") else ""
-    api(f"keras.layers.{name}", "pool" if "Pool" in name else "shape", (), pd_code.split("(")[0],
+    api(f"keras.layers.{name}", "pooling" if "Pool" in name else "array", (), pd_code.split("(")[0],
         f"keras.layers.{name}({'cropping' if 'Crop' in name else 'padding' if 'Pad' in name else 'data_format, keepdims'}=...)",
         pd_code, [], f"out = keras.layers.{name}({src_arg})(t)", f"out = {pd_code}", note, category="composite")
 for name, pool in (("MaxPooling1D", "MaxPool1D"), ("AveragePooling1D", "AvgPool1D")):
-    call(f"keras.layers.{name}", "pool", (), f"paddle.nn.{pool} (NCL)", "pool_size>kernel_size=2; strides>stride=1?!2", then="(t)",
+    call(f"keras.layers.{name}", "pooling", (), f"paddle.nn.{pool} (NCL)", "pool_size>kernel_size=2; strides>stride=1?!2", then="(t)",
          src_fn=f"keras.layers.{name}", pd_pre=f"def {pool}(kernel_size, stride=None):\n"
          f"    return lambda x: paddle.nn.{pool}(kernel_size, stride).__call__(x.transpose([0, 2, 1])).transpose([0, 2, 1])\n",
          pd_fn=pool, category="usage",
          notes="Keras pools channels-last (N, L, C); Paddle's 1-D pools are (N, C, L) only: transpose around them. "
                "strides defaults to pool_size on both sides.")
-api("keras.layers.Cropping2D", "shape", (), "slicing", "keras.layers.Cropping2D(cropping=((0, 0), (0, 0)), data_format=None)",
+api("keras.layers.Cropping2D", "array", (), "slicing", "keras.layers.Cropping2D(cropping=((0, 0), (0, 0)), data_format=None)",
     "x[:, top:H - bottom, left:W - right]", [A("cropping", "—", "semantics", "((top, bottom), (left, right)) -> a slice")],
     f"out = keras.layers.Cropping2D(((1, 0), (1, 1)))({_IMG})", f"out = {_PIMG}[:, 1:, 1:-1]", "NHWC on both sides here",
     category="composite")
@@ -139,7 +139,7 @@ api("keras.layers.Rescaling", "math", (), "x * scale + offset", "keras.layers.Re
     [A("scale / offset", "—", "semantics", "plain arithmetic in Paddle")],
     "out = [keras.layers.Rescaling(1 / 255.0, offset=-1.0)(t), keras.layers.Rescaling(2.0)(t)]",
     "out = [t * (1 / 255.0) + -1.0, t * 2.0]", category="composite")
-api("keras.layers.UnitNormalization", "norm", (), "paddle.nn.functional.normalize", "keras.layers.UnitNormalization(axis=-1)",
+api("keras.layers.UnitNormalization", "normalization", (), "paddle.nn.functional.normalize", "keras.layers.UnitNormalization(axis=-1)",
     "paddle.nn.functional.normalize(x, p=2, axis=1, epsilon=1e-12, name=None)", [A("axis", "axis", "default", "Keras -1, Paddle 1")],
     "out = keras.layers.UnitNormalization()(t)", "out = F.normalize(t, axis=-1)", category="defaults", atol=1e-5)
 api("keras.layers.Average", "merge", (), "paddle.add_n(xs) / n", "keras.layers.Average()", "paddle.add_n(inputs) / len(inputs)",
@@ -157,7 +157,7 @@ api("keras.layers.Resizing", "image", ("ResizeBilinear",), "paddle.nn.functional
      A("—", "data_format", "paddle-only", "'NHWC' for Keras' layout")],
     f"out = keras.layers.Resizing(4, 6)({_IMG})", f"out = F.interpolate({_PIMG}, size=[4, 6], mode='bilinear', data_format='NHWC')",
     "Half-pixel centres on both sides (align_corners=False, align_mode=0).", category="defaults", atol=1e-5)
-api("keras.layers.Embedding", "nn", (), "paddle.nn.Embedding", "keras.layers.Embedding(input_dim, output_dim, embeddings_initializer=...)",
+api("keras.layers.Embedding", "array", (), "paddle.nn.Embedding", "keras.layers.Embedding(input_dim, output_dim, embeddings_initializer=...)",
     "paddle.nn.Embedding(num_embeddings, embedding_dim, padding_idx=None, sparse=False, weight_attr=None)",
     [A("input_dim", "num_embeddings", "renamed"), A("output_dim", "embedding_dim", "renamed"),
      A("embeddings_initializer", "weight_attr", "semantics", "an initializer vs a ParamAttr (or set_value)")],

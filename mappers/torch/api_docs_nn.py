@@ -193,7 +193,7 @@ call("torch.nn.functional.dropout", "regularization", aten("dropout.default", "n
 call("torch.nn.functional.dropout2d", "regularization", (), "paddle.nn.functional.dropout2d",
      f"input>x={T4}; p=0.5?; training=False; {INPLACE}",
      notes="training defaults to True on both sides: pass training=False for inference.")
-call("torch.nn.functional.one_hot", "shape", (), "paddle.nn.functional.one_hot",
+call("torch.nn.functional.one_hot", "array", (), "paddle.nn.functional.one_hot",
      "input>x=torch.tensor([0, 2, 1, 3]) | paddle.to_tensor([0, 2, 1, 3]); num_classes=4?!4",
      category="return-types", check_dtype=False,
      notes=("torch returns int64, Paddle float32: cast if the dtype matters.",
@@ -214,21 +214,21 @@ for name, spec, note in [
         ("pairwise_distance", "x1>x=t; x2>y=u; p=2.0?; eps>epsilon=1e-6?; keepdim=False?", ""),
         ("instance_norm", f"input>x={T4}", "no running stats, no affine: per-instance normalization on both sides"),
         ("local_response_norm", f"input>x={T4}; size=2; alpha=1e-4?; beta=0.75?; k=1.0?", "")]:
-    call(f"torch.nn.functional.{name}", "pool" if "pool" in name else "nn", (), f"paddle.nn.functional.{name}", spec,
+    call(f"torch.nn.functional.{name}", "pooling" if "pool" in name else "layers", (), f"paddle.nn.functional.{name}", spec,
          notes=(note,) if note else (), atol=1e-4)
-call("torch.nn.functional.avg_pool1d", "pool", (), "paddle.nn.functional.avg_pool1d",
+call("torch.nn.functional.avg_pool1d", "pooling", (), "paddle.nn.functional.avg_pool1d",
      "input>x=t; kernel_size=2; stride=1?; padding=1?; ceil_mode=False?; count_include_pad>exclusive=True | False?!False",
      pd_pos=4, category="defaults",
      notes=("torch counts the zero padding in the average by default; Paddle excludes it (exclusive=True).",
             "Paddle's order is (x, kernel_size, stride, padding, exclusive, ceil_mode)."))
-call("torch.nn.functional.avg_pool2d", "pool", aten("avg_pool2d.default"), "paddle.nn.functional.avg_pool2d",
+call("torch.nn.functional.avg_pool2d", "pooling", aten("avg_pool2d.default"), "paddle.nn.functional.avg_pool2d",
      f"input>x={T4}; kernel_size=2; stride=1?; padding=1?; ceil_mode=False?; count_include_pad>exclusive=True | False?!False",
      notes="torch counts the zero padding in the average by default (count_include_pad=True); Paddle excludes it "
            "(exclusive=True): pass exclusive=False to match.", category="defaults")
-call("torch.nn.functional.unfold", "nn", (), "paddle.nn.functional.unfold",
+call("torch.nn.functional.unfold", "layers", (), "paddle.nn.functional.unfold",
      f"input>x={T4}; kernel_size>kernel_sizes=2; dilation>dilations=1?; padding>paddings=0?; stride>strides=1?",
      pd_pos=2, notes="Paddle's order is (x, kernel_sizes, strides, paddings, dilations): pass the rest by keyword.")
-call("torch.nn.functional.group_norm", "norm", aten("native_group_norm.default"), "paddle.nn.functional.group_norm",
+call("torch.nn.functional.group_norm", "normalization", aten("native_group_norm.default"), "paddle.nn.functional.group_norm",
      "input>x=t.reshape(2, 3, 2, 2) | t.reshape([2, 3, 2, 2]); num_groups=3; weight=u[0, :, 0]?; bias=u[1, :, 0]?; eps>epsilon=1e-5?",
      pd_pos=2, notes="Paddle's order is (x, num_groups, epsilon, weight, bias, data_format): pass the rest by keyword.")
 
@@ -299,7 +299,7 @@ for cls, pd, spec, then, ops, note in [
          "(t[0], torch.tensor([1, 0, 3])) | (t[0], paddle.to_tensor([1, 0, 3]))", (), ""),
         ]:
     src_then, _, pd_then = then.partition(" | ")
-    call(f"torch.nn.{cls}", "nn" if "Loss" not in cls else "loss", aten(*ops), f"paddle.nn.{pd}", spec, then=src_then,
+    call(f"torch.nn.{cls}", "layers" if "Loss" not in cls else "loss", aten(*ops), f"paddle.nn.{pd}", spec, then=src_then,
          pd_then=pd_then or src_then, src_fn=f"nn.{cls}", pd_fn=f"paddle.nn.{pd}", notes=(note,) if note else (),
          atol=1e-4, pd_pos=1 if pd in ("Pad1D", "Pad2D") else None)
 call("torch.nn.PReLU", "activation", (), "paddle.nn.PReLU", "num_parameters=2?; init=0.1?", then="(t.reshape(1, 2, 3, 4))",

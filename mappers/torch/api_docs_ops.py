@@ -126,12 +126,12 @@ for name, pd, spec, ops, cat, note in [
         ("vstack", "vstack", "tensors>x=(t, u)", (), "", ""),
         ("numel", "numel", "input>x=t", (), "return-types", "torch returns a Python int, Paddle a 0-D int64 tensor"),
         ("clip", "clip", "input>x=t; min=-0.5; max=0.5?", ("clamp.default",), "", "alias of torch.clamp")]:
-    call(f"torch.{name}", "shape", aten(*ops), f"paddle.{pd}", spec, rows=[OUT], notes=(note,) if note else (),
+    call(f"torch.{name}", "array", aten(*ops), f"paddle.{pd}", spec, rows=[OUT], notes=(note,) if note else (),
          category=cat)
-call("torch.narrow", "shape", (), "paddle.slice", "input=t; dim>axis=2; start=1; length=2",
+call("torch.narrow", "array", (), "paddle.slice", "input=t; dim>axis=2; start=1; length=2",
      pd_pre="narrow = lambda input, axis, start, length: paddle.slice(input, [axis], [start], [start + length])\n",
      pd_fn="narrow", category="composite", notes="paddle.slice takes axes/starts/ends lists; end = start + length.")
-api("torch.meshgrid", "shape", (), "paddle.meshgrid", "torch.meshgrid(*tensors, indexing=None)",
+api("torch.meshgrid", "array", (), "paddle.meshgrid", "torch.meshgrid(*tensors, indexing=None)",
     "paddle.meshgrid(*args, **kwargs)", [A("indexing", "—", "unsupported", "Paddle is always 'ij'")],
     "out = [torch.meshgrid(t[0, 0], t[0, :, 0], indexing='ij'), torch.meshgrid(t[0, 0], t[0, :, 0], indexing='xy')]",
     "g = paddle.meshgrid(t[0, :, 0], t[0, 0])\nout = [paddle.meshgrid(t[0, 0], t[0, :, 0]), [g[1], g[0]]]",
@@ -140,7 +140,7 @@ api("torch.meshgrid", "shape", (), "paddle.meshgrid", "torch.meshgrid(*tensors, 
 call("torch.eye", "creation", (), "paddle.eye", "n>num_rows=3; m>num_columns=4?", rows=[OUT],
      notes="float32 (the default dtype) on both sides")
 call("torch.linspace", "creation", (), "paddle.linspace", "start=-1.0; end>stop=1.0; steps>num=5", rows=[OUT])
-call("torch.scatter", "shape", (), "paddle.put_along_axis", "input>arr=t; dim>axis=1; index>indices=t.argsort(dim=1) | t.argsort(axis=1); src>values=u",
+call("torch.scatter", "array", (), "paddle.put_along_axis", "input>arr=t; dim>axis=1; index>indices=t.argsort(dim=1) | t.argsort(axis=1); src>values=u",
      pd_pos=1, category="usage",
      notes="Argument order differs (torch input, dim, index, src; Paddle arr, indices, values, axis); "
            "torch's reduce= is Paddle's reduce= ('add', 'mul', ...).")
