@@ -27,15 +27,15 @@ from x2.api_diff import run_example, tables  # noqa: E402
 def modules_for(side: str) -> dict:
     if side == "tf":
         import tensorflow as tf
-        return {"tf": tf, "keras": tf.keras}
+        return {"tf": tf, "keras": tf.keras, "to_tensor": tf.constant}
     if side == "torch":
         import torch
         torch.manual_seed(0)
-        return {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
+        return {"torch": torch, "nn": torch.nn, "F": torch.nn.functional, "to_tensor": torch.tensor}
     if side == "paddle":
         import paddle
         paddle.seed(0)
-        return {"paddle": paddle, "nn": paddle.nn, "F": paddle.nn.functional}
+        return {"paddle": paddle, "nn": paddle.nn, "F": paddle.nn.functional, "to_tensor": paddle.to_tensor}
     raise SystemExit(f"unknown side {side!r}")
 
 
@@ -48,6 +48,8 @@ def main(side: str, out_path: str) -> int:
         jobs = [(e, "source") for e in all_tables[side].entries]
     saved: dict[str, np.ndarray] = {}
     for entry, which in jobs:
+        # a native abort kills the process: the last name printed tells the test which API did it
+        print(f"running {entry.api}", file=sys.stderr, flush=True)
         try:
             for i, value in enumerate(run_example(entry, which, modules)):
                 saved[f"{entry.api}::{i}"] = value

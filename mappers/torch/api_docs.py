@@ -22,6 +22,10 @@ def aten(*names):
 
 
 def elementwise(name, ops, paddle, family="math", src=None, pd=None, notes=(), atol=1e-5):
+    if src is None and pd is None:   # the call forms of the plain one-input call
+        TABLE.call(name, family, aten(*ops), paddle, "input>x=t", rows=[OUT], notes=notes, atol=atol,
+                   source_sig=f"{name}(input, *, out=None)", paddle_sig=f"{paddle}(x, name=None)")
+        return
     api(name, family, aten(*ops), paddle, f"{name}(input, *, out=None)", f"{paddle}(x, name=None)",
         [INPUT, OUT], src or f"out = {name}({T})", pd or f"out = {paddle}({P})", notes, atol=atol)
 
@@ -454,149 +458,6 @@ for name, ops, code, pd, sig, psig in [
             a("device / layout / requires_grad", "—", "unsupported")],
            f"out = {code}", f"out = {pd}", "x2 folds them to constants of the static shape.")
 
-# ---------------------------------------------------------------- conv / pool / norm
-module("torch.nn.Conv2d", "conv", ["convolution.default"], "paddle.nn.Conv2D",
-       "torch.nn.Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros', device=None, dtype=None)",
-       "paddle.nn.Conv2D(in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, padding_mode='zeros', weight_attr=None, bias_attr=None, data_format='NCHW')",
-       [a("in_channels / out_channels / kernel_size / stride / dilation / groups", "same names"),
-        a("padding", "padding", "same", "int/tuple or 'same'/'valid' on both sides (Paddle also 'SAME' and [t, b, l, r])"),
-        a("bias", "bias_attr", "semantics", "bias=False is bias_attr=False"), a("padding_mode", "padding_mode"),
-        a("—", "data_format", "paddle-only", "NCHW default on both sides")],
-       """
-       conv = nn.Conv2d(3, 4, 3, padding=1, stride=2)
-       conv.weight.data = torch.tensor(rng.randn(4, 3, 3, 3).astype('float32'))
-       conv.bias.data = torch.tensor(rng.randn(4).astype('float32'))
-       out = conv(torch.tensor(x))
-       """,
-       """
-       conv = paddle.nn.Conv2D(3, 4, 3, padding=1, stride=2)
-       conv.weight.set_value(rng.randn(4, 3, 3, 3).astype('float32'))  # OIHW on both sides
-       conv.bias.set_value(rng.randn(4).astype('float32'))
-       out = conv(paddle.to_tensor(x))
-       """, ("Weights are OIHW on both sides: copied as is (TF's HWIO needs a transpose).",),
-       shape=(1, 3, 6, 6), atol=1e-4)
-module("torch.nn.functional.conv2d", "conv", ["convolution.default"], "paddle.nn.functional.conv2d",
-       "torch.nn.functional.conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)",
-       "paddle.nn.functional.conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format='NCHW', name=None)",
-       [INPUT, a("weight", "weight", "same", "OIHW"), a("bias / stride / padding / dilation / groups", "same names")],
-       "w = rng.randn(6, 1, 3, 3).astype('float32')\nout = F.conv2d(torch.tensor(x), torch.tensor(w), groups=3, padding='same')",
-       "w = rng.randn(6, 1, 3, 3).astype('float32')\nout = F.conv2d(paddle.to_tensor(x), paddle.to_tensor(w), groups=3, padding='same')",
-       "Depthwise convs are groups=C on both sides.", shape=(1, 3, 5, 5), atol=1e-4)
-_BN = """
-       {mod}
-       g, b, m, v = [a.astype('float32') for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]
-       {set}
-       bn.eval()
-       out = bn({inp})
-       """
-module("torch.nn.BatchNorm2d", "normalization", ["_native_batch_norm_legit_no_training.default"], "paddle.nn.BatchNorm2D",
-       "torch.nn.BatchNorm2d(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None)",
-       "paddle.nn.BatchNorm2D(num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None, data_format='NCHW', use_global_stats=None, name=None)",
-       [a("num_features", "num_features"), a("eps", "epsilon", "renamed", "1e-5 on both (TF/Keras 1e-3)"),
-        a("momentum", "momentum", "semantics", "torch running = (1-m)*running + m*batch; Paddle running = m*running + (1-m)*batch: paddle momentum = 1 - torch momentum (0.1 -> 0.9)"),
-        a("affine", "weight_attr / bias_attr", "semantics", "affine=False is weight_attr=False, bias_attr=False"),
-        a("track_running_stats", "use_global_stats", "semantics", "roughly inverse; eval uses running stats on both sides by default")],
-       _BN.format(mod="bn = nn.BatchNorm2d(3, momentum=0.1)",
-                  set="for p, val in zip([bn.weight, bn.bias, bn.running_mean, bn.running_var], [g, b, m, v]):\n           p.data = torch.tensor(val)",
-                  inp="torch.tensor(x)"),
-       _BN.format(mod="bn = paddle.nn.BatchNorm2D(3, momentum=0.9)",
-                  set="for p, val in zip([bn.weight, bn.bias, bn._mean, bn._variance], [g, b, m, v]):\n           p.set_value(val)",
-                  inp="paddle.to_tensor(x)"),
-       ("Only the running statistics update differs (training); inference numbers match with the same eps.",),
-       shape=(2, 3, 4, 4), atol=1e-4)
-module("torch.nn.functional.batch_norm", "normalization", ["_native_batch_norm_legit_no_training.default"], "paddle.nn.functional.batch_norm",
-       "torch.nn.functional.batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05)",
-       "paddle.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training=False, momentum=0.9, epsilon=1e-05, data_format='NCHW', use_global_stats=None, name=None)",
-       [INPUT, a("running_mean / running_var", "running_mean / running_var"), a("weight / bias", "weight / bias", "semantics", "required in Paddle"),
-        a("momentum", "momentum", "semantics", "1 - torch momentum"), a("eps", "epsilon", "renamed")],
-       "g, b, m, v = [torch.tensor(a.astype('float32')) for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]\nout = F.batch_norm(torch.tensor(x), m, v, g, b)",
-       "g, b, m, v = [paddle.to_tensor(a.astype('float32')) for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]\nout = F.batch_norm(paddle.to_tensor(x), m, v, g, b)",
-       shape=(2, 3, 4, 4), atol=1e-4)
-module("torch.nn.LayerNorm", "normalization", ["native_layer_norm.default"], "paddle.nn.LayerNorm",
-       "torch.nn.LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None)",
-       "paddle.nn.LayerNorm(normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None)",
-       [a("normalized_shape", "normalized_shape"), a("eps", "epsilon", "renamed", "1e-5 on both (Keras 1e-3)"),
-        a("elementwise_affine / bias", "weight_attr / bias_attr", "semantics", "False is weight_attr=False / bias_attr=False")],
-       "ln = nn.LayerNorm(4)\nln.weight.data = torch.tensor(rng.randn(4).astype('float32'))\nln.bias.data = torch.tensor(rng.randn(4).astype('float32'))\nout = ln(torch.tensor(x))",
-       "ln = paddle.nn.LayerNorm(4)\nln.weight.set_value(rng.randn(4).astype('float32'))\nln.bias.set_value(rng.randn(4).astype('float32'))\nout = ln(paddle.to_tensor(x))", atol=1e-4)
-module("torch.nn.functional.layer_norm", "normalization", ["native_layer_norm.default"], "paddle.nn.functional.layer_norm",
-       "torch.nn.functional.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05)",
-       "paddle.nn.functional.layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None)",
-       [INPUT, a("normalized_shape", "normalized_shape"), a("weight / bias", "weight / bias"), a("eps", "epsilon", "renamed")],
-       f"out = F.layer_norm({T}, [3, 4])", f"out = F.layer_norm({P}, [3, 4])", atol=1e-4)
-module("torch.nn.GroupNorm", "normalization", ["native_group_norm.default"], "paddle.nn.GroupNorm",
-       "torch.nn.GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None)",
-       "paddle.nn.GroupNorm(num_groups, num_channels, epsilon=1e-05, weight_attr=None, bias_attr=None, data_format='NCHW', name=None)",
-       [a("num_groups / num_channels", "num_groups / num_channels"), a("eps", "epsilon", "renamed"), a("affine", "weight_attr / bias_attr", "semantics")],
-       "gn = nn.GroupNorm(2, 4)\ngn.weight.data = torch.tensor(rng.randn(4).astype('float32'))\ngn.bias.data = torch.tensor(rng.randn(4).astype('float32'))\nout = gn(torch.tensor(x))",
-       "gn = paddle.nn.GroupNorm(2, 4)\ngn.weight.set_value(rng.randn(4).astype('float32'))\ngn.bias.set_value(rng.randn(4).astype('float32'))\nout = gn(paddle.to_tensor(x))",
-       shape=(2, 4, 3, 3), atol=1e-4)
-module("torch.nn.MaxPool2d", "pooling", ["max_pool2d_with_indices.default", "max_pool2d.default"], "paddle.nn.MaxPool2D",
-       "torch.nn.MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False)",
-       "paddle.nn.MaxPool2D(kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False, data_format='NCHW', name=None)",
-       [a("kernel_size / stride / padding", "same names", "same", "stride None = kernel_size on both"), a("dilation", "—", "unsupported"),
-        a("return_indices", "return_mask", "renamed"), a("ceil_mode", "ceil_mode", "same", "x2 refuses ceil_mode=True")],
-       f"out = nn.MaxPool2d(3, 2, padding=1)({T})", f"out = paddle.nn.MaxPool2D(3, 2, padding=1)({P})", shape=(1, 2, 6, 6))
-module("torch.nn.functional.max_pool2d", "pooling", ["max_pool2d.default", "max_pool2d_with_indices.default"], "paddle.nn.functional.max_pool2d",
-       "torch.nn.functional.max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)",
-       "paddle.nn.functional.max_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, return_mask=False, data_format='NCHW', name=None)",
-       [INPUT, a("dilation", "—", "unsupported"), a("return_indices", "return_mask", "renamed")],
-       f"out = F.max_pool2d({T}, 2)", f"out = F.max_pool2d({P}, 2)", shape=(1, 2, 6, 6))
-module("torch.nn.AvgPool2d", "pooling", ["avg_pool2d.default"], "paddle.nn.AvgPool2D",
-       "torch.nn.AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)",
-       "paddle.nn.AvgPool2D(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCHW', name=None)",
-       [a("kernel_size / stride / padding", "same names"),
-        a("count_include_pad", "exclusive", "default", "inverse meaning AND opposite defaults: torch includes padding (True), Paddle excludes it (exclusive=True)"),
-        a("divisor_override", "divisor_override", "same", "x2 refuses it"), a("ceil_mode", "ceil_mode")],
-       f"out = nn.AvgPool2d(3, 2, padding=1)({T})", f"out = paddle.nn.AvgPool2D(3, 2, padding=1, exclusive=False)({P})",
-       "With padding, pass exclusive=False to get torch's numbers.", shape=(1, 2, 6, 6))
-module("torch.nn.AdaptiveAvgPool2d", "pooling", ["adaptive_avg_pool2d.default", "_adaptive_avg_pool2d.default", "mean.dim"],
-       "paddle.nn.AdaptiveAvgPool2D", "torch.nn.AdaptiveAvgPool2d(output_size)",
-       "paddle.nn.AdaptiveAvgPool2D(output_size, data_format='NCHW', name=None)", [a("output_size", "output_size")],
-       f"out = [nn.AdaptiveAvgPool2d(1)({T}), nn.AdaptiveAvgPool2d((3, 2))({T})]",
-       f"out = [paddle.nn.AdaptiveAvgPool2D(1)({P}), paddle.nn.AdaptiveAvgPool2D([3, 2])({P})]",
-       "x2 maps output 1x1 (a mean) and sizes that divide the input (a plain avg pool).", shape=(1, 2, 6, 4))
-
-_MAXPOOL3D_ARGS = [a("kernel_size / stride / padding", "same names", "same", "stride None = kernel_size on both"),
-                   a("dilation", "—", "unsupported", "no Paddle argument; x2 converts dilated windows (a maximum over strided slices)"),
-                   a("return_indices", "return_mask", "renamed", "x2 needs the indices unused"),
-                   a("ceil_mode", "ceil_mode", "same", "positions differ (torch: padding, dilation, ceil_mode, "
-                                                       "return_indices; Paddle: padding, return_mask, ceil_mode): "
-                                                       "pass it by keyword")]
-module("torch.nn.functional.max_pool3d", "pooling", ["max_pool3d_with_indices.default", "max_pool3d.default"],
-       "paddle.nn.functional.max_pool3d",
-       "torch.nn.functional.max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False)",
-       "paddle.nn.functional.max_pool3d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format='NCDHW', name=None)",
-       [INPUT] + _MAXPOOL3D_ARGS,
-       f"t = {T}\nout = [F.max_pool3d(t, 2), F.max_pool3d(t, 3, stride=2, padding=1, ceil_mode=True)]",
-       f"t = {P}\nout = [F.max_pool3d(t, 2), F.max_pool3d(t, 3, stride=2, padding=1, ceil_mode=True)]",
-       ("NCDHW on both sides. Exported as max_pool3d_with_indices (the indices unused) or max_pool3d; x2 takes the "
-        "maximum over strided slices (padding never wins), ceil_mode as extra end padding.",), shape=(1, 2, 4, 6, 5))
-module("torch.nn.MaxPool3d", "pooling", ["max_pool3d_with_indices.default", "max_pool3d.default"], "paddle.nn.MaxPool3D",
-       "torch.nn.MaxPool3d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False)",
-       "paddle.nn.MaxPool3D(kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format='NCDHW', name=None)",
-       _MAXPOOL3D_ARGS, f"out = nn.MaxPool3d(3, 2, padding=1)({T})", f"out = paddle.nn.MaxPool3D(3, 2, padding=1)({P})",
-       shape=(1, 2, 4, 6, 5))
-_AVGPOOL3D_ARGS = [a("kernel_size / stride / padding / ceil_mode", "same names"),
-                   a("count_include_pad", "exclusive", "default", "inverse meaning AND opposite defaults, in the same "
-                                                                  "position: torch includes padding (True), Paddle "
-                                                                  "excludes it (exclusive=True); pass exclusive=False"),
-                   a("divisor_override", "divisor_override", "same", "x2 refuses it")]
-module("torch.nn.functional.avg_pool3d", "pooling", ["avg_pool3d.default"], "paddle.nn.functional.avg_pool3d",
-       "torch.nn.functional.avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)",
-       "paddle.nn.functional.avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCDHW', name=None)",
-       [INPUT] + _AVGPOOL3D_ARGS,
-       f"t = {T}\nout = [F.avg_pool3d(t, 3, 2, padding=1), F.avg_pool3d(t, 3, 2, padding=1, count_include_pad=False), F.avg_pool3d(t, 2)]",
-       f"t = {P}\nout = [F.avg_pool3d(t, 3, 2, padding=1, exclusive=False), F.avg_pool3d(t, 3, 2, padding=1), F.avg_pool3d(t, 2)]",
-       ("With padding the defaults give different numbers at the borders; without padding they agree.",
-        "x2 sums strided slices and keeps count_include_pad."), shape=(1, 2, 4, 6, 5))
-module("torch.nn.AvgPool3d", "pooling", ["avg_pool3d.default"], "paddle.nn.AvgPool3D",
-       "torch.nn.AvgPool3d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)",
-       "paddle.nn.AvgPool3D(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCDHW', name=None)",
-       _AVGPOOL3D_ARGS, f"out = nn.AvgPool3d(3, 2, padding=1)({T})",
-       f"out = paddle.nn.AvgPool3D(3, 2, padding=1, exclusive=False)({P})",
-       "With padding, pass exclusive=False to get torch's numbers.", shape=(1, 2, 4, 6, 5))
-
 # ---------------------------------------------------------------- reference only (no x2 mapper)
 module("torch.nn.LSTM", "recurrent", [], "paddle.nn.LSTM",
        "torch.nn.LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False, proj_size=0)",
@@ -661,3 +522,34 @@ module("torch.linalg.vector_norm", "math", ["linalg_vector_norm.default"], "padd
         "non-zeros for 0, pow(sum(pow(abs(x), p)), 1/p) otherwise. The weight norm of "
         "wav2vec2's positional conv reads only parameters, so it is folded at conversion.",),
        atol=1e-4)
+
+# Call forms for the pages above whose example was written by hand (x2.api_diff.ApiTable.add_forms).
+_INPLACE = "inplace>-=False?"
+TABLE.add_forms({
+    "torch.log": "input>x=abs(t) + 0.1", "torch.sqrt": "input>x=abs(t)", "torch.rsqrt": "input>x=abs(t) + 0.1",
+    "torch.logical_not": "input>x=t > 0",
+    "torch.sin": "input>x=t * 3", "torch.cos": "input>x=t * 3", "torch.floor": "input>x=t * 3", "torch.ceil": "input>x=t * 3",
+    "torch.clamp": "input>x=t; min=-0.5; max=0.5?",
+    "torch.sum": ("input>x=t; dim>axis=1; keepdim=True?", {"pd_pos": 2}),
+    "torch.mean": "input>x=t; dim>axis=(1, 2); keepdim=True?",
+    "torch.amax": "input>x=t; dim>axis=-1?; keepdim=True?", "torch.amin": "input>x=t; dim>axis=-1?; keepdim=True?",
+    "torch.any": "input>x=t > 1; dim>axis=1?; keepdim=True?",
+    "torch.std": ("input>x=t; dim>axis=-1?; *keepdim=True?", {"pd_pos": 2}),
+    "torch.reshape": "input>x=t; shape=(4, -1)",
+    "torch.flatten": "input>x=t; start_dim>start_axis=1?; end_dim>stop_axis=-1?",
+    "torch.permute": "input>x=t; dims>perm=(2, 0, 1)",
+    "torch.nn.functional.silu": f"input>x=t; {_INPLACE}",
+    "torch.nn.functional.gelu": "input>x=t; *approximate='tanh' | True?",
+    "torch.nn.functional.leaky_relu": f"input>x=t; negative_slope=0.1?; {_INPLACE}",
+    "torch.nn.functional.softmax": "input>x=t; dim>axis=1",
+    "torch.nn.functional.log_softmax": "input>x=t; dim>axis=1",
+    **{f"torch.nn.{cls}": (_INPLACE, {"then": "(t * 4)", "src_fn": f"nn.{cls}"})
+       for cls in ("ReLU", "SiLU", "Hardswish", "ReLU6")},
+    "torch.nn.GELU": ("approximate='tanh' | True?", {"then": "(t)", "src_fn": "nn.GELU"}),
+    "torch.nn.LeakyReLU": (f"negative_slope=0.1?; {_INPLACE}", {"then": "(t)", "src_fn": "nn.LeakyReLU"}),
+    "torch.nn.Hardtanh": (f"min_val>min=-0.5?; max_val>max=0.5?; {_INPLACE}", {"then": "(t)", "src_fn": "nn.Hardtanh"}),
+    "torch.nn.Softmax": ("dim>axis=1", {"then": "(t)", "src_fn": "nn.Softmax"}),
+    "torch.nn.LogSoftmax": ("dim>axis=1", {"then": "(t)", "src_fn": "nn.LogSoftmax"}),
+    "torch.nn.Flatten": ("start_dim>start_axis=1?; end_dim>stop_axis=-1?", {"then": "(t)", "src_fn": "nn.Flatten"}),
+})
+del _INPLACE
