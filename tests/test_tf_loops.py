@@ -49,14 +49,33 @@ CASES = sorted({(name, TARGETS[i % len(TARGETS)]) for i, name in enumerate(RNNS)
                {(name, target) for name in ("lstm", "bigru_sum") for target in TARGETS})
 
 
+# The layers x2 recognises in their While loops (tf_recurrent.py); the others
+# (masking; a GRU resetting before its matmul, which torch/Paddle GRUs cannot
+# express, when unrolling is allowed) are unrolled.
+LAYERS = {"lstm": ["lstm"], "lstm_seq": ["lstm"], "lstm_state": ["lstm"], "gru": ["gru"],
+          "gru_backwards": ["gru"], "simple_rnn": ["rnn"], "bilstm": ["lstm", "lstm"],
+          "bigru_sum": ["gru", "gru"]}
+LAYER_CLASS = {"lstm": "nn.LSTM(", "gru": "nn.GRU(", "rnn": "RNN("}
+
+
 @pytest.mark.parametrize("name, target", CASES)
-def test_keras_rnn_unrolls_with_parity(tf_model, tmp_path, name, target):
+def test_keras_rnn_converts_with_parity(tf_model, tmp_path, name, target):
     model = tf_model("keras_rnns") / name
     report, _ = _parity(model, tmp_path / "out", target)
-    assert report.source["reader"]["name"] == "direct"
-    assert set(report.source["reader"]["unrolled_loops"].values()) == {7}  # 7 time steps
+    reader = report.source["reader"]
+    assert reader["name"] == "direct"
+    if name in LAYERS:
+        assert sorted(reader["recurrent_layers"].values()) == LAYERS[name]
+        assert "unrolled_loops" not in reader
+        if target != "onnx":
+            code = (tmp_path / "out" / "model.py").read_text()
+            for kind in set(LAYERS[name]):
+                assert code.count(LAYER_CLASS[kind]) == LAYERS[name].count(kind), code
+    else:
+        assert set(reader["unrolled_loops"].values()) == {7}  # 7 time steps
+        assert "Unpack" in report.ops_seen
     assert not [op for op in report.ops_seen if op.startswith("TensorList") or "While" in op]
-    assert "Unpack" in report.ops_seen and report.inputs[0]["shape"][0] is None
+    assert report.inputs[0]["shape"][0] is None
     # Masking reads Keras's first-step cell (zeros_like of its output) from the
     # time-major input: that one Transpose stays.
     assert report.transposes_left == (1 if name == "lstm_masked" else 0), \
@@ -68,14 +87,16 @@ def test_keras_rnn_unrolls_with_parity(tf_model, tmp_path, name, target):
 def test_unrolled_nodes_are_named_per_iteration_and_share_weights(tf_model, tmp_path):
     """Nodes of iteration K are '<while>/iter_K/<node>' (7 steps: iter_0..iter_6);
     the cell's weights are one constant, one torch submodule."""
-    model = tf_model("keras_rnns") / "lstm"
+    model = tf_model("keras_rnns") / "lstm_masked"   # masking: not an nn.LSTM, unrolled
     report = convert(str(model), str(tmp_path / "out"), target="torch", options=UNROLL)
     sources = {v["source"]["name"] for v in report.values if v.get("source")}
     iterations = {s.split("/iter_")[1].split("/")[0] for s in sources if "/iter_" in s}
     assert iterations == {str(k) for k in range(7)}
     assert all("/while/iter_" in s for s in sources if "/iter_" in s)
     code = (tmp_path / "out" / "model.py").read_text()
-    assert code.count("nn.Linear(") == 3  # kernel, recurrent kernel, head
+    # kernel and recurrent kernel for the loop and for Keras's first-step cell call
+    # outside it (masking reads its output shape), and the head: one per step would be 14+.
+    assert code.count("nn.Linear(") == 5
 
 
 def test_while_over_tensor_array_and_static_cond_unroll(tf_model, tmp_path):
@@ -119,10 +140,11 @@ def test_loops_are_unrolled_only_when_asked(tf_model, tmp_path):
     """Without --unroll-loops a While is refused, naming it and the flag."""
     out = str(tmp_path / "out")
     proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model",
-                   str(tf_model("keras_rnns") / "lstm"), "--out", out)
+                   str(tf_model("keras_rnns") / "lstm_masked"), "--out", out)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     text = " ".join(proc.stderr.split())
-    assert re.search(r"While node 'StatefulPartitionedCall/lstm_1/[^']*' is a loop", text), text
+    assert re.search(r"While node 'StatefulPartitionedCall/lstm_masked_1/[^']*' is a loop",
+                     text), text
     assert "--unroll-loops converts it" in text and "Traceback" not in text
     assert not os.path.exists(out)
 

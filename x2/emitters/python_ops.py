@@ -317,7 +317,9 @@ def recurrent(e, node):
                                   "layer needs them as parameters")
     if node.op == "gru" and not a["linear_before_reset"]:
         raise e.unsupported(node, "linear_before_reset=0 (reset gate applied before the "
-                                  "recurrent matmul); torch and Paddle GRUs apply it after")
+                                  "recurrent matmul); torch and Paddle GRUs apply it after "
+                                  "(a Keras GRU(reset_after=False) converts with "
+                                  "--unroll-loops)")
     if a["direction"] == "reverse" and lens:
         raise e.unsupported(node, "a reverse-only recurrent layer with sequence lengths")
     order = _GATE_ORDER[node.op]

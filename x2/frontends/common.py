@@ -48,6 +48,7 @@ class SourceGraph:
     version: int = 1                         # opset / producer version for versioned mappers
     path: str = ""                           # the model file, named in mapping errors
     unrolled_loops: dict[str, int] = field(default_factory=dict)  # While -> iterations
+    recurrent_layers: dict[str, str] = field(default_factory=dict)  # While -> lstm/gru/rnn
 
 
 class MapContext:

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ir import TensorInfo
-from . import tf_loops
+from . import tf_loops, tf_recurrent
 from .common import SourceGraph, SourceOp
 from .tf_common import NeedsTensorFlow, check_savedmodel_dir, parse_saved_model, pick_signature
 from .tf_bundle import Bundle, UnreadableBundle
@@ -169,6 +169,8 @@ class _Inliner:
         self.library = library
         self.unroll_loops = unroll_loops  # --unroll-loops: else a While is refused
         self.unrolled_loops: dict[str, int] = {}  # While node -> iterations unrolled
+        self.recurrent_layers: dict[str, str] = {}  # While node -> lstm/gru/rnn
+        self.protos = tf_recurrent.Protos(tensor_value, attr_value)
         self.ops: list[SourceOp] = []
         self.info: dict[str, TensorInfo] = {} if info is None else info
         # Read-time values of small int/bool tensors (tf_known.py).
@@ -468,6 +470,7 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None,
     source.input_aliases = aliases
     source.output_aliases = output_aliases
     source.unrolled_loops = dict(inliner.unrolled_loops)
+    source.recurrent_layers = dict(inliner.recurrent_layers)
     return source
 
 

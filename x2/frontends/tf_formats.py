@@ -115,6 +115,8 @@ def _read_savedmodel(found: Found, request: ReadRequest):
             reader = {"name": "direct"}
             if source.unrolled_loops:
                 reader["unrolled_loops"] = source.unrolled_loops
+            if source.recurrent_layers:
+                reader["recurrent_layers"] = source.recurrent_layers
             return source, {"reader": reader}
         except NeedsTensorFlow as exc:
             if choice == "direct":

@@ -33,6 +33,7 @@ import numpy as np
 from ..errors import ConversionError
 from ..ir import TensorInfo
 from .tf_common import NeedsTensorFlow
+from . import tf_recurrent
 from .tf_known import complete
 from .tf_protos import dtype_name
 
@@ -103,6 +104,9 @@ def _if(inliner, node, name: str, inputs: list) -> list:
 
 
 def _while(inliner, node, name: str, inputs: list) -> list:
+    layer = _recurrent_layer(inliner, node, name, inputs)
+    if layer is not None:
+        return layer
     if not inliner.unroll_loops:
         raise ConversionError(
             f"{node.op} node '{name}' is a loop, and x2 does not convert loops as loops yet; "
@@ -130,6 +134,94 @@ def _while(inliner, node, name: str, inputs: list) -> list:
                     f"made {len(inliner.ops) - start} nodes (more than {MAX_UNROLLED_OPS})")
     raise ConversionError(f"{node.op} node '{name}' cannot be unrolled: it runs more than "
                           f"{MAX_ITERATIONS} iterations")
+
+
+def _recurrent_layer(inliner, node, name: str, inputs: list) -> list | None:
+    """The loop's new state when it is a Keras recurrent layer (tf_recurrent.py),
+    made by one layer op; None for any other loop."""
+    body = _function(inliner, node, name, "body")
+    cond = _function(inliner, node, name, "cond")
+    if len(body.node_def) > tf_recurrent.MAX_BODY_NODES or \
+            len(body.signature.output_arg) != len(inputs):
+        return None
+    found = tf_recurrent.match(
+        tf_recurrent.Trees(body, inliner.protos), inputs, lambda v: _array(inliner, v),
+        lambda v: isinstance(v, TensorList) and bool(v.items) and None not in v.items)
+    if found is None or (inliner.unroll_loops and not found.attrs.get(
+            "linear_before_reset", True)):
+        # A GRU resetting before its recurrent matmul is an ONNX GRU but no torch or
+        # Paddle one: where the user allows unrolling, unroll it instead.
+        return None
+    steps = len(inputs[found.in_list].items)
+    starts = [inliner.known.get(inputs[c]) if isinstance(inputs[c], str) else None
+              for c in found.counters]
+    if not all(complete(v) and v.size == 1 and int(v.item()) == 0 for v in starts):
+        return None
+    if not _runs_exactly(inliner, node, name, cond, inputs, found.counters, steps):
+        return None
+    dtype = inliner.info[inputs[found.states[0]]].dtype
+    made = tf_recurrent.emit(inliner, name, found, inputs, steps, dtype,
+                             lambda v: _is_zeros(inliner, v))
+    if made is None:
+        return None
+    y, finals, time_axis, reverse = made
+    state = list(inputs)
+    for c in found.counters:
+        state[c] = inliner.const(f"{name}/count_{c}", np.array(steps, dtype=starts[0].dtype))
+    for s, final in zip(found.states, finals):
+        state[s] = final
+    out = inputs[found.out_list]
+    items = list(out.items)
+    if found.out_index is None:
+        shape = inliner.info[finals[0]].shape
+        per_step = inliner.add_op("Unpack", f"{name}/steps", [y],
+                                  {"T": dtype, "num": steps, "axis": time_axis},
+                                  [TensorInfo(dtype, shape)] * steps)
+        # Step k of the loop is time k, or time steps-1-k for go_backwards.
+        items[:steps] = per_step[::-1] if reverse else per_step
+    else:
+        items[found.out_index] = finals[0]
+    state[found.out_list] = replace(out, items=tuple(items))
+    inliner.recurrent_layers[name] = found.kind
+    return state
+
+
+def _array(inliner, value):
+    """A loop input's array when it is a weight: a captured variable or a constant."""
+    if hasattr(value, "value") and isinstance(value.value, np.ndarray):
+        return value.value
+    op = inliner.producer.get(value) if isinstance(value, str) else None
+    return op.const_value if op is not None and op.type == "Const" else None
+
+
+def _is_zeros(inliner, value) -> bool:
+    """An initial state that is all zeros (the recurrent op's default)."""
+    op = inliner.producer.get(value) if isinstance(value, str) else None
+    if op is not None and op.type == "Const" and op.const_value is not None:
+        return not op.const_value.any()
+    if op is not None and op.type == "Fill":
+        fill = inliner.known.get(op.inputs[1])
+        fill = fill if fill is not None else _array(inliner, op.inputs[1])
+        return fill is not None and fill.size == 1 and fill.item() == 0
+    return False
+
+
+def _runs_exactly(inliner, node, name: str, cond, inputs: list, counters: list,
+                  steps: int) -> bool:
+    """Whether the condition holds for `steps` iterations and then fails, with
+    every counter advanced by one per iteration."""
+    scratch = inliner.scratch()
+    for k, expected in ((steps - 1, True), (steps, False)):
+        state = list(inputs)
+        for c in counters:
+            dtype = inliner.known[inputs[c]].dtype
+            state[c] = scratch.const(f"{name}/probe_{k}_{c}", np.array(k, dtype=dtype))
+        try:
+            if _condition(scratch, node, name, cond, state, k) != expected:
+                return False
+        except ConversionError:
+            return False
+    return True
 
 
 def _condition(inliner, node, name: str, cond, state: list, k: int) -> bool:
@@ -315,6 +407,15 @@ def _stack(inliner, node, name: str, lst: TensorList, attrs: dict) -> str:
 
 
 def _pack(inliner, name: str, items, axis: int, dtype: str, info: TensorInfo) -> str:
+    source = tf_recurrent.unstacked_source(inliner, tuple(items))
+    if source is not None and source[1] == axis:
+        # Stacking what one Unpack split (a recognised layer's steps) gives its input back.
+        tensor, _, reverse = source
+        value = tensor if not reverse else inliner.add_op(
+            "ReverseV2", name, [tensor, inliner.const(f"{name}/axis", np.array([axis], np.int32))],
+            {"T": dtype, "Tidx": "int32"}, [info])[0]
+        inliner.stacked[value] = (tuple(items), axis)
+        return value
     value = inliner.add_op("Pack", name, list(items), {"T": dtype, "N": len(items), "axis": axis},
                            [info])[0]
     inliner.stacked[value] = (tuple(items), axis)
