@@ -163,3 +163,31 @@ def test_tensorflow_reader_names_the_variant_op(tf_model, tmp_path):
     assert "makes a variant tensor" in text
     assert "(the TensorFlow reader ran because: --tf-reader tensorflow)" in text
     assert not os.path.exists(out)
+
+
+# -- Keras recurrent layers as layers (issue 16) ---------------------------------
+
+@pytest.mark.parametrize("model, targets", [("text", TARGETS), ("text.keras", ["torch"]),
+                                            ("stacked", ["paddle"])])
+def test_keras_sequence_models_become_recurrent_layers(tf_model, tmp_path, model, targets):
+    """Embedding + Bidirectional(LSTM) + GRU (as a SavedModel and as a .keras
+    file) and two stacked LSTMs: each layer is one nn.LSTM/nn.GRU, no loop left,
+    with parity (without --unroll-loops: nothing is unrolled)."""
+    path = tf_model("keras_text_rnn") / model
+    for target in targets:
+        out = tmp_path / target
+        report = convert(str(path), str(out), target=target)
+        result = check(str(path), str(out), target=target, rtol=RTOL, batch=3)
+        for r in result["outputs"]:
+            assert not r["ref_constant"] and r["ref_scale"] > 1e-2, r
+            assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+        layers = sorted(report.source["reader"]["recurrent_layers"].values())
+        assert layers == (["lstm", "lstm"] if model == "stacked" else ["gru", "lstm", "lstm"])
+        assert not [op for op in report.ops_seen if "While" in op or "TensorList" in op]
+        if target == "onnx":
+            import onnx
+            ops = [n.op_type for n in onnx.load(str(out / "model.onnx")).graph.node]
+            assert sorted(o for o in ops if o in ("LSTM", "GRU")) == ["GRU", "LSTM", "LSTM"]
+        else:
+            code = (out / "model.py").read_text()
+            assert code.count("nn.LSTM(") == 2 and code.count("nn.GRU(") == layers.count("gru")

@@ -491,10 +491,31 @@ def tf_loops(out):
     for name, module in (("static", Static()), ("long", Long()), ("dynamic", Dynamic())):
         tf.saved_model.save(module, os.path.join(out, name))
 
+def keras_text_rnn(out):
+    """Issue 16's Keras sequence models: OUT/text (SavedModel) and OUT/text.keras,
+    Embedding -> Bidirectional(LSTM) -> GRU -> Dense; OUT/stacked, two LSTMs with
+    return_sequences."""
+    _tf()
+    import keras
+    keras.utils.set_random_seed(3)
+    L = keras.layers
+    os.makedirs(out)
+    tokens = keras.Input((9,), dtype="int32", name="tokens")
+    x = L.Embedding(30, 8, embeddings_initializer=keras.initializers.RandomNormal(stddev=1.0))(
+        tokens)
+    x = L.Bidirectional(L.LSTM(6, return_sequences=True))(x)
+    text = keras.Model(tokens, L.Dense(3, name="logits")(L.GRU(5)(x)))
+    text.export(os.path.join(out, "text"), verbose=False)
+    text.save(os.path.join(out, "text.keras"))
+    inp = keras.Input((6, 4), name="x")
+    y = L.LSTM(5, return_sequences=True)(L.LSTM(7, return_sequences=True)(inp))
+    keras.Model(inp, L.Dense(2)(y)).export(os.path.join(out, "stacked"), verbose=False)
+
+
 MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
-                                  keras_rnns, tf_loops)}
+                                  keras_rnns, tf_loops, keras_text_rnn)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

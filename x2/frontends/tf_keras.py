@@ -4,12 +4,14 @@ trace and freeze it like any Python-built model (tf_trace.py)."""
 from __future__ import annotations
 
 import re
+import shutil
 
 from ..contracts import ReadRequest
-from ..errors import ModelLoadError
+from ..errors import ConversionError, ModelLoadError
 from ..text import quoted
 from . import tf_trace
 from .tf_common import quiet_tf
+from .tf_loops import LIST_OPS, WHILE_OPS
 from .tf_keras_config import TRUST_HINT, check, import_custom_modules, short_error
 
 
@@ -39,12 +41,48 @@ def load_keras_file(path: str, trust_code: bool):
         raise ModelLoadError(f"{path}: Keras could not load this file: {text}{hint}") from exc
 
 
+# What a traced loop leaves in the frozen graph (its loop ops are lowered to v1
+# control flow, which the TensorFlow reader refuses at its TensorList ops).
+LOOP_OPS = WHILE_OPS | LIST_OPS | {"Enter", "Exit", "LoopCond", "NextIteration"}
+
+
 def _load(path: str, request: ReadRequest):
     return load_keras_file(path, bool(request.options.trust_code))
 
 
 def read(path: str, request: ReadRequest):
-    return tf_trace.read(*_load(path, request), request.input_shapes), {}
+    tf, model = _load(path, request)
+    try:
+        return tf_trace.read(tf, model, request.input_shapes), {}
+    except ConversionError as exc:
+        loop = (exc.details or {}).get("op") in LOOP_OPS
+        if not loop or not hasattr(model, "export") or request.inputs or request.outputs or \
+                request.input_shapes:
+            raise
+    return _read_exported(model, request)
+
+
+def _read_exported(model, request: ReadRequest):
+    """A model with loops (Keras recurrent layers): exported to a SavedModel in
+    scratch space and read by the direct reader, which converts each layer as
+    one (tf_recurrent.py) or unrolls loops; the TensorFlow reader can do neither.
+    `x2 check` still runs the Keras model itself (tf_trace.run), so only the
+    unpruned model takes this way."""
+    from ..scratch import make_dir
+    from .tf_direct import read_savedmodel_direct
+    folder = make_dir("keras-export-")
+    try:
+        model.export(str(folder / "saved_model"), verbose=False)
+        source = read_savedmodel_direct(str(folder / "saved_model"), None,
+                                        unroll_loops=request.options.unroll_loops)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    reader = {"name": "direct", "via": "keras export"}
+    if source.unrolled_loops:
+        reader["unrolled_loops"] = source.unrolled_loops
+    if source.recurrent_layers:
+        reader["recurrent_layers"] = source.recurrent_layers
+    return source, {"reader": reader}
 
 
 def run(path: str, request: ReadRequest, source: dict, names, arrays):
