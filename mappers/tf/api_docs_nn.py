@@ -251,7 +251,7 @@ api("keras.layers.LayerNormalization", "normalization", ("Mean", "SquaredDiffere
     """, ("Lowered to moments and elementwise ops in TF graphs; x2 maps each (no fused layer_norm from TF).",), atol=1e-4)
 
 # ---------------------------------------------------------------- recurrent / resize
-api("keras.layers.LSTM", "recurrent", (), "paddle.nn.LSTM",
+api("keras.layers.LSTM", "recurrent", ("x2.KerasRecurrent",), "paddle.nn.LSTM",
     "keras.layers.LSTM(units, activation='tanh', recurrent_activation='sigmoid', use_bias=True, return_sequences=False, return_state=False, go_backwards=False, ...)",
     "paddle.nn.LSTM(input_size, hidden_size, num_layers=1, direction='forward', time_major=False, dropout=0.0, weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, proj_size=0)",
     [a("units", "hidden_size", "renamed"), a("—", "input_size", "paddle-only"),
@@ -275,7 +275,9 @@ api("keras.layers.LSTM", "recurrent", (), "paddle.nn.LSTM",
     lstm.bias_ih_l0.set_value(b.astype('float32'))
     lstm.bias_hh_l0.set_value(np.zeros(20, 'float32'))
     out = lstm(paddle.to_tensor(x))[1][0][0]
-    """, ("Reference only, not converted by x2 (no LSTM mapper).",
+    """, ("x2 recognises the layer's While loop in a SavedModel or .keras file (and GRU, SimpleRNN, "
+          "Bidirectional) and writes one paddle.nn.LSTM with the weights re-laid-out; a masked layer "
+          "(mask_zero) is unrolled instead, with --unroll-loops.",
           "TF1's tf.compat.v1.nn.rnn_cell.LSTMCell orders the gates i, j(c), f, o instead and adds forget_bias=1.0 at run time."),
     shape=(2, 4, 3), atol=1e-4)
 api("tf.image.resize", "resize", ("ResizeBilinear", "ResizeNearestNeighbor"), "paddle.nn.functional.interpolate",
