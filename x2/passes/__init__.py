@@ -11,6 +11,7 @@ from .fold import fold_constants
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
+from .recurrent import merge_bidirectional
 
 PIPELINE = [
     ("remove_identities", remove_identities),
@@ -23,6 +24,7 @@ PIPELINE = [
     ("fold_affine_into_conv", fold_affine_into_conv),
     ("fold_pad_into_conv", fold_pad_into_conv),
     ("matmul_to_dense", matmul_to_dense),
+    ("merge_bidirectional", merge_bidirectional),
     ("remove_dead", remove_dead),
 ]
 
