@@ -91,11 +91,13 @@ def _test_hook(key: str) -> None:
 
 
 class RayExecutor:
-    """One Ray task per Task with its resources declared. Without an address
-    (and no RAY_ADDRESS) a local Ray instance with `jobs` CPUs is started
-    for the run and shut down after it."""
+    """One Ray task per Task with its resources declared; `env`: variables
+    its workers need (PYTHONPATH). Without an address (and no RAY_ADDRESS) a
+    local Ray instance with `jobs` CPUs is started for the run and shut down
+    after it."""
 
-    def __init__(self, address: str | None, jobs: int, retries: int):
+    def __init__(self, address: str | None, jobs: int, retries: int,
+                 env: dict[str, str] | None = None):
         self.ray = import_ray()
         self.retries = retries
         self.owns = not self.ray.is_initialized()
@@ -105,6 +107,7 @@ class RayExecutor:
             try:
                 self.ray.init(address=address, include_dashboard=False, log_to_driver=False,
                               logging_level=logging.WARNING,
+                              runtime_env={"env_vars": env} if env else None,
                               **({"num_cpus": max(1, jobs)} if local else {}))
             except Exception as exc:  # an unreachable address, a version mismatch
                 raise X2Error(f"--ray-address {address or os.environ.get('RAY_ADDRESS')}: "
@@ -156,9 +159,10 @@ class RayExecutor:
                     ray.cancel(ref, force=True)
 
 
-def make_executor(name: str, jobs: int, address: str | None, retries: int):
+def make_executor(name: str, jobs: int, address: str | None, retries: int,
+                  env: dict[str, str] | None = None):
     if name == "ray":
-        return RayExecutor(address, jobs, retries)
+        return RayExecutor(address, jobs, retries, env)
     if address:
         raise X2Error("--ray-address: only with --executor ray")
     return LocalExecutor(jobs)
