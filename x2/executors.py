@@ -146,7 +146,8 @@ class RayExecutor:
                         result = ray.get(ref)
                     except ray.exceptions.RayError as exc:
                         lost = isinstance(exc, (ray.exceptions.WorkerCrashedError,
-                                                ray.exceptions.NodeDiedError))
+                                                ray.exceptions.NodeDiedError,
+                                                ray.exceptions.OutOfMemoryError))
                         what = (f"its Ray worker was lost {self.retries + 1} time(s)" if lost
                                 else "the Ray task failed")
                         result = failed(tasks[i].arg, f"{what}: {_one_line(exc)}")
