@@ -150,3 +150,12 @@ def test_output_names_are_unique_and_never_hidden():
                                "..", "summary.json.onnx", "saved_model_dir")]
     assert unique_names(paths) == ["net", "net_2", "NET_3", "net_2_2", "hid", "model",
                                    "summary.json_2", "saved_model_dir"]
+
+
+def test_gpu_checks_on_a_ray_cluster_without_gpus_are_refused(models, tmp_path):
+    proc = _x2("convert-many", "--from", "onnx", "--to", "onnx", "--out-dir", str(tmp_path),
+               "--check", "--device", "gpu", "--executor", "ray", "-j", "1", str(models[0]),
+               env={"CUDA_VISIBLE_DEVICES": ""})  # a GPU machine too: Ray sees none
+    assert proc.returncode == 2, proc.stderr
+    assert "error: --device gpu: the Ray cluster has no GPU" in proc.stderr
+    assert not (tmp_path / "mlp_relu").exists()  # nothing ran
