@@ -239,8 +239,74 @@ def dangling_input(out):
     onnx.save(model, out)
 
 
+def _save_small(path, nodes, x_shape, y_shape, inits):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    graph = helper.make_graph(
+        nodes, path.stem, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        [numpy_helper.from_array(v.astype(np.float32) if v.dtype == np.float64 else v, k)
+         for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(path))
+    return path
+
+
+def _mlp(path, seed: int, act: str, hidden: int):
+    from onnx import helper
+    rng = np.random.default_rng(seed)
+    inits = {"w1": rng.normal(0, 0.5, (8, hidden)), "b1": rng.normal(0, 0.1, hidden),
+             "w2": rng.normal(0, 0.5, (hidden, 4)), "b2": rng.normal(0, 0.1, 4)}
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+             helper.make_node("Add", ["h", "b1"], ["hb"]),
+             helper.make_node(act, ["hb"], ["a"]),
+             helper.make_node("MatMul", ["a", "w2"], ["o"]),
+             helper.make_node("Add", ["o", "b2"], ["y"])]
+    return _save_small(path, nodes, [2, 8], [2, 4], inits)
+
+
+def _cnn(path, seed: int, kernel: int):
+    from onnx import helper
+    rng = np.random.default_rng(seed)
+    inits = {"w": rng.normal(0, 0.4, (6, 3, kernel, kernel)), "b": rng.normal(0, 0.1, 6),
+             "fc": rng.normal(0, 0.4, (4, 6)), "fc_b": rng.normal(0, 0.1, 4)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kernel, kernel],
+                              pads=[kernel // 2] * 4),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+             helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc", "fc_b"], ["y"], transB=1)]
+    return _save_small(path, nodes, [2, 3, 8, 8], [2, 4], inits)
+
+
+def _cumsum(path):
+    from onnx import helper
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["y"])]
+    return _save_small(path, nodes, [2, 8], [2, 8], {"axis": np.array(1, np.int64)})
+
+
+def batch_set(out):
+    """Ten small models for `convert-many` (tests/test_batch_ray.py,
+    tools/bench_executors.py), written into the folder `out`: nine that
+    convert (two of them both named mlp_relu), one whose conversion fails by
+    itself (CumSum, which x2 does not map). Returns their paths in order."""
+    from pathlib import Path
+    d = Path(out)
+    built = [_mlp(d / f"mlp_{act.lower()}.onnx", i, act, 16)
+             for i, act in enumerate(("Relu", "Tanh", "Sigmoid"))]
+    built += [_mlp(d / f"wide_{act.lower()}.onnx", 10 + i, act, 64)
+              for i, act in enumerate(("Relu", "Tanh"))]
+    built += [_cnn(d / f"cnn_k{k}.onnx", 20 + k, k) for k in (1, 3, 5)]
+    built.append(_mlp(d / "other" / "mlp_relu.onnx", 30, "Relu", 8))
+    built.append(_cumsum(d / "cumsum.onnx"))
+    return built
+
+
 MODELS = {f.__name__: f for f in (torch_cnn, torch_decoder, torch_transformer, handmade_opset11, handmade_opset13, handmade_opset18,
-                                  handmade_misc, unsupported_ops, old_opset, dangling_input)}
+                                  handmade_misc, unsupported_ops, old_opset, dangling_input, batch_set)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

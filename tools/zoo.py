@@ -3,6 +3,7 @@ target and checked for parity against their source framework.
 
     python tools/zoo.py [--models bert,vit] [--family hf-text,keras-app]
                         [--targets paddle,onnx,torch] [--jobs 1] [--force]
+                        [--executor local|ray] [--ray-address ADDR]
                         [--work build/zoo] [--md docs/zoo.md] [--list]
     make zoo
 
@@ -21,7 +22,14 @@ fails while reading the source fails the same way for every target, so it
 is read once. Results are kept per entry in WORK/results/NAME.json: a run
 resumes where the last one stopped (--force redoes the selection). The
 table of every entry with a result is written to docs/zoo.md and
-WORK/zoo.json."""
+WORK/zoo.json.
+
+--executor ray runs each entry (build, every target's conversion and
+check, latency) as one Ray task (x2/executors.py): on a local Ray instance
+with --jobs CPUs, or on the cluster at --ray-address, whose nodes must see
+this checkout and WORK at the same paths (a shared filesystem). A task
+whose worker is lost is retried; an entry whose task still fails gets no
+result file, so the next run does it again."""
 from __future__ import annotations
 
 import argparse
@@ -30,9 +38,7 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +52,7 @@ from x2.cli import FitTable, console, print_table  # noqa: E402
 from x2.contracts import Report  # noqa: E402
 from x2.convert import convert  # noqa: E402
 from x2.errors import UnsupportedOpsError, X2Error  # noqa: E402
+from x2.executors import Task, make_executor  # noqa: E402
 from x2.parity import check, make_inputs  # noqa: E402
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
@@ -187,6 +194,21 @@ def run_entry(entry: registry.Entry, work: Path, targets: list[str], report,
     return result
 
 
+def entry_task(arg: tuple) -> dict:
+    """One entry as an executor task, in whichever process runs it."""
+    name, work, targets, latency = arg
+    return run_entry(registry.ENTRIES[name], Path(work), targets, lambda *_: None, latency)
+
+
+def entry_lost(arg: tuple, message: str) -> dict:
+    """The result of an entry whose task returned nothing (its worker lost)."""
+    name, _, targets, _ = arg
+    entry = registry.ENTRIES[name]
+    return {"name": name, "family": entry.family, "source": entry.source, "rtol": entry.rtol,
+            "lost": True, "targets": {t: {"target": t, "passed": False, "stage": "setup",
+                                          "reason": message} for t in targets}}
+
+
 def load_results(work: Path) -> dict[str, dict]:
     results = {}
     for path in sorted((work / "results").glob("*.json")):
@@ -203,6 +225,10 @@ def main(argv=None) -> int:
     parser.add_argument("--targets", default=",".join(registry.TARGETS))
     parser.add_argument("--jobs", type=int, default=1, help="entries at once")
     parser.add_argument("--force", action="store_true", help="redo entries that have results")
+    parser.add_argument("--executor", choices=["local", "ray"], default="local",
+                        help="entries as threads here, or as Ray tasks")
+    parser.add_argument("--ray-address", help="--executor ray: the cluster (ray://HOST:10001, "
+                        "auto); default a local Ray instance with --jobs CPUs")
     parser.add_argument("--work", default=str(ROOT / "build" / "zoo"))
     parser.add_argument("--md", default=str(ROOT / "docs" / "zoo.md"))
     parser.add_argument("--list", action="store_true", help="list the entries and exit")
@@ -237,28 +263,31 @@ def main(argv=None) -> int:
     console.print(f"zoo: {len(todo)} of {len(entries)} selected entries to run "
                   f"({len(entries) - len(todo)} have results in {work / 'results'}), "
                   f"targets {', '.join(targets)}, {args.jobs} job(s)", soft_wrap=True)
-    lock = threading.Lock()
-    finished = [0]
+    finished = 0
     total = len(todo) * len(targets)
-
-    def report(entry, row):
-        with lock:
-            finished[0] += 1
+    # The Ray workers import this script's functions and the registry.
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tools" / "zoo_models")])}
+    try:
+        executor = make_executor(args.executor if todo else "local", args.jobs,
+                                 args.ray_address if todo else None, retries=2, env=env)
+    except X2Error as exc:
+        sys.exit(f"error: {exc.message}")
+    tasks = [Task(key=e.name, arg=(e.name, str(work), targets, not args.no_latency))
+             for e in todo]
+    for i, result in executor.run(entry_task, tasks, entry_lost):
+        entry = todo[i]
+        for row in result["targets"].values():
+            finished += 1
             mark = "[green]pass[/]" if row["passed"] else "[red]FAIL[/]"
             detail = (f"max rel {row['max_rel']:.3e}" if row.get("max_rel") is not None
                       else "") + (f"  {row['reason']}" if row.get("reason") else "")
-            console.print(f"[{finished[0]}/{total}] {escape(entry.name)} -> {row['target']}: "
+            console.print(f"[{finished}/{total}] {escape(entry.name)} -> {row['target']}: "
                           f"{mark} {escape(detail)}", highlight=False, soft_wrap=True)
-
-    def one(entry):
-        result = run_entry(entry, work, targets, report, latency=not args.no_latency)
+        if result.get("lost"):
+            continue  # no result file: the next run does it again
         if entry.name in done and not args.force:
             result["targets"] = {**done[entry.name]["targets"], **result["targets"]}
         (work / "results" / f"{entry.name}.json").write_text(json.dumps(result, indent=2))
-        return result
-
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        list(pool.map(one, todo))
     results = load_results(work)
     write_outputs(results, work / "zoo.json", Path(args.md))
     print_table(summary_table(results))

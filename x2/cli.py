@@ -44,7 +44,7 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list[int]] | None:
     return shapes or None
 
 
-def _fail(exc: BaseException, debug: bool) -> None:
+def _fail(exc: BaseException, debug: bool, hint: bool = True) -> None:
     if debug:
         console.print("".join(traceback.format_exception(exc)), markup=False, highlight=False)
         worker_tb = getattr(exc, "worker_traceback", None)
@@ -57,7 +57,7 @@ def _fail(exc: BaseException, debug: bool) -> None:
     # characters, and no line breaks added by wrapping (one line stays one line).
     console.print(f"[bold red]error:[/] {escape(printable(message))}", highlight=False,
                   soft_wrap=True)
-    if not debug:
+    if not debug and hint:
         console.print("[dim](run with --debug for the full trace)[/]")
     sys.exit(2 if isinstance(exc, X2Error) else 3)
 
@@ -519,41 +519,101 @@ def check(source, target, model, converted, signature, inputs_file, batches, see
 
 @main.command("convert-many")
 @click.option("--from", "source", required=True, type=click.Choice(sorted(FRONTENDS)))
-@click.option("--to", "target", required=True, type=click.Choice(sorted(EMITTERS)))
+@click.option("--to", "targets", required=True, multiple=True,
+              type=click.Choice(sorted(EMITTERS)),
+              help="Target framework; repeat for several (each model goes to "
+                   "OUT_DIR/<name>/<target>/ then).")
 @click.option("--out-dir", required=True, help="Each model goes to OUT_DIR/<name>/.")
-@click.option("--jobs", "-j", default=2, show_default=True, help="Conversions at once.")
+@click.option("--jobs", "-j", default=2, show_default=True,
+              help="Pairs at once (--executor ray without an address: the CPUs of the local "
+                   "Ray instance).")
 @click.option("--layout", type=click.Choice(["nchw", "nhwc"]), default="nchw")
 @click.option("--io-layout", type=click.Choice(["source", "nchw"]), default="source")
+@click.option("--check", "check", is_flag=True,
+              help="Run x2 check on each converted model, in the same task.")
+@click.option("--rtol", type=float, help="--check: relative tolerance (x2 check's default).")
+@click.option("--device", default="cpu", show_default=True,
+              help="--check: device of both models (gpu: each Ray task asks for one GPU).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+              show_default=True,
+              help="Run the pairs as processes on this machine, or as Ray tasks.")
+@click.option("--ray-address", help="--executor ray: the cluster (ray://HOST:10001, auto); "
+              "default RAY_ADDRESS, else a local Ray instance. OUT_DIR and the models must "
+              "be on a filesystem every node shares.")
+@click.option("--retries", default=2, show_default=True,
+              help="--executor ray: times a pair is run again when its worker is lost (never "
+                   "for the model's own error).")
+@click.option("--resume", is_flag=True,
+              help="Skip pairs that an earlier run into OUT_DIR finished (their output and "
+                   "report.json complete and valid); run the rest.")
 @click.argument("models", nargs=-1, required=True)
-def convert_many_command(source, target, out_dir, jobs, layout, io_layout, models):
+def convert_many_command(source, targets, out_dir, jobs, layout, io_layout, check, rtol, device,
+                         executor, ray_address, retries, resume, models):
     """Convert MODELS (paths, directories of models, or @list files) in parallel."""
     from pathlib import Path
 
-    from .batch import convert_many, expand_models
+    from .batch import convert_many, expand_models, plan
+    from .executors import make_executor
+    targets = list(dict.fromkeys(targets))
+    check_args = None
+    if check:
+        check_args = ["--device", device] + (["--rtol", str(rtol)] if rtol is not None else [])
     try:
-        paths = expand_models(list(models))
+        pairs = plan(expand_models(list(models)), targets, Path(out_dir), source,
+                     ["--layout", layout, "--io-layout", io_layout], check_args)
+        runner = make_executor(executor, jobs, ray_address, retries)
     except Exception as exc:
-        _fail(exc, False)
+        _fail(exc, False, hint=False)
         return
-    console.print(f"converting {len(paths)} model(s) with {jobs} job(s) ...")
+    where = "on Ray" if executor == "ray" else f"with {jobs} job(s)"
+    console.print(f"converting {len(pairs)} (model, target) pair(s) {where} ...")
     done = []
 
-    def progress(row):
+    def progress(row, kept):
         done.append(row)
-        mark = "[green]✓[/]" if row["status"] == "ok" else "[red]✗[/]"
-        console.print(f"{mark} [{len(done)}/{len(paths)}] {row['model']} ({row['seconds']} s)")
+        mark = ("[dim]=[/]" if kept else "[green]✓[/]" if _row_ok(row) else "[red]✗[/]")
+        seconds = "" if row["seconds"] is None else f" ({row['seconds']} s)"
+        console.print(f"{mark} [{len(done)}/{len(pairs)}] "
+                      f"{escape(printable(row['model'] + ' -> ' + row['target'] + _verdict(row)))}"
+                      + (" (done before: --resume)" if kept else seconds), highlight=False,
+                      soft_wrap=True)
 
-    rows = convert_many(paths, Path(out_dir), ["--from", source, "--to", target, "--layout",
-                                               layout, "--io-layout", io_layout], jobs, progress)
+    try:
+        rows = convert_many(pairs, Path(out_dir), runner, resume=resume,
+                            gpu=device.startswith("gpu"), on_done=progress)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: {len(done)} of {len(pairs)} pair(s) finished; run the "
+                      f"same command with --resume to do the rest")
+        sys.exit(130)
+    except X2Error as exc:
+        _fail(exc, False, hint=False)
+        return
+    passed = sum(r.get("check") == "pass" for r in rows)
     table = FitTable(title=f"convert-many: {sum(r['status'] == 'ok' for r in rows)} of "
-                           f"{len(rows)} converted")
-    for col in ("model", "status", "seconds", "Transposes left", "error"):
+                           f"{len(rows)} converted"
+                           + (f", {passed} pass the check" if check else ""))
+    columns = ["model", "target", "status"] + (["check"] if check else []) + [
+        "seconds", "Transposes left", "error"]
+    for col in columns:
         table.add_column(col, numeric=col in ("seconds", "Transposes left"))
     for r in rows:
-        table.add_row(escape(r["model"]), r["status"], str(r["seconds"]),
-                      str(r.get("transposes_left", "")), escape(r.get("error", "")))
+        table.add_row(escape(printable(r["model"])), r["target"], r["status"],
+                      *([r.get("check", "")] if check else []),
+                      "" if r["seconds"] is None else str(r["seconds"]),
+                      str(r.get("transposes_left", "")),
+                      escape(printable(r.get("error") or r.get("check_error", ""))))
     print_table(table)
-    sys.exit(0 if all(r["status"] == "ok" for r in rows) else 1)
+    sys.exit(0 if all(_row_ok(r) for r in rows) else 1)
+
+
+def _row_ok(row: dict) -> bool:
+    return row["status"] == "ok" and row.get("check", "pass") == "pass"
+
+
+def _verdict(row: dict) -> str:
+    if row["status"] != "ok":
+        return f": {row['error']}"
+    return f": check {row['check']}" if "check" in row else ""
 
 
 if __name__ == "__main__":

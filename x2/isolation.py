@@ -54,7 +54,7 @@ class Step:
         self.proc = subprocess.Popen([sys.executable, "-m", "x2.worker", task],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=_env(),
-                                     preexec_fn=_die_with_parent)
+                                     preexec_fn=die_with_parent)
 
     def run(self, args: dict, *, timeout: float | None = None) -> dict:
         result_path = self.tmp / "result.json"
@@ -77,7 +77,7 @@ class Step:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: the worker gets SIGKILL when x2 dies (even by SIGKILL), instead of
     running on as an orphan that writes into a folder a later run removes."""
     if sys.platform.startswith("linux"):
