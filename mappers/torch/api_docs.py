@@ -426,15 +426,19 @@ module("torch.nn.functional.pad", "array", ["constant_pad_nd.default"], "paddle.
 module("torch.Tensor.to", "array", ["to.dtype", "_to_copy.default"], "paddle.cast / Tensor.astype", "Tensor.to(dtype, non_blocking=False, copy=False)",
        "paddle.cast(x, dtype)", [a("dtype", "dtype"), a("device / non_blocking / copy", "—", "unsupported")],
        f"out = ({T} * 3).to(torch.int32)", "out = paddle.cast(paddle.to_tensor(x * 3), 'int32')", "Float to int truncates toward zero on both sides.")
-for name, ops, code, pd, note in [
-    ("torch.clone", ["clone.default"], f"torch.clone({T})", f"paddle.clone({P})", "x2 drops the copy."),
-    ("torch.Tensor.contiguous", ["contiguous.default"], f"{T}.contiguous()", P, "Paddle tensors need no contiguous(); dropped."),
-    ("torch.Tensor.detach", ["detach.default"], f"{T}.detach()", f"{P}.detach()", "Dropped in inference."),
-    ("torch.ops.aten.alias", ["alias.default"], f"torch.ops.aten.alias({T})", P, "An alias of the input in exported graphs; dropped."),
-    ("torch.tensor (constant in forward)", ["lift_fresh_copy.default"], "torch.tensor([1.0, 2.0, 3.0, 4.0]) * torch.tensor(x)",
+for name, sig, ops, code, pd, note in [
+    ("torch.clone", "torch.clone(input, *, memory_format=torch.preserve_format)", ["clone.default"], f"torch.clone({T})",
+     f"paddle.clone({P})", "x2 drops the copy."),
+    ("torch.Tensor.contiguous", "Tensor.contiguous(memory_format=torch.contiguous_format)", ["contiguous.default"],
+     f"{T}.contiguous()", P, "Paddle tensors need no contiguous(); dropped."),
+    ("torch.Tensor.detach", "Tensor.detach()", ["detach.default"], f"{T}.detach()", f"{P}.detach()", "Dropped in inference."),
+    ("torch.ops.aten.alias", "torch.ops.aten.alias(self)", ["alias.default"], f"torch.ops.aten.alias({T})", P,
+     "An alias of the input in exported graphs; dropped."),
+    ("torch.tensor (constant in forward)", "torch.tensor(data, *, dtype=None, device=None, requires_grad=False)",
+     ["lift_fresh_copy.default"], "torch.tensor([1.0, 2.0, 3.0, 4.0]) * torch.tensor(x)",
      "paddle.to_tensor([1.0, 2.0, 3.0, 4.0]) * paddle.to_tensor(x)", "A constant created in forward is exported as lift_fresh_copy; x2 keeps the constant."),
 ]:
-    module(name, "identity", ops, "paddle.assign (or nothing)", name, "paddle.assign(x) / x", [a("input", "x", "semantics", "no computation")],
+    module(name, "identity", ops, "paddle.assign (or nothing)", sig, "paddle.assign(x) / x", [a("input", "x", "semantics", "no computation")],
            f"out = {code}", f"out = {pd}", note)
 module("torch.nn.Dropout", "identity", ["dropout.default", "native_dropout.default", "clone.default"], "paddle.nn.Dropout",
        "torch.nn.Dropout(p=0.5, inplace=False)", "paddle.nn.Dropout(p=0.5, axis=None, mode='upscale_in_train', name=None)",
