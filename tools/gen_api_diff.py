@@ -106,7 +106,7 @@ def index(entries) -> str:
              "argument-by-argument table, notes and an example on each side that the tests run and compare "
              f"in value, shape and dtype (tests/test_api_diff.py); {sum(bool(e.forms) for e in entries)} pages "
              f"show the API in up to four call forms (all positional, all keyword, keywords reordered, defaults "
-             f"omitted; {n_forms} calls in all), each executed. \"x2 converts\" names the mapper functions; "
+             f"omitted; {n_forms} calls in all), each executed; {_singles(entries)}. \"x2 converts\" names the mapper functions; "
              "every registered mapper is covered by at least one page.", "",
              "Commonly confused: conv padding (`tf.nn.conv2d`), BN momentum/epsilon "
              "(`keras.layers.BatchNormalization`, `torch.nn.BatchNorm2d`), LSTM gate order (`keras.layers.LSTM`, "
@@ -132,6 +132,12 @@ def index(entries) -> str:
                       "|---|---|---|---|"]
             lines += [f"| {_link(e)} | `{_cell(e.paddle)}` | {e.cat.key} | {_converts(e)} |" for e in fam]
     return "\n".join(lines) + "\n"
+
+
+def _singles(entries) -> str:
+    counts = {k: sum(e.single == k for e in entries) for k in SINGLE_FORM}
+    return (f"{sum(counts.values())} pages have one form only and say why ("
+            + ", ".join(f"{k}: {n}" for k, n in counts.items()) + ")")
 
 
 def _n_forms(e) -> str:

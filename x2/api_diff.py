@@ -16,8 +16,9 @@ per side) in scope, plus the framework module(s); each must bind `out` (a
 tensor, array or a (nested) tuple/list of them). An entry may instead give a
 call spec (`calls()`): the example is then generated in the four call forms
 (all positional, all keyword, keywords reordered, defaults omitted), so one
-spec line yields four executed, compared calls. This module imports no
-framework.
+spec line yields four executed, compared calls. A page whose API has one
+call form only names why (`single`, a SINGLE_FORM key checked against its
+signature). This module imports no framework.
 """
 from __future__ import annotations
 

@@ -38,7 +38,10 @@ def _keras(spec, cls, pd_fn, params="", call="(t)", pd_call=None, **opts):
 
 
 def _layer(spec, cls, pd_fn, call="(t)", pd_call=None, **opts):
-    """A Keras layer without weights: each constructor form applied to `call`."""
+    """A Keras layer without weights: each constructor form applied to `call`. A Paddle side
+    written as `(lambda params: lambda v: ...)` (no such layer) becomes `_pd`, defined first."""
+    if pd_fn.startswith("(lambda"):
+        opts["pd_pre"], pd_fn = f"_pd = {pd_fn[1:-1]}", "_pd"
     return spec, {"src_fn": f"keras.layers.{cls}", "pd_fn": pd_fn, "then": call, "pd_then": pd_call or call, **opts}
 
 

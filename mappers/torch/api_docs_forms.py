@@ -141,8 +141,7 @@ TABLE.single_form({
     **{api: "no-arguments" for api in (
         "torch.nn.Sigmoid", "torch.nn.Tanh", "torch.nn.Softsign", "torch.nn.Tanhshrink", "torch.nn.LogSigmoid",
         "torch.nn.Identity", "torch.Tensor.t", "torch.Tensor.detach",
-        *(f"torch.Tensor.{m}" for m in ("exp", "abs", "sqrt", "sigmoid", "tanh", "neg", "floor", "round", "float",
-                                        "long", "int", "double", "bool")))},
+        *(f"torch.Tensor.{m}" for m in ("exp", "abs", "sqrt", "sigmoid", "tanh", "neg", "floor")))},
     **{api: "variadic" for api in ("torch.einsum", "torch.meshgrid", "torch.Tensor.view", "torch.Tensor.expand")},
     **{api: "operator" for api in ("torch.Tensor.T", "torch.Tensor.__getitem__ (slice)",
                                    "torch.Tensor.__getitem__ (tensor index)")},
