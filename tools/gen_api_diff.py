@@ -74,6 +74,11 @@ def page(entry) -> str:
     if entry.forms:
         lines += ["", "## Call forms", "", f"| form | {TITLES[entry.framework]} | Paddle |", "|---|---|---|"]
         lines += [f"| {label} | `{_cell(s)}` | `{_cell(p)}` |" for label, s, p in entry.forms]
+        if any(h in s + p for _, s, p in entry.forms for h in ("_pd", "_w(", "_k(", "_pk(", "_select(")):
+            lines += ["", "Names starting with `_` are helpers defined at the top of the example below: `_pd` (and "
+                      "`_select`) spell Paddle's composite as one function taking Paddle's parameter names; `_w`, `_k` "
+                      "and `_pk` give the layer each form builds the same deterministic weights on both sides "
+                      "(transposed into Paddle's layout) and put it in eval mode."]
     if entry.single:
         lines += ["", "## Call forms", "", f"One call form only ({entry.single}): {SINGLE_FORM[entry.single][0]}."]
     dtype = "value, shape and dtype" if entry.check_dtype else "value and shape (the dtype differs, see the notes)"
