@@ -15,19 +15,22 @@ T = "torch.tensor(x)"
 P = "paddle.to_tensor(x)"
 INPUT = a("input", "x", "renamed")
 OUT = a("out", "—", "unsupported", "Paddle returns a new tensor")
+_OUT = "*out>-=None? # Paddle returns a new tensor"   # the same row, as a call-spec item
 
 
 def aten(*names):
     return tuple(f"aten.{n}" for n in names)
 
 
-def elementwise(name, ops, paddle, family="math", src=None, pd=None, notes=(), atol=1e-5):
+def elementwise(name, ops, paddle, family="math", src=None, pd=None, notes=(), atol=1e-5, out=True):
+    """`out=False`: the torch function has no out= (torch.relu)."""
+    sig = f"{name}(input, *, out=None)" if out else f"{name}(input)"
     if src is None and pd is None:   # the call forms of the plain one-input call
-        TABLE.call(name, family, aten(*ops), paddle, "input>x=t", rows=[OUT], notes=notes, atol=atol,
-                   source_sig=f"{name}(input, *, out=None)", paddle_sig=f"{paddle}(x, name=None)")
+        TABLE.call(name, family, aten(*ops), paddle, f"input>x=t; {_OUT}" if out else "input>x=t", notes=notes,
+                   atol=atol, source_sig=sig, paddle_sig=f"{paddle}(x, name=None)")
         return
-    api(name, family, aten(*ops), paddle, f"{name}(input, *, out=None)", f"{paddle}(x, name=None)",
-        [INPUT, OUT], src or f"out = {name}({T})", pd or f"out = {paddle}({P})", notes, atol=atol)
+    api(name, family, aten(*ops), paddle, sig, f"{paddle}(x, name=None)",
+        [INPUT, OUT] if out else [INPUT], src or f"out = {name}({T})", pd or f"out = {paddle}({P})", notes, atol=atol)
 
 
 def module(name, family, ops, paddle, sig, pd_sig, rows, src, pd, notes=(), **kw):
@@ -47,7 +50,7 @@ elementwise("torch.rsqrt", ["rsqrt.default"], "paddle.rsqrt", src="out = torch.r
 elementwise("torch.erf", ["erf.default"], "paddle.erf")
 elementwise("torch.tanh", ["tanh.default"], "paddle.tanh")
 elementwise("torch.sigmoid", ["sigmoid.default"], "paddle.nn.functional.sigmoid", family="activation")
-elementwise("torch.relu", ["relu.default"], "paddle.nn.functional.relu", family="activation")
+elementwise("torch.relu", ["relu.default"], "paddle.nn.functional.relu", family="activation", out=False)
 elementwise("torch.logical_not", ["logical_not.default"], "paddle.logical_not", family="comparison",
             src="out = torch.logical_not(torch.tensor(x) > 0)", pd="out = paddle.logical_not(paddle.to_tensor(x) > 0)")
 # ---------------------------------------------------------------- trigonometry, rounding, sign, NaN/Inf tests

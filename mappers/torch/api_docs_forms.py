@@ -43,29 +43,30 @@ def _tensor(expr: str) -> str:
     return f"torch.tensor({expr}) | paddle.to_tensor({expr})"
 
 
-_XY = "input>x=t; other>y=u"
+_OUT = "*out>-=None?"   # torch's out= (Paddle returns a new tensor): left out in "defaults omitted"
+_XY = f"input>x=t; other>y=u; {_OUT}"
 _INT = "(t * 10).int() | (t * 10).astype('int32')"
 _INT2 = "(u * 10).int() | (u * 10).astype('int32')"
 TABLE.add_forms({
-    "torch.sign": "input>x=t", "torch.reciprocal": "input>x=abs(t) + 0.5",
+    "torch.sign": f"input>x=t; {_OUT}", "torch.reciprocal": f"input>x=abs(t) + 0.5; {_OUT}",
     "torch.isnan": "input>x=t.log()", "torch.isinf": "input>x=1 / t.clip(0)",
     "torch.add": f"{_XY}; *alpha>-=1?", "torch.sub": f"{_XY}; *alpha>-=1?", "torch.mul": _XY,
     "torch.rsub": ("input>y=t; other>x=u; *alpha>-=1?", {"pd_fn": "paddle.subtract", "pd_pos": 0}),
-    "torch.div": "input>x=t; other>y=abs(u) + 0.5; *rounding_mode>-=None?",
-    "torch.pow": "input>x=abs(t) + 0.5; exponent>y=2.0", "torch.maximum": _XY, "torch.minimum": _XY,
-    "torch.eq": "input>x=t; other>y=t.clip(0)", "torch.ne": "input>x=t; other>y=t.clip(0)",
+    "torch.div": f"input>x=t; other>y=abs(u) + 0.5; *rounding_mode>-=None?; {_OUT}",
+    "torch.pow": f"input>x=abs(t) + 0.5; exponent>y=2.0; {_OUT}", "torch.maximum": _XY, "torch.minimum": _XY,
+    "torch.eq": f"input>x=t; other>y=t.clip(0); {_OUT}", "torch.ne": f"input>x=t; other>y=t.clip(0); {_OUT}",
     "torch.ge": _XY, "torch.gt": _XY, "torch.le": _XY, "torch.lt": _XY,
-    "torch.remainder": "input>x=t * 3; other>y=abs(u) + 0.5",
-    "torch.where": "condition=t > 0; input>x=t; other>y=u",
-    **{f"torch.bitwise_{op}": f"input>x={_INT}; other>y={_INT2}" for op in ("and", "or", "xor")},
-    "torch.bitwise_not": f"input>x={_INT}",
+    "torch.remainder": f"input>x=t * 3; other>y=abs(u) + 0.5; {_OUT}",
+    "torch.where": f"condition=t > 0; input>x=t; other>y=u; {_OUT}",
+    **{f"torch.bitwise_{op}": f"input>x={_INT}; other>y={_INT2}; {_OUT}" for op in ("and", "or", "xor")},
+    "torch.bitwise_not": f"input>x={_INT}; {_OUT}",
     "torch.nn.functional.linear": ("input>x=t; weight=w | w.T; bias=b?", {
         "pre": "w, b = [torch.tensor(np.cos(np.arange(n)).astype('float32')) for n in (20, 5)]\nw = w.reshape(5, 4)",
         "pd_pre": "w, b = [paddle.to_tensor(np.cos(np.arange(n)).astype('float32')) for n in (20, 5)]\nw = w.reshape([5, 4])"}),
     "torch.addmm": "input=t[0, :, :3]; mat1>x=t[0]; mat2>y=u[0].T; *beta=0.5?; *alpha=2.0?",
-    "torch.mm": "input=t[0]; mat2=u[0].T", "torch.bmm": "input>x=t; mat2>y=u.transpose(1, 2) | u.transpose([0, 2, 1])",
-    "torch.matmul": "input>x=t; other>y=u.transpose(1, 2) | u.transpose([0, 2, 1])",
-    "torch.cumsum": "input>x=t; dim>axis=1", "torch.argmax": "input>x=t; dim>axis=1?; keepdim=True?",
+    "torch.mm": f"input=t[0]; mat2=u[0].T; {_OUT}", "torch.bmm": f"input>x=t; mat2>y=u.transpose(1, 2) | u.transpose([0, 2, 1]); {_OUT}",
+    "torch.matmul": f"input>x=t; other>y=u.transpose(1, 2) | u.transpose([0, 2, 1]); {_OUT}",
+    "torch.cumsum": f"input>x=t; dim>axis=1; {_OUT}", "torch.argmax": "input>x=t; dim>axis=1?; keepdim=True?",
     "torch.var": "input>x=t; dim>axis=1?; *correction>unbiased=1 | True?; *keepdim=True?",
     "torch.ops.aten._unsafe_view": ("self>x=t; size>shape=[6, 4]", {"pd_fn": "paddle.reshape"}),
     "torch.transpose": ("input>x=t; dim0>-=0; dim1>-=2; -<perm=[2, 1, 0]", {"pd_fn": "paddle.transpose"}),
@@ -76,8 +77,8 @@ TABLE.add_forms({
     "torch.select": ("input>x=t; dim>axis=1; index=2", {
         "pd_pre": "def _select(x, axis, index):\n    return x[(slice(None),) * axis + (index,)]", "pd_fn": "_select"}),
     "torch.split": "tensor>x=t; split_size_or_sections>num_or_sections=[1, 3]; dim>axis=2",
-    "torch.index_select": (f"input>x=t; dim>axis=2; index={_tensor('[3, 0]')}", {"pd_pos": 1}),
-    "torch.gather": (f"input>arr=t; dim>axis=2; index>indices={_tensor('[[[0], [1], [2]], [[3], [0], [1]]]')}",
+    "torch.index_select": (f"input>x=t; dim>axis=2; index={_tensor('[3, 0]')}; {_OUT}", {"pd_pos": 1}),
+    "torch.gather": (f"input>arr=t; dim>axis=2; index>indices={_tensor('[[[0], [1], [2]], [[3], [0], [1]]]')}; *sparse_grad>-=False?; {_OUT}",
                      {"pd_fn": "paddle.take_along_axis", "pd_pos": 1}),
     "torch.nn.Embedding": _layer("num_embeddings=10; embedding_dim=4; padding_idx=None?", "Embedding", "Embedding",
                                  ("weight",), inp="(torch.tensor([[1, 7], [3, 3]]))",
