@@ -16,8 +16,9 @@ per side) in scope, plus the framework module(s); each must bind `out` (a
 tensor, array or a (nested) tuple/list of them). An entry may instead give a
 call spec (`calls()`): the example is then generated in the four call forms
 (all positional, all keyword, keywords reordered, defaults omitted), so one
-spec line yields four executed, compared calls. This module imports no
-framework.
+spec line yields four executed, compared calls. A page whose API has one
+call form only names why (`single`, a SINGLE_FORM key checked against its
+signature). This module imports no framework.
 """
 from __future__ import annotations
 
@@ -92,6 +93,7 @@ class ApiDiff:
     forms: tuple = ()         # ((label, source call, paddle call), ...) when generated from a call spec
     check_dtype: bool = True  # False only where the page says the result dtype differs
     sig_from_spec: bool = False  # the signatures list the call spec's parameters, not the full API
+    single: str = ""          # a SINGLE_FORM key: why the API has only one call form (forms < 2)
 
     @property
     def cat(self) -> Category:
@@ -140,12 +142,22 @@ class ApiTable:
             (i,) = [i for i, e in enumerate(self.entries) if e.api == api]
             self.entries[i] = dataclasses.replace(self.entries[i], category=key)
 
+    def single_form(self, reasons: dict[str, str]) -> None:
+        """Say why entries declared earlier have one call form only ({api: SINGLE_FORM key})."""
+        import dataclasses
+        for api, key in reasons.items():
+            if key not in SINGLE_FORM:
+                raise ValueError(f"unknown single-form reason {key!r}: one of {sorted(SINGLE_FORM)}")
+            (i,) = [i for i, e in enumerate(self.entries) if e.api == api]
+            self.entries[i] = dataclasses.replace(self.entries[i], single=key)
+
     def add_forms(self, specs: dict) -> None:
         """Add generated call forms to entries declared earlier with a hand-written example.
 
         `specs` maps an API to its call spec, or to (spec, options) with the options of `call`
-        (then, pd_then, src_fn, pd_fn, pd_pos). The forms run first, on the untouched inputs,
-        then the hand-written example; both are compared.
+        (then, pd_then, src_fn, pd_fn, pd_pos, pre, pd_pre, post, pd_post). The forms run first,
+        on the untouched inputs, then the hand-written example; both are compared. `post` can
+        wrap a layer's constructor in a helper (defined by `pre`) that sets its weights.
         """
         import dataclasses
         for api, spec in specs.items():
@@ -153,10 +165,12 @@ class ApiTable:
             (i,) = [i for i, e in enumerate(self.entries) if e.api == api]
             e = self.entries[i]
             then = opts.get("then", "")
+            post = opts.get("post", "")
             forms = call_forms(opts.get("src_fn", api), opts.get("pd_fn", e.paddle), parse_spec(spec), then,
-                               opts.get("pd_then", then), "", opts.get("pd_pos"))
-            src = _forms_code("", [(lbl, c) for lbl, c, _ in forms]).replace("out = [", "forms = [", 1)
-            pd = _forms_code("", [(lbl, c) for lbl, _, c in forms]).replace("out = [", "forms = [", 1)
+                               opts.get("pd_then", then), post, opts.get("pd_pos"), opts.get("pd_post", post))
+            pre = opts.get("pre", "")
+            src = _forms_code(pre, [(lbl, c) for lbl, c, _ in forms]).replace("out = [", "forms = [", 1)
+            pd = _forms_code(opts.get("pd_pre", pre), [(lbl, c) for lbl, _, c in forms]).replace("out = [", "forms = [", 1)
             tail = "out = [forms, out]\n"
             self.entries[i] = dataclasses.replace(e, forms=tuple(forms), source_code=src + "\n" + e.source_code + tail,
                                                   paddle_code=pd + "\n" + e.paddle_code + tail)
@@ -256,18 +270,31 @@ def _literal_type(code: str):
         return None            # an expression (a tensor), not a literal
 
 
+# Why a page has one call form only. Each key's check (on the source signature) keeps the
+# reason honest: tests/test_api_diff.py asserts every page runs >= 2 forms or has a key whose
+# check holds.
+SINGLE_FORM = {
+    "variadic": ("the API takes its tensors or sizes as `*args`: there is no keyword form and nothing to reorder",
+                 lambda sig: "(*" in sig or ", *" in sig.replace(", *,", "")),
+    "no-arguments": ("the API takes no arguments (a layer built without any, or a method on the tensor): "
+                     "every call form is the same call", lambda sig: "()" in sig),
+    "operator": ("operator or attribute syntax (`x[...]`, `x.T`), not a call with named parameters",
+                 lambda sig: "(" not in sig),
+}
+
+
 FORM_LABELS = ("all positional", "all keyword", "keywords reordered", "defaults omitted")
 
 
 def call_forms(src_fn: str, pd_fn: str, params: list[Param], then: str, pd_then: str, post: str = "",
-               pd_pos: int | None = None):
+               pd_pos: int | None = None, pd_post: str | None = None):
     """[(label, source call, paddle call)] for the four call forms, identical forms dropped.
 
     `pd_pos`: how many leading Paddle parameters may be passed positionally (the rest go by
     keyword, for signatures whose order differs from the source's)."""
-    def render(fn, items, suffix):
+    def render(fn, items, suffix, wrap):
         text = f"{fn}({', '.join(items)}){suffix}"
-        return post.format(text) if post else text
+        return wrap.format(text) if wrap else text
 
     src_ps = [p for p in params if p.source != "-"]
     pd_ps = [p for p in params if p.paddle != "-"]
@@ -298,11 +325,11 @@ def call_forms(src_fn: str, pd_fn: str, params: list[Param], then: str, pd_then:
             d = [pd_arg(i, p) if i < pd_gap else f"{p.paddle}={p.pd_value}"
                  for i, p in enumerate(pd_ps) if not p.optional]
             d += [f"{p.paddle}={p.pd_default}" for p in pd_ps if p.optional and p.pd_default]
-        call = render(src_fn, s, then)
+        call = render(src_fn, s, then, post)
         if call in seen:
             continue
         seen.add(call)
-        out.append((label, call, render(pd_fn, d, pd_then)))
+        out.append((label, call, render(pd_fn, d, pd_then, post if pd_post is None else pd_post)))
     return out
 
 
@@ -333,8 +360,10 @@ def _dedent(code: str) -> str:
 
 
 # The metadata modules of each framework, in page order (each fills its framework's TABLE).
-MODULES = {"tf": ("mappers.tf.api_docs", "mappers.tf.api_docs_nn", "mappers.tf.api_docs_ops", "mappers.tf.api_docs_keras"),
-           "torch": ("mappers.torch.api_docs", "mappers.torch.api_docs_ops", "mappers.torch.api_docs_nn")}
+MODULES = {"tf": ("mappers.tf.api_docs", "mappers.tf.api_docs_nn", "mappers.tf.api_docs_ops", "mappers.tf.api_docs_keras",
+                  "mappers.tf.api_docs_forms"),
+           "torch": ("mappers.torch.api_docs", "mappers.torch.api_docs_ops", "mappers.torch.api_docs_nn",
+                     "mappers.torch.api_docs_forms")}
 
 
 def tables() -> dict[str, ApiTable]:

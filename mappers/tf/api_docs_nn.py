@@ -142,7 +142,7 @@ api("keras.layers.MaxPooling2D", "pooling", "MaxPool", "paddle.nn.MaxPool2D",
     "out = keras.layers.MaxPooling2D()(x)", "out = paddle.nn.MaxPool2D(2, data_format='NHWC')(paddle.to_tensor(x))",
     shape=(1, 4, 4, 2))
 api("keras.layers.AveragePooling2D", "pooling", "AvgPool", "paddle.nn.AvgPool2D",
-    "keras.layers.AveragePooling2D(pool_size=(2, 2), strides=None, padding='valid', data_format=None)",
+    "keras.layers.AveragePooling2D(pool_size, strides=None, padding='valid', data_format=None)",
     "paddle.nn.AvgPool2D(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None, data_format='NCHW')",
     [a("pool_size", "kernel_size", "default"), a("strides", "stride", "renamed"), a("padding", "padding", "semantics"),
      a("—", "exclusive", "paddle-only", "keep True for Keras semantics"), a("data_format", "data_format", "default")],

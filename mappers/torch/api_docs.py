@@ -15,19 +15,22 @@ T = "torch.tensor(x)"
 P = "paddle.to_tensor(x)"
 INPUT = a("input", "x", "renamed")
 OUT = a("out", "—", "unsupported", "Paddle returns a new tensor")
+_OUT = "*out>-=None? # Paddle returns a new tensor"   # the same row, as a call-spec item
 
 
 def aten(*names):
     return tuple(f"aten.{n}" for n in names)
 
 
-def elementwise(name, ops, paddle, family="math", src=None, pd=None, notes=(), atol=1e-5):
+def elementwise(name, ops, paddle, family="math", src=None, pd=None, notes=(), atol=1e-5, out=True):
+    """`out=False`: the torch function has no out= (torch.relu)."""
+    sig = f"{name}(input, *, out=None)" if out else f"{name}(input)"
     if src is None and pd is None:   # the call forms of the plain one-input call
-        TABLE.call(name, family, aten(*ops), paddle, "input>x=t", rows=[OUT], notes=notes, atol=atol,
-                   source_sig=f"{name}(input, *, out=None)", paddle_sig=f"{paddle}(x, name=None)")
+        TABLE.call(name, family, aten(*ops), paddle, f"input>x=t; {_OUT}" if out else "input>x=t", notes=notes,
+                   atol=atol, source_sig=sig, paddle_sig=f"{paddle}(x, name=None)")
         return
-    api(name, family, aten(*ops), paddle, f"{name}(input, *, out=None)", f"{paddle}(x, name=None)",
-        [INPUT, OUT], src or f"out = {name}({T})", pd or f"out = {paddle}({P})", notes, atol=atol)
+    api(name, family, aten(*ops), paddle, sig, f"{paddle}(x, name=None)",
+        [INPUT, OUT] if out else [INPUT], src or f"out = {name}({T})", pd or f"out = {paddle}({P})", notes, atol=atol)
 
 
 def module(name, family, ops, paddle, sig, pd_sig, rows, src, pd, notes=(), **kw):
@@ -47,7 +50,7 @@ elementwise("torch.rsqrt", ["rsqrt.default"], "paddle.rsqrt", src="out = torch.r
 elementwise("torch.erf", ["erf.default"], "paddle.erf")
 elementwise("torch.tanh", ["tanh.default"], "paddle.tanh")
 elementwise("torch.sigmoid", ["sigmoid.default"], "paddle.nn.functional.sigmoid", family="activation")
-elementwise("torch.relu", ["relu.default"], "paddle.nn.functional.relu", family="activation")
+elementwise("torch.relu", ["relu.default"], "paddle.nn.functional.relu", family="activation", out=False)
 elementwise("torch.logical_not", ["logical_not.default"], "paddle.logical_not", family="comparison",
             src="out = torch.logical_not(torch.tensor(x) > 0)", pd="out = paddle.logical_not(paddle.to_tensor(x) > 0)")
 # ---------------------------------------------------------------- trigonometry, rounding, sign, NaN/Inf tests
@@ -426,15 +429,19 @@ module("torch.nn.functional.pad", "array", ["constant_pad_nd.default"], "paddle.
 module("torch.Tensor.to", "array", ["to.dtype", "_to_copy.default"], "paddle.cast / Tensor.astype", "Tensor.to(dtype, non_blocking=False, copy=False)",
        "paddle.cast(x, dtype)", [a("dtype", "dtype"), a("device / non_blocking / copy", "—", "unsupported")],
        f"out = ({T} * 3).to(torch.int32)", "out = paddle.cast(paddle.to_tensor(x * 3), 'int32')", "Float to int truncates toward zero on both sides.")
-for name, ops, code, pd, note in [
-    ("torch.clone", ["clone.default"], f"torch.clone({T})", f"paddle.clone({P})", "x2 drops the copy."),
-    ("torch.Tensor.contiguous", ["contiguous.default"], f"{T}.contiguous()", P, "Paddle tensors need no contiguous(); dropped."),
-    ("torch.Tensor.detach", ["detach.default"], f"{T}.detach()", f"{P}.detach()", "Dropped in inference."),
-    ("torch.ops.aten.alias", ["alias.default"], f"torch.ops.aten.alias({T})", P, "An alias of the input in exported graphs; dropped."),
-    ("torch.tensor (constant in forward)", ["lift_fresh_copy.default"], "torch.tensor([1.0, 2.0, 3.0, 4.0]) * torch.tensor(x)",
+for name, sig, ops, code, pd, note in [
+    ("torch.clone", "torch.clone(input, *, memory_format=torch.preserve_format)", ["clone.default"], f"torch.clone({T})",
+     f"paddle.clone({P})", "x2 drops the copy."),
+    ("torch.Tensor.contiguous", "Tensor.contiguous(memory_format=torch.contiguous_format)", ["contiguous.default"],
+     f"{T}.contiguous()", P, "Paddle tensors need no contiguous(); dropped."),
+    ("torch.Tensor.detach", "Tensor.detach()", ["detach.default"], f"{T}.detach()", f"{P}.detach()", "Dropped in inference."),
+    ("torch.ops.aten.alias", "torch.ops.aten.alias(self)", ["alias.default"], f"torch.ops.aten.alias({T})", P,
+     "An alias of the input in exported graphs; dropped."),
+    ("torch.tensor (constant in forward)", "torch.tensor(data, *, dtype=None, device=None, requires_grad=False)",
+     ["lift_fresh_copy.default"], "torch.tensor([1.0, 2.0, 3.0, 4.0]) * torch.tensor(x)",
      "paddle.to_tensor([1.0, 2.0, 3.0, 4.0]) * paddle.to_tensor(x)", "A constant created in forward is exported as lift_fresh_copy; x2 keeps the constant."),
 ]:
-    module(name, "identity", ops, "paddle.assign (or nothing)", name, "paddle.assign(x) / x", [a("input", "x", "semantics", "no computation")],
+    module(name, "identity", ops, "paddle.assign (or nothing)", sig, "paddle.assign(x) / x", [a("input", "x", "semantics", "no computation")],
            f"out = {code}", f"out = {pd}", note)
 module("torch.nn.Dropout", "identity", ["dropout.default", "native_dropout.default", "clone.default"], "paddle.nn.Dropout",
        "torch.nn.Dropout(p=0.5, inplace=False)", "paddle.nn.Dropout(p=0.5, axis=None, mode='upscale_in_train', name=None)",
