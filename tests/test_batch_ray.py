@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ENV
-from onnx_models import batch_set
+from conftest import ENV, ROOT
 from x2.batch import unique_names
+from x2.emitters.codegen import import_generated
+
+# Loaded by path: tools/zoo_models (on sys.path for the zoo tests) has a module of
+# the same name, and whichever is imported first would shadow the other.
+batch_set = import_generated(ROOT / "tests" / "onnx_models.py").batch_set
 
 TARGETS = ("onnx", "torch")
 # The CLI, reporting at exit which frameworks its own process imported.

@@ -198,3 +198,15 @@ def test_keras_sequence_models_become_recurrent_layers(tf_model, tmp_path, model
             # The Bidirectional wrapper's two LSTMs are one bidirectional layer.
             assert code.count("nn.LSTM(") == (2 if model == "stacked" else 1), code
             assert code.count("nn.GRU(") == layers.count("gru"), code
+
+
+def test_a_cell_that_only_looks_like_an_lstm_is_unrolled(tf_model, tmp_path):
+    """LSTM-shaped weights and gates but h = o * c: the numeric check refuses to
+    call it an LSTM, so without --unroll-loops it is refused and with it the loop
+    is unrolled, with parity."""
+    model = tf_model("keras_text_rnn") / "lookalike"
+    with pytest.raises(ConversionError, match="is a loop"):
+        convert(str(model), str(tmp_path / "refused"), target="torch")
+    report, _ = _parity(model, tmp_path / "out", "torch")
+    assert "recurrent_layers" not in report.source["reader"]
+    assert set(report.source["reader"]["unrolled_loops"].values()) == {6}

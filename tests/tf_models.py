@@ -511,6 +511,27 @@ def keras_text_rnn(out):
     y = L.LSTM(5, return_sequences=True)(L.LSTM(7, return_sequences=True)(inp))
     keras.Model(inp, L.Dense(2)(y)).export(os.path.join(out, "stacked"), verbose=False)
 
+    class LookAlikeCell(L.Layer):
+        """An LSTM cell's weights and gates, but h = o * c (no tanh): not an LSTM."""
+        state_size = [4, 4]
+
+        def build(self, shape):
+            self.kernel = self.add_weight(shape=(shape[-1], 16), initializer="glorot_uniform")
+            self.recurrent_kernel = self.add_weight(shape=(4, 16), initializer="orthogonal")
+            self.bias = self.add_weight(shape=(16,), initializer="random_normal")
+
+        def call(self, x, states):
+            h, c = states
+            z = keras.ops.matmul(x, self.kernel) + keras.ops.matmul(h, self.recurrent_kernel)
+            i, f, g, o = keras.ops.split(z + self.bias, 4, axis=-1)
+            c = keras.ops.sigmoid(f) * c + keras.ops.sigmoid(i) * keras.ops.tanh(g)
+            h = keras.ops.sigmoid(o) * c
+            return h, [h, c]
+
+    inp = keras.Input((6, 3), name="x")
+    keras.Model(inp, L.RNN(LookAlikeCell())(inp)).export(os.path.join(out, "lookalike"),
+                                                         verbose=False)
+
 
 MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

@@ -43,7 +43,9 @@ class Registry:
         if not self._loaded:
             package = importlib.import_module(self.package)
             for info in pkgutil.iter_modules(package.__path__):
-                importlib.import_module(f"{self.package}.{info.name}")
+                # api_docs*: API-difference metadata (x2/api_diff.py), not mappers.
+                if not info.name.startswith("api_docs"):
+                    importlib.import_module(f"{self.package}.{info.name}")
             self._loaded = True
         return self
 

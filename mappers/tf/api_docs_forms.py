@@ -13,6 +13,9 @@ from __future__ import annotations
 import math
 
 from mappers.tf.api_docs import TABLE
+import mappers.tf.api_docs_keras  # noqa: F401  (add_forms names their entries)
+import mappers.tf.api_docs_nn  # noqa: F401  (add_forms names their entries)
+import mappers.tf.api_docs_ops  # noqa: F401  (add_forms names their entries)
 
 _VALS = "(0.5 * np.cos(np.arange(int(np.prod(shape))) + k) + 1.0).reshape(shape).astype('float32')"
 _K = f"""

@@ -9,6 +9,8 @@ same deterministic numbers on both sides, transposed on the Paddle side for the 
 from __future__ import annotations
 
 from mappers.torch.api_docs import TABLE
+import mappers.torch.api_docs_nn  # noqa: F401  (add_forms names their entries)
+import mappers.torch.api_docs_ops  # noqa: F401  (add_forms names their entries)
 
 # the same numbers for a parameter of the same (source) shape on both sides
 _W = """

@@ -33,8 +33,9 @@ from ..ir.rnn_kernels import recurrent as recurrent_kernel
 # The synthetic source op a recognised layer becomes (mapped by mappers/tf/rnn.py).
 # A "." never appears in a TensorFlow op name, so no model's node can be one.
 RECURRENT_OP = "x2.KerasRecurrent"
-# Bodies larger than this are not Keras cells (an LSTM body has about 40 nodes).
-MAX_BODY_NODES = 400
+# Bodies larger than this are not Keras cells (an LSTM body has about 40 nodes);
+# the bound also keeps the trees' recursive construction shallow.
+MAX_BODY_NODES = 200
 
 _COMMUTATIVE = {"AddV2", "Mul"}
 _PASS = {"Identity", "ReadVariableOp", "Snapshot"}
@@ -326,7 +327,10 @@ def _computes(trees: Trees, new_states: list, written: int, x_tree: int, state_a
     state_values = [rng.standard_normal((2, hidden)) for _ in state_args]
     values = {x_tree: x, **bindings, **dict(zip(state_args, state_values))}
     memo: dict = {}
-    got = [_evaluate(trees, t, values, memo) for t in new_states + [written]]
+    try:
+        got = [_evaluate(trees, t, values, memo) for t in new_states + [written]]
+    except (ValueError, IndexError, TypeError, KeyError):   # shapes that do not fit: no cell
+        return False
     full = {"direction": "forward", "batch_first": False, "linear_before_reset": True,
             "activation": "tanh", **attrs}
     step = recurrent_kernel(kind)([x[None], *(w.astype(np.float64) for w in weights), None,
