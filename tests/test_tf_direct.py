@@ -179,6 +179,7 @@ def test_op_table_covers_every_mapped_tf_op():
     direct reader would leave every model using the op to TensorFlow."""
     from x2.frontends.tf_opdefs import NOT_CORE, OUTPUTS
     from x2.registry import TF
+    # "x2.*" ops are made by the reader itself (a recognised Keras recurrent layer).
     missing = sorted(op for op in TF.load_mappers().supported()
-                     if op not in OUTPUTS and op not in NOT_CORE)
+                     if op not in OUTPUTS and op not in NOT_CORE and not op.startswith("x2."))
     assert missing == [], f"run tools/gen_tf_opdefs.py: {missing}"
