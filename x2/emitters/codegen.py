@@ -276,10 +276,14 @@ class EmitContext:
             # A source parameter ("layer1.conv1.weight") names the layer.
             base = origin.param.removesuffix(".weight")
         name = self.layer_namer(f"layer:{node.name}", base)
+        arrays = {param: self.const(value) if isinstance(value, str) else np.asarray(value)
+                  for param, value in params.items()}
+        half = {str(a.dtype) for a in arrays.values()} & {"float16", "bfloat16"}
+        if half:  # x2 convert --precision: the layer holds its weights in half precision
+            ctor = call(f"{ctor}.to", dtype=self.dtype(half.pop()))
         self.code.submodules.append((name, ctor))
-        for param, value in params.items():
-            self.state[f"{name}.{param}"] = self.const(value) if isinstance(value, str) \
-                else np.asarray(value)
+        for param, array in arrays.items():
+            self.state[f"{name}.{param}"] = array
         if key is not None:
             self._layers[key] = name
         return name

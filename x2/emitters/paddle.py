@@ -67,6 +67,9 @@ def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
     if tuple(tensor.shape) != tuple(array.shape):
         raise ConversionError(f"internal: weight shape {array.shape} does not fit "
                               f"{list(tensor.shape)}")
+    if str(array.dtype) == "bfloat16":  # no bfloat16 in dlpack; paddle takes its bits as uint16
+        tensor.set_value(np.ascontiguousarray(array).view(np.uint16))
+        return
     # detach() shares memory: writes through the view land in the parameter.
     target = np.from_dlpack(tensor.detach()).reshape(-1)
     # Keep np.memmap (ascontiguousarray would drop the subclass) so chunks can be released.
@@ -91,7 +94,8 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     for key, tensor in model.state_dict().items():
         fill_tensor(tensor, state[key])
     model.eval()
-    write_pdparams({k: np.from_dlpack(t.detach()) for k, t in model.state_dict().items()},
+    write_pdparams({k: t.numpy() if t.dtype == paddle.bfloat16 else np.from_dlpack(t.detach())
+                    for k, t in model.state_dict().items()},
                    out / "model.pdparams")
     del state
     # stop_gradient: an inference program needs no gradients, and paddle's static

@@ -49,6 +49,14 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
     return text, state
 
 
+def to_tensor(array: np.ndarray):
+    """A torch tensor of the array (numpy has no bfloat16: its bits travel as int16)."""
+    import torch
+    if str(array.dtype) == "bfloat16":
+        return torch.from_numpy(np.array(array).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.array(array))
+
+
 def emit(graph: Graph, request: EmitRequest) -> dict:
     import torch
 
@@ -57,8 +65,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     text, state = generate(graph, request.source_desc, request.options.channels_last,
                            value_names)
     (out / "model.py").write_text(text)
-    torch.save({k: torch.from_numpy(np.array(v)) for k, v in state.items()},
-               str(out / "model.pt"))
+    torch.save({k: to_tensor(v) for k, v in state.items()}, str(out / "model.pt"))
     del state
     # Loading it back proves model.py and model.pt fit together.
     import_generated(out / "model.py").load_model()
