@@ -145,6 +145,11 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
     index = 0 if on_gpu(device) else None  # the only visible card
     paddle.set_device("gpu:0" if index is not None else "cpu")
     out = Path(args["out"])
+    if index is None and args.get("written") in ("fp16", "bf16"):
+        raise X2Error(f"{out} holds a {args['written']} Paddle model, and Paddle "
+                      f"{paddle.__version__} has no CPU {args['written']} kernels for conv2d, "
+                      f"matmul/linear, add, relu, softmax (only casts and pooling), so it "
+                      f"cannot run on this CPU; check it on a GPU (--device gpu)")
     record: dict = {}
     if mode == "python":
         module = import_generated(out / "model.py")
@@ -168,13 +173,6 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
                     param.set_value(round_to(param.numpy(), precision))
         inputs = [round_to(x, precision) for x in inputs]
     dtypes = args.get("input_dtypes") or [None] * len(inputs)
-    if index is None and any(d in ("float16", "bfloat16") for d in dtypes) or \
-            (index is None and args.get("written") in ("fp16", "bf16")):
-        raise X2Error(f"{out} holds a {args['written']} Paddle model, and Paddle "
-                      f"{paddle.__version__} has no CPU {args['written']} kernels for conv2d, "
-                      f"matmul/linear, add, relu, softmax (only casts and pooling), so it "
-                      f"cannot run on this CPU; check it on a GPU (--device gpu), or convert "
-                      f"with --precision mixed (fp32 weights, auto_cast) for CPU")
     tensors = [paddle.to_tensor(x) if d in (None, str(x.dtype)) else
                paddle.to_tensor(x).astype(d) for x, d in zip(inputs, dtypes)]
     with paddle.no_grad():

@@ -3,6 +3,7 @@
 Runs in a worker process that imports paddle only."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +69,7 @@ def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
         raise ConversionError(f"internal: weight shape {array.shape} does not fit "
                               f"{list(tensor.shape)}")
     if str(array.dtype) == "bfloat16":  # no bfloat16 in dlpack; paddle takes its bits as uint16
-        tensor.set_value(np.ascontiguousarray(array).view(np.uint16))
+        tensor.set_value(np.array(array).view(np.uint16))  # (ascontiguousarray makes 0-d 1-d)
         return
     # detach() shares memory: writes through the view land in the parameter.
     target = np.from_dlpack(tensor.detach()).reshape(-1)
@@ -94,7 +95,8 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     for key, tensor in model.state_dict().items():
         fill_tensor(tensor, state[key])
     model.eval()
-    write_pdparams({k: t.numpy() if t.dtype == paddle.bfloat16 else np.from_dlpack(t.detach())
+    write_pdparams({k: t.numpy().reshape(t.shape) if t.dtype == paddle.bfloat16
+                    else np.from_dlpack(t.detach())
                     for k, t in model.state_dict().items()},
                    out / "model.pdparams")
     del state
@@ -103,7 +105,24 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     specs = [paddle.static.InputSpec(
         shape=[d if d is not None else None for d in (graph.shape(v) or [])],
         dtype=graph.dtype(v), name=v, stop_gradient=True) for v in graph.inputs]
-    static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
-    paddle.jit.save(static, str(out / "inference" / "model"))
+    details = {}
+    try:
+        static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
+        paddle.jit.save(static, str(out / "inference" / "model"))
+        details["inference"] = f"inference/ saved in {request.options.precision}"
+    except (TypeError, ValueError, RuntimeError, AssertionError) as exc:
+        precision = request.options.precision
+        if precision not in ("fp16", "bf16") or paddle.is_compiled_with_cuda():
+            raise
+        # A CPU-only paddle build checks kernel dtypes while tracing, and has no
+        # CPU float16 conv2d/matmul, and its bf16 scalars do not survive jit.save:
+        # the static program cannot be built here.
+        shutil.rmtree(out / "inference", ignore_errors=True)
+        first = (str(exc).strip().splitlines() or [""])[-1][:160]
+        details["inference"] = (f"inference/ not written: paddle {paddle.__version__} is a "
+                                f"CPU-only build and cannot trace a {precision} program "
+                                f"({first.strip()}); model.py + model.pdparams are {precision}. "
+                                f"Convert with a CUDA build of paddle for inference/")
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names}
+            "value_names": value_names, **({"precision": details}
+                                          if request.options.precision != "fp32" else {})}
