@@ -280,7 +280,8 @@ def run_onnx(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str
                       f"CUDA, --device gpu), or convert with --precision fp16") from None
     feed = {i.name: _onnx_input(x, i.type) for i, x in zip(session.get_inputs(), inputs)}
     if args.get("written") and index is None:
-        notes.append(f"onnxruntime CPU ran the {args['written']} model; " + fallback_note(model_bytes or path.read_bytes()))
+        notes.append(f"onnxruntime CPU ran the {args['written']} model; "
+                     + fallback_note(model_bytes or path.read_bytes()))
     names = [o.name for o in session.get_outputs()]
     values = session.run(None, feed)
     n_outputs = len(values) if n_outputs is None else n_outputs

@@ -241,7 +241,7 @@ class EmitContext:
         """The expression for a value: a local variable, a literal or a buffer."""
         if value in self.graph.constants:
             array = self.const(value)
-            if array.ndim == 0 and array.dtype.kind in "fiub":
+            if array.ndim == 0 and (array.dtype.kind in "fiub" or array.dtype.name == "bfloat16"):
                 # Scalars stay in the code: frameworks disagree on saving 0-d tensors.
                 if not tensor:
                     return Expr(literal(array.item()))

@@ -59,7 +59,9 @@ def write_pdparams(state: dict[str, np.ndarray], path: Path) -> None:
     in-memory copies paddle.save makes."""
     import pickle
     with open(path, "wb") as fh:
-        pickle.dump({k: np.ascontiguousarray(v) for k, v in state.items()}, fh, protocol=5)
+        # (np.ascontiguousarray would make a 0-d array 1-d)
+        pickle.dump({k: np.ascontiguousarray(v) if v.ndim else np.array(v)
+                     for k, v in state.items()}, fh, protocol=5)
 
 
 def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
@@ -95,7 +97,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     for key, tensor in model.state_dict().items():
         fill_tensor(tensor, state[key])
     model.eval()
-    write_pdparams({k: t.numpy().reshape(t.shape) if t.dtype == paddle.bfloat16
+    write_pdparams({k: t.numpy() if t.dtype == paddle.bfloat16  # dlpack has no bfloat16
                     else np.from_dlpack(t.detach())
                     for k, t in model.state_dict().items()},
                    out / "model.pdparams")
