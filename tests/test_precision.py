@@ -201,3 +201,28 @@ def test_cli_precision_flags_and_bad_keep_list(tmp_path):
                    str(tmp_path / "b"), "--precision", "fp16", "--keep-fp32", "softmaxx")
     assert proc.returncode == 2 and "--keep-fp32 softmaxx: not an IR op" in proc.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_mixed_torch_autocasts_with_fp32_weights(tmp_path):
+    model = f"{TORCH_MODELS}:resnet"
+    out = tmp_path / "out"
+    convert(model, str(out), source="torch", target="torch", input_shapes={"x": [2, 3, 32, 32]},
+            emit_options={"precision": "mixed"})
+    code = (out / "model.py").read_text()
+    assert "with torch.autocast(device_type=x.device.type, dtype=torch.float16):" in code
+    assert _weights_dtype(out, "torch") == "float32"
+    result = check(model, str(out), source="torch", target="torch")
+    assert result["precision"] == "mixed" and result["rtol"] == 1e-2 and result["passed"]
+    assert 0 < result["outputs"][0]["max_rel"] <= 1e-2   # really computed in fp16
+
+
+def test_bisect_names_the_first_layer_over_the_budget(sample, tmp_path):
+    """A budget tighter than fp16 rounding: the first converted layer exceeds it."""
+    model = str(sample("small_cnn"))
+    out = tmp_path / "out"
+    convert(model, str(out), target="torch", emit_options={"precision": "fp16"})
+    result = check(model, str(out), target="torch", rtol=1e-6, atol=1e-7, bisect=True)
+    assert not result["passed"]
+    first = result["bisect"]["first_divergence"]
+    assert first is not None and first["source_op"] == "Conv2D", result["bisect"]
+    assert first["max_rel"] > 1e-6

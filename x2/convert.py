@@ -156,6 +156,8 @@ def _precision_details(options: EmitOptions, lowered: dict | None, emitted: dict
         "fp32" if options.precision in ("fp32", "mixed") and not lowered else "half")}
     if lowered:
         details.update(lowered)
+        if options.precision == "mixed":   # ONNX has no autocast: fp16 weights and compute
+            details.update(precision="mixed", written_as="fp16 (ONNX has no autocast)")
     details.update(emitted.get("precision") or {})
     return details
 

@@ -436,6 +436,10 @@ def _run_batch(work: Path, model, converted, source, target, report, signature, 
                        src_dev)
     got_all = []
     for task, mode in TARGET_RUNS[target]:
+        if mode == "inference" and not any(f.startswith("inference/") for f in report.files):
+            why = (report.target_details.get("precision") or {}).get("inference", "")
+            notes.append(f"{target} ({mode}) not run: {why or 'no inference/ was written'}")
+            continue
         out_file = work / f"{mode}.npz"
         result = run_step(task, {"out": converted, "inputs": str(work / "inputs.npz"),
                                  "outputs": str(out_file), "mode": mode, "device": tgt_dev,

@@ -104,8 +104,14 @@ class _Recorder(ast.NodeTransformer):
     """forward(): after every `a, b = expr`, store a and b in __x2_record__."""
 
     def visit_FunctionDef(self, node):
+        node.body = self._record(node.body)
+        return node
+
+    def _record(self, statements):
         body = []
-        for stmt in node.body:
+        for stmt in statements:
+            if isinstance(stmt, ast.With):   # forward under autocast (--precision mixed)
+                stmt.body = self._record(stmt.body)
             body.append(stmt)
             if isinstance(stmt, ast.Assign):
                 names = []
@@ -114,8 +120,7 @@ class _Recorder(ast.NodeTransformer):
                     names += [e.id for e in elts if isinstance(e, ast.Name)]
                 for name in names:
                     body.append(ast.parse(f"__x2_record__[{name!r}] = {name}").body[0])
-        node.body = body
-        return node
+        return body
 
 
 def traced_forward(module, model) -> dict:
@@ -150,6 +155,9 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
                       f"{paddle.__version__} has no CPU {args['written']} kernels for conv2d, "
                       f"matmul/linear, add, relu, softmax (only casts and pooling), so it "
                       f"cannot run on this CPU; check it on a GPU (--device gpu)")
+    if index is None and args.get("written") == "mixed":
+        notes.append(f"paddle ({mode}): the model's paddle.amp.auto_cast is a no-op on CPU "
+                     f"(no CPU fp16 kernels), so this run computed in float32")
     record: dict = {}
     if mode == "python":
         module = import_generated(out / "model.py")

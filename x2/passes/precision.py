@@ -44,8 +44,19 @@ LONG_REDUCTION = 256
 _DTYPE_FREE = ("cast", "shape")
 
 
-def half_dtype(precision: str) -> str | None:
-    return HALF.get(precision)
+# IR op -> the op names Paddle's auto_cast lists use for it (custom_black_list).
+PADDLE_AMP_NAMES = {"reduce_sum": ("reduce_sum", "sum"), "reduce_mean": ("reduce_mean", "mean"),
+                    "reduce_prod": ("reduce_prod", "prod"), "pow": ("pow", "elementwise_pow")}
+# What torch.autocast computes in float32 by itself (its "autocast to float32"
+# list); --precision mixed --to torch keeps exactly these.
+TORCH_AUTOCAST_FP32 = ("softmax", "log_softmax", "layer_norm", "group_norm", "exp", "log", "pow",
+                       "softplus", "reduce_sum", "reduce_prod")
+
+
+def paddle_black_list(keep_fp32: list[str] | None) -> list[str]:
+    """--keep-fp32 as Paddle auto_cast's custom_black_list."""
+    ops = KEEP_FP32 if keep_fp32 is None else keep_fp32
+    return sorted({name for op in ops for name in PADDLE_AMP_NAMES.get(op, (op,))})
 
 
 def parse_keep_fp32(text: str | None) -> list[str] | None:
