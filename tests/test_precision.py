@@ -140,6 +140,8 @@ def test_half_precision_conversion_loads_and_matches_or_says_why(sources, tmp_pa
     half = {"fp16": "float16", "bf16": "bfloat16"}[precision]
     assert all(i["dtype"] == half for i in report.inputs if i["dtype"].startswith(("float", "bf")))
     assert _weights_dtype(out, target) == half
+    if target == "paddle" and name != "encoder":
+        return   # the CPU refusal is the same for every Paddle model: asserted once (encoder)
     result, reason = _check_or_reason(src["model"], out, src["source"], target)
     if target == "paddle":   # Paddle's CPU kernels: none for fp16/bf16 conv/matmul/add
         assert reason and f"no CPU {precision} kernels" in reason and "--device gpu" in reason
