@@ -47,7 +47,7 @@ def test_ir_pass_keeps_softmax_and_overflow_in_fp32_with_minimal_casts():
     assert kept["softmax"].startswith("numerically sensitive")
     assert "overflows fp16" in kept["mul"]            # |y * 1e6| > 65504
     assert graph.dtype(graph.outputs[0]) == "float16" and graph.dtype("x") == "float16"
-    # The weight read by a half and ... only half nodes: converted in place, one copy.
+    # The weight is read by half nodes only: converted in place, no fp32 copy kept.
     assert graph.constants["w"].dtype == np.float16
     for node in graph.nodes:   # no cast of a cast back to where it came from
         if node.op == "cast":
