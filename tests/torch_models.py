@@ -131,3 +131,20 @@ class TokenEncoder(nn.Module):
 def token_encoder():
     torch.manual_seed(0)
     return TokenEncoder().eval()
+
+
+class Overflow(nn.Module):
+    """Activations beyond fp16's range (65504) in the middle, back in range at the end."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        big = self.fc(x) * 3e5 + 1e5
+        return torch.tanh(big * 1e-5 - 1.0)
+
+
+def overflow():
+    torch.manual_seed(0)
+    return Overflow().eval()

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .isolation import run_step
-from .parity_compare import compare, source_inputs
+from .parity_compare import compare, precision_args as _precision_args, source_inputs
 
 # Which sources can be bisected (their intermediates fetched by IR value name).
 BISECT_SOURCES = {"tf"}
@@ -75,7 +75,8 @@ def bisect(work: Path, model, converted, source, target, report, signature, name
         trace = True
     runner = f"{target}:{'python' if target != 'onnx' else 'onnxruntime'}"
     tgt = run_step(f"{target}.parity_run", {
-        "out": converted, "mode": "python", "device": tgt_dev, "precision": precision,
+        "out": converted, "mode": "python", "device": tgt_dev,
+        **_precision_args(report, precision),
         "inputs": str(work / "inputs.npz"), "outputs": str(work / "tgt_out.npz"),
         "trace": trace, "trace_out": str(work / "tgt_trace.npz")})
     tgt_traced = _traced(work / "tgt_trace.npz", tgt["traced"])

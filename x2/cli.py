@@ -407,15 +407,34 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="--from tf, SavedModel: convert While loops whose trip count is static "
                    "(Keras LSTM/GRU over a fixed sequence length) as one copy of the loop "
                    "body per iteration.")
+@click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16", "mixed"]),
+              default="fp32", show_default=True,
+              help="Write the model in this precision: weights and compute in fp16/bf16, "
+                   "sensitive ops (--keep-fp32) and ops that would overflow fp16 in fp32; "
+                   "mixed: fp32 weights with fp16 autocast (paddle, torch; onnx: as fp16).")
+@click.option("--keep-fp32", metavar="OPS",
+              help="IR ops kept in float32 with --precision (comma-separated; 'default' for "
+                   "the default list, 'none' for none), e.g. default,tanh.")
+@click.option("--io-dtype", type=click.Choice(["half", "fp32"]),
+              help="With --precision fp16/bf16: float inputs/outputs in the half dtype "
+                   "(default) or in float32 (a cast at the interface).")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
-            trust_code, tags, channels_last, tf_reader, unroll_loops, quiet, debug):
+            trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
+            io_dtype, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
-    emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last))
+    from .passes.precision import parse_keep_fp32
+    try:
+        emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last),
+                                   precision=precision, keep_fp32=parse_keep_fp32(keep_fp32),
+                                   io_dtype=io_dtype)
+    except Exception as exc:
+        _fail(exc, debug)
+        return
     # "NAME:DTYPE" for one input, a bare "DTYPE" for all ("*").
     options = ReadOptions(
         input_dtypes={(v.rpartition(":")[0] or "*"): v.rpartition(":")[2] for v in input_dtype},
@@ -475,12 +494,12 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
 @click.option("--target-device", help="Device of the converted model only (overrides --device).")
 @click.option("--soft-placement", is_flag=True,
               help="Fall back to cpu, with a warning, when the requested device is missing.")
-@click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16"]), default="fp32",
-              show_default=True,
-              help="Run the converted model in this precision (torch: model.to(dtype); paddle: "
+@click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16"]),
+              help="Run an fp32 conversion in this precision (torch: model.to(dtype); paddle: "
                    "amp auto_cast on GPU, weights/inputs rounded on CPU; onnxruntime: "
                    "weights/inputs rounded, computed in fp32); the error is measured against "
-                   "the fp32 source.")
+                   "the fp32 source. Default: the precision it was converted with "
+                   "(x2 convert --precision), which runs as written.")
 @click.option("--bisect", is_flag=True,
               help="On a mismatch, compare intermediate tensors at points mapped between "
                    "source and converted model and name the first op that diverges "

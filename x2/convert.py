@@ -20,6 +20,7 @@ from .ir import load_graph, save_graph
 from .isolation import run_step, start_step
 from .passes import pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
+from .passes.precision import PRECISIONS, lower_precision
 from .scratch import make_dir
 
 # --from NAME -> worker task that reads the model into IR (x2/worker.py).
@@ -142,6 +143,25 @@ def _input_ranges(graph, given: dict | None) -> dict[str, list[int]]:
     return ranges
 
 
+def _lowers(precision: str, target: str) -> bool:
+    """Whether the IR is rewritten to half precision: fp16/bf16 always;
+    mixed only for ONNX, which has no autocast (Paddle and PyTorch keep fp32
+    weights and autocast their forward instead)."""
+    return precision in ("fp16", "bf16") or (precision == "mixed" and target == "onnx")
+
+
+def _precision_details(options: EmitOptions, lowered: dict | None, emitted: dict) -> dict:
+    """report.json target_details.precision: what `x2 check` compares against."""
+    details = {"precision": options.precision, "io_dtype": options.io_dtype or (
+        "fp32" if options.precision in ("fp32", "mixed") and not lowered else "half")}
+    if lowered:
+        details.update(lowered)
+        if options.precision == "mixed":   # ONNX has no autocast: fp16 weights and compute
+            details.update(precision="mixed", written_as="fp16 (ONNX has no autocast)")
+    details.update(emitted.get("precision") or {})
+    return details
+
+
 def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             inputs: list[str] | None = None, outputs: list[str] | None = None,
             input_shapes: dict[str, list[int]] | None = None, signature: str | None = None,
@@ -167,6 +187,8 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         options = ReadOptions.from_json(options or {})
     if not isinstance(emit_options, EmitOptions):
         emit_options = EmitOptions.from_json(emit_options or {})
+    if emit_options.precision not in PRECISIONS:
+        raise X2Error(f"--precision {emit_options.precision}: choose {', '.join(PRECISIONS)}")
     if layout == "nhwc":
         if target == "onnx":
             raise X2Error("--layout nhwc: ONNX convolutions and pooling are NCHW-only; "
@@ -209,6 +231,12 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         transposes_before = graph.count("transpose")
         graph, pass_records = step("optimize IR", lambda: run_pipeline(
             graph, pipeline_for(layout, io_layout)))
+        precision = None
+        if _lowers(emit_options.precision, target):
+            graph, precision = step(f"lower to {emit_options.precision}", lambda: lower_precision(
+                graph, "fp16" if emit_options.precision == "mixed" else emit_options.precision,
+                keep_fp32=emit_options.keep_fp32, io_dtype=emit_options.io_dtype,
+                int_ranges=input_ranges))
         step("save IR", lambda: save_graph(graph, work / "ir"))
         emit_request = EmitRequest(str(work / "ir"), str(staging),
                                    f"{source} model {Path(model).name}", emit_options)
@@ -220,8 +248,9 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
                     "input_shapes": input_shapes, "options": read_request.to_json()["options"],
                     **read.source},  # format, tags, tensors spanned (tf)
             target=target,
-            target_details={k: v for k, v in emitted.items()
-                            if k not in ("files", "value_names")},
+            target_details={**{k: v for k, v in emitted.items()
+                               if k not in ("files", "value_names")},
+                            "precision": _precision_details(emit_options, precision, emitted)},
             # "range": [low, high) of an integer input: what `x2 check` draws from.
             inputs=[{"name": v, **graph.info[v].to_json(),
                      **({"range": input_ranges[v]} if v in input_ranges else {})}

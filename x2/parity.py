@@ -25,7 +25,7 @@ import numpy as np
 from .contracts import ReadOptions, ReadRequest, Report
 from .errors import X2Error
 from .isolation import run_step
-from .parity_compare import compare, source_inputs
+from .parity_compare import compare, precision_args, source_inputs
 from .scratch import make_dir
 
 # --from NAME -> worker task that runs the source model on saved inputs.
@@ -39,7 +39,9 @@ TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run",
 # The framework asked for devices on each side (x2/parity_runtime.list_devices).
 FRAMEWORK = {"tf": "tf", "onnx": "onnx", "torch": "torch", "paddle": "paddle"}
 # Default tolerances per precision of the converted model (--rtol/--atol override).
-PRECISION_TOLERANCES = {"fp32": (1e-4, 1e-6), "fp16": (1e-2, 1e-3), "bf16": (5e-2, 1e-2)}
+# "mixed" (fp16 compute, fp32 weights) is held to fp16's.
+PRECISION_TOLERANCES = {"fp32": (1e-4, 1e-6), "fp16": (1e-2, 1e-3), "bf16": (5e-2, 1e-2),
+                        "mixed": (1e-2, 1e-3)}
 
 
 @dataclass
@@ -61,8 +63,13 @@ def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
     arrays = []
     for item in spec["inputs"]:
         shape = [batch if d is None else d for d in (item["shape"] or [batch])]
-        dtype = np.dtype(item["dtype"])
-        if dtype.kind == "f":
+        # A half-precision interface is fed float32 values rounded to it: the
+        # source takes float32, and the runner casts to the model's dtype.
+        half = item["dtype"] in ("float16", "bfloat16")
+        dtype = np.dtype("float32" if half else item["dtype"])
+        if half:
+            arrays.append(_rounded(rng.standard_normal(shape).astype(dtype), item["dtype"]))
+        elif dtype.kind == "f":
             arrays.append(rng.standard_normal(shape).astype(dtype))
         elif dtype.kind in "iu":
             # Token ids within the vocabulary, masks 0/1 (report "range", see
@@ -72,6 +79,11 @@ def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
         else:
             arrays.append(rng.integers(0, 2, size=shape).astype(dtype))
     return arrays
+
+
+def _rounded(array: np.ndarray, dtype: str) -> np.ndarray:
+    from .ir.schema import numpy_dtype
+    return array.astype(numpy_dtype(dtype)).astype(np.float32)
 
 
 def inputs_like(arrays: list[np.ndarray], spec: dict, seed: int) -> list[np.ndarray]:
@@ -206,7 +218,8 @@ def load_inputs_file(path: str, spec_inputs: list[dict]) -> list[np.ndarray]:
             raise X2Error(f"--inputs-file {path}: input '{item['name']}' has shape "
                           f"{list(array.shape)}, the converted model expects "
                           f"{['N' if d is None else d for d in shape]}")
-        want = np.dtype(item["dtype"]) if item.get("dtype") not in (None, "bfloat16") else None
+        half = item.get("dtype") in ("float16", "bfloat16")  # fed as float32, cast by the runner
+        want = np.dtype("float32" if half else item["dtype"]) if item.get("dtype") else None
         if want is not None and array.dtype != want:
             if array.dtype.kind != want.kind and not (array.dtype.kind in "iu" and
                                                       want.kind in "iu"):
@@ -229,7 +242,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
           tolerances: dict[str, tuple[float, float | None]] | None = None,
           device: str = "cpu", source_device: str | None = None,
           target_device: str | None = None, soft_placement: bool = False,
-          precision: str = "fp32", bisect: bool = False,
+          precision: str | None = None, bisect: bool = False,
           allow_input_independent: bool = False) -> dict:
     """Run source and converted model on the same inputs and compare outputs.
 
@@ -247,6 +260,15 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
         raise X2Error(f"--from {source}: parity is not supported for this source yet")
     if target not in TARGET_RUNS:
         raise X2Error(f"--to {target}: parity is not supported for this target yet")
+    # The converted model's inputs and weights drive the rest.
+    report = Report.load(converted)
+    written = (report.target_details.get("precision") or {}).get("precision", "fp32")
+    if precision is None:
+        precision = written
+    elif written != "fp32" and precision != written:
+        raise X2Error(f"--precision {precision}: {converted} was converted with --precision "
+                      f"{written} and runs as written; --precision emulates reduced precision "
+                      f"for fp32 conversions only (leave it out)")
     if precision not in PRECISION_TOLERANCES:
         raise X2Error(f"--precision {precision}: choose fp32, fp16 or bf16")
     if batches < 1:
@@ -255,7 +277,6 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
         raise X2Error("--batches runs several seeded random batches; it cannot be combined "
                       "with --inputs-file (put several samples along the batch axis instead)")
     # The converted model's interface (names, shapes after --input-shape) drives the inputs.
-    report = Report.load(converted)
     spec = {"inputs": report.inputs, "outputs": [o["name"] for o in report.outputs]}
     tolerances = dict(tolerances or {})
     unknown = [n for n in tolerances if n not in spec["outputs"]]
@@ -415,10 +436,14 @@ def _run_batch(work: Path, model, converted, source, target, report, signature, 
                        src_dev)
     got_all = []
     for task, mode in TARGET_RUNS[target]:
+        if mode == "inference" and not any(f.startswith("inference/") for f in report.files):
+            why = (report.target_details.get("precision") or {}).get("inference", "")
+            notes.append(f"{target} ({mode}) not run: {why or 'no inference/ was written'}")
+            continue
         out_file = work / f"{mode}.npz"
         result = run_step(task, {"out": converted, "inputs": str(work / "inputs.npz"),
                                  "outputs": str(out_file), "mode": mode, "device": tgt_dev,
-                                 "precision": precision})
+                                 **precision_args(report, precision)})
         notes.extend(result.get("notes", []))
         got = _load(out_file)
         if len(got) != len(refs):

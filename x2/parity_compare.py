@@ -24,3 +24,14 @@ def source_inputs(arrays, names, io):
     input in the source's own (NHWC) layout of the same data."""
     return [np.transpose(a, np.argsort(io[n]["perm"])) if io.get(n, {}).get("role") == "input"
             else a for n, a in zip(names, arrays)]
+
+
+def precision_args(report, precision: str) -> dict:
+    """What a runner needs: a model converted to reduced precision runs as
+    written, its float inputs cast to the dtypes it declares; an fp32 one is
+    run in `precision` by emulation (x2/parity_runtime.py)."""
+    written = (report.target_details.get("precision") or {}).get("precision", "fp32")
+    if written == "fp32":
+        return {"precision": precision}
+    return {"precision": "fp32", "written": written,
+            "input_dtypes": [i["dtype"] for i in report.inputs]}

@@ -104,8 +104,14 @@ class _Recorder(ast.NodeTransformer):
     """forward(): after every `a, b = expr`, store a and b in __x2_record__."""
 
     def visit_FunctionDef(self, node):
+        node.body = self._record(node.body)
+        return node
+
+    def _record(self, statements):
         body = []
-        for stmt in node.body:
+        for stmt in statements:
+            if isinstance(stmt, ast.With):   # forward under autocast (--precision mixed)
+                stmt.body = self._record(stmt.body)
             body.append(stmt)
             if isinstance(stmt, ast.Assign):
                 names = []
@@ -114,8 +120,7 @@ class _Recorder(ast.NodeTransformer):
                     names += [e.id for e in elts if isinstance(e, ast.Name)]
                 for name in names:
                     body.append(ast.parse(f"__x2_record__[{name!r}] = {name}").body[0])
-        node.body = body
-        return node
+        return body
 
 
 def traced_forward(module, model) -> dict:
@@ -145,6 +150,14 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
     index = 0 if on_gpu(device) else None  # the only visible card
     paddle.set_device("gpu:0" if index is not None else "cpu")
     out = Path(args["out"])
+    if index is None and args.get("written") in ("fp16", "bf16"):
+        raise X2Error(f"{out} holds a {args['written']} Paddle model, and Paddle "
+                      f"{paddle.__version__} has no CPU {args['written']} kernels for conv2d, "
+                      f"matmul/linear, add, relu, softmax (only casts and pooling), so it "
+                      f"cannot run on this CPU; check it on a GPU (--device gpu)")
+    if index is None and args.get("written") == "mixed":
+        notes.append(f"paddle ({mode}): the model's paddle.amp.auto_cast is a no-op on CPU "
+                     f"(no CPU fp16 kernels), so this run computed in float32")
     record: dict = {}
     if mode == "python":
         module = import_generated(out / "model.py")
@@ -167,7 +180,9 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
                 if param.dtype == paddle.float32:
                     param.set_value(round_to(param.numpy(), precision))
         inputs = [round_to(x, precision) for x in inputs]
-    tensors = [paddle.to_tensor(x) for x in inputs]
+    dtypes = args.get("input_dtypes") or [None] * len(inputs)
+    tensors = [paddle.to_tensor(x) if d in (None, str(x.dtype)) else
+               paddle.to_tensor(x).astype(d) for x, d in zip(inputs, dtypes)]
     with paddle.no_grad():
         if amp:
             dtype = {"fp16": "float16", "bf16": "bfloat16"}[precision]
@@ -202,9 +217,12 @@ def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[st
         notes.append(f"torch: model.to({dtype}) and float inputs cast to {dtype} on {dev} "
                      f"(every op computes in {str(dtype).split('.')[-1]})")
     tensors = []
-    for x in inputs:
+    for x, written in zip(inputs, args.get("input_dtypes") or [None] * len(inputs)):
         t = torch.from_numpy(np.ascontiguousarray(x)).to(dev)
-        tensors.append(t.to(dtype) if t.is_floating_point() else t)
+        if written is not None:  # a model converted to reduced precision: its own dtypes
+            tensors.append(t.to(getattr(torch, written)) if t.is_floating_point() else t)
+        else:
+            tensors.append(t.to(dtype) if t.is_floating_point() else t)
     with torch.no_grad():
         result = model(*tensors)
     if not isinstance(result, (list, tuple)):
@@ -256,14 +274,56 @@ def run_onnx(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str
                      "CPUExecutionProvider"]
     else:
         providers = ["CPUExecutionProvider"]
-    session = ort.InferenceSession(model_bytes if model_bytes is not None else str(path),
-                                   providers=providers)
-    feed = {i.name: x for i, x in zip(session.get_inputs(), inputs)}
+    try:
+        session = ort.InferenceSession(model_bytes if model_bytes is not None else str(path),
+                                       providers=providers)
+    except Exception as exc:
+        if args.get("written") != "bf16":
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise X2Error(f"{path} is a bf16 ONNX model and onnxruntime {ort.__version__} "
+                      f"{'CUDA' if index is not None else 'CPU'} cannot run it ({first}): its "
+                      f"CPU provider has no bfloat16 kernels (not even Add or MatMul); it is "
+                      f"checker-clean, so run it with a runtime that has them (onnxruntime "
+                      f"CUDA, --device gpu), or convert with --precision fp16") from None
+    feed = {i.name: _onnx_input(x, i.type) for i, x in zip(session.get_inputs(), inputs)}
+    if args.get("written") and index is None:
+        notes.append(f"onnxruntime CPU ran the {args['written']} model; "
+                     + fallback_note(model_bytes or path.read_bytes()))
     names = [o.name for o in session.get_outputs()]
     values = session.run(None, feed)
     n_outputs = len(values) if n_outputs is None else n_outputs
     outputs, traced = values[:n_outputs], dict(zip(names[n_outputs:], values[n_outputs:]))
     return outputs, traced, notes
+
+
+def _onnx_input(x: np.ndarray, type_str: str) -> np.ndarray:
+    """x in the element type the session declares (float32 values for an fp16 input)."""
+    if type_str == "tensor(float16)" and x.dtype != np.float16:
+        return x.astype(np.float16)
+    return x
+
+
+def fallback_note(model_bytes: bytes) -> str:
+    """Which ops of an fp16 model onnxruntime's CPU provider computes in
+    float32 (its InsertCastTransformer wraps ops without fp16 kernels in
+    Casts): read from the session's optimized graph."""
+    import tempfile
+
+    import onnx
+    import onnxruntime as ort
+    with tempfile.TemporaryDirectory() as tmp:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        options.optimized_model_filepath = str(Path(tmp) / "optimized.onnx")
+        ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+        optimized = onnx.load(options.optimized_model_filepath)
+    made = {o for n in optimized.graph.node if n.op_type == "Cast" and "InsertedPrecisionFreeCast"
+            in n.name for o in n.output}
+    ops = sorted({n.op_type for n in optimized.graph.node
+                  if n.op_type != "Cast" and any(i in made for i in n.input)})
+    return ("ops it computes in float32 (no CPU fp16 kernel; casts inserted by onnxruntime): "
+            + (", ".join(ops) if ops else "none"))
 
 
 def run_tf(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]:

@@ -110,6 +110,8 @@ class ModuleCode:
     body: list[Assign] = field(default_factory=list)       # one per IR node
     returns: list[str] = field(default_factory=list)
     footer: list[str] = field(default_factory=list)
+    # forward runs inside `with <context>:` (x2 convert --precision mixed: autocast)
+    forward_context: Expr | None = None
 
 
 COMMENT_CHARS = 160  # a provenance comment longer than this is cut (names can be huge)
@@ -126,14 +128,18 @@ def render_module(code: ModuleCode) -> str:
     for name, expr in code.buffers:
         lines.append(f"        {code.buffer_call}({name!r}, {expr})")
     lines += ["", f"    def forward(self, {', '.join(code.forward_args)}):"]
+    indent = " " * 8
+    if code.forward_context is not None:
+        lines.append(f"{indent}with {code.forward_context}:")
+        indent += " " * 4
     for step in code.prologue + code.body:
         note = escape_text(step.comment)
         if len(note) > COMMENT_CHARS:
             note = note[:COMMENT_CHARS] + "..."
         suffix = f"  # {note}" if note else ""
-        lines.append(f"        {', '.join(step.targets)} = {step.expr}{suffix}")
+        lines.append(f"{indent}{', '.join(step.targets)} = {step.expr}{suffix}")
     ret = code.returns[0] if len(code.returns) == 1 else ", ".join(code.returns)
-    lines.append(f"        return {ret}")
+    lines.append(f"{indent}return {ret}")
     lines += ["", "", *code.footer]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -241,7 +247,7 @@ class EmitContext:
         """The expression for a value: a local variable, a literal or a buffer."""
         if value in self.graph.constants:
             array = self.const(value)
-            if array.ndim == 0 and array.dtype.kind in "fiub":
+            if array.ndim == 0 and (array.dtype.kind in "fiub" or array.dtype.name == "bfloat16"):
                 # Scalars stay in the code: frameworks disagree on saving 0-d tensors.
                 if not tensor:
                     return Expr(literal(array.item()))
@@ -276,10 +282,14 @@ class EmitContext:
             # A source parameter ("layer1.conv1.weight") names the layer.
             base = origin.param.removesuffix(".weight")
         name = self.layer_namer(f"layer:{node.name}", base)
+        arrays = {param: self.const(value) if isinstance(value, str) else np.asarray(value)
+                  for param, value in params.items()}
+        half = {str(a.dtype) for a in arrays.values()} & {"float16", "bfloat16"}
+        if half:  # x2 convert --precision: the layer holds its weights in half precision
+            ctor = call(f"{ctor}.to", dtype=self.dtype(half.pop()))
         self.code.submodules.append((name, ctor))
-        for param, value in params.items():
-            self.state[f"{name}.{param}"] = self.const(value) if isinstance(value, str) \
-                else np.asarray(value)
+        for param, array in arrays.items():
+            self.state[f"{name}.{param}"] = array
         if key is not None:
             self._layers[key] = name
         return name
@@ -310,7 +320,8 @@ def _layer_key(kind: str, ctor: Expr, params: dict, name_from: str | None):
 
 
 def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str],
-                    footer: list[str], prologue=None) -> tuple[str, dict[str, np.ndarray]]:
+                    footer: list[str], prologue=None, forward_context=None
+                    ) -> tuple[str, dict[str, np.ndarray]]:
     """Fill `e.code` from its graph with the per-op functions in `ops` (an
     OpRegistry); return (module text, state dict as numpy arrays). Every op
     without code is listed at once; the text is compiled before it is
@@ -326,6 +337,7 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.code.header = header
     e.code.forward_args = [e.namer(v) for v in graph.inputs]
     e.code.prologue = prologue(e) if prologue else []
+    e.code.forward_context = forward_context(e) if forward_context else None
     for node in graph.nodes:
         written = ops[node.op](e, node)
         src = node.source

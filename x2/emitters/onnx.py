@@ -177,10 +177,16 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         raise X2Error(f"--opset {opset}: x2 writes ONNX opsets {MIN_OPSET} to {newest}")
     out = Path(request.out)
     model, external = build_model(graph, opset, out)
+    details = {}
+    if request.options.precision == "bf16":
+        from .onnx_precision import fit_bf16
+        details["onnx_ops_in_fp32"] = fit_bf16(model, opset)
+        details["onnx_ops_in_fp32_why"] = f"their schema takes no bfloat16 at opset {opset}"
     path = out / "model.onnx"
     onnx.save_model(model, str(path))
     del model
     # full_check runs ONNX shape inference too; by path so external data works.
     onnx.checker.check_model(str(path), full_check=True)
     files = ["model.onnx"] + ([EXTERNAL_DATA] if external else [])
-    return {"files": files, "opset": opset, "external_data": external}
+    return {"files": files, "opset": opset, "external_data": external,
+            **({"precision": details} if details else {})}

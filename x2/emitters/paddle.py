@@ -3,6 +3,7 @@
 Runs in a worker process that imports paddle only."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ from ..contracts import EmitRequest
 from ..errors import ConversionError
 from ..ir import Graph
 from ..ir.serialize import release_pages
-from .codegen import generate_module, import_generated
+from .codegen import call, generate_module, import_generated
 from .paddle_ops import PADDLE_OPS, PaddleContext
 
 _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
@@ -34,8 +35,16 @@ _LOAD = '''def load_model(path=None):
     return model'''
 
 
-def generate(graph: Graph, source_desc: str, names: dict | None = None
-             ) -> tuple[str, dict[str, np.ndarray]]:
+def auto_cast(keep_fp32: list[str] | None):
+    """--precision mixed: fp32 weights, forward under paddle.amp.auto_cast O1
+    with the --keep-fp32 ops on its black list."""
+    from ..passes.precision import paddle_black_list
+    return lambda e: call("paddle.amp.auto_cast", level="O1", dtype="float16",
+                          custom_black_list=paddle_black_list(keep_fp32))
+
+
+def generate(graph: Graph, source_desc: str, names: dict | None = None,
+             forward_context=None) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`)."""
     import paddle
@@ -46,7 +55,7 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None
                    "Readable and editable; weights live in model.pdparams."],
         header=["import os", "import sys", "", _GUARD, "", "import paddle",
                 "import paddle.nn as nn", "import paddle.nn.functional as F"],
-        footer=[_LOAD])
+        footer=[_LOAD], forward_context=forward_context)
     if names is not None:
         names.update(e.namer.names)
     return result
@@ -58,7 +67,9 @@ def write_pdparams(state: dict[str, np.ndarray], path: Path) -> None:
     in-memory copies paddle.save makes."""
     import pickle
     with open(path, "wb") as fh:
-        pickle.dump({k: np.ascontiguousarray(v) for k, v in state.items()}, fh, protocol=5)
+        # (np.ascontiguousarray would make a 0-d array 1-d)
+        pickle.dump({k: np.ascontiguousarray(v) if v.ndim else np.array(v)
+                     for k, v in state.items()}, fh, protocol=5)
 
 
 def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
@@ -67,6 +78,9 @@ def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
     if tuple(tensor.shape) != tuple(array.shape):
         raise ConversionError(f"internal: weight shape {array.shape} does not fit "
                               f"{list(tensor.shape)}")
+    if str(array.dtype) == "bfloat16":  # no bfloat16 in dlpack; paddle takes its bits as uint16
+        tensor.set_value(np.array(array).view(np.uint16))  # (ascontiguousarray makes 0-d 1-d)
+        return
     # detach() shares memory: writes through the view land in the parameter.
     target = np.from_dlpack(tensor.detach()).reshape(-1)
     # Keep np.memmap (ascontiguousarray would drop the subclass) so chunks can be released.
@@ -82,7 +96,9 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
 
     out = Path(request.out)
     value_names: dict[str, str] = {}
-    text, state = generate(graph, request.source_desc, value_names)
+    mixed = request.options.precision == "mixed"
+    text, state = generate(graph, request.source_desc, value_names,
+                           auto_cast(request.options.keep_fp32) if mixed else None)
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy
@@ -91,7 +107,9 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     for key, tensor in model.state_dict().items():
         fill_tensor(tensor, state[key])
     model.eval()
-    write_pdparams({k: np.from_dlpack(t.detach()) for k, t in model.state_dict().items()},
+    write_pdparams({k: t.numpy() if t.dtype == paddle.bfloat16  # dlpack has no bfloat16
+                    else np.from_dlpack(t.detach())
+                    for k, t in model.state_dict().items()},
                    out / "model.pdparams")
     del state
     # stop_gradient: an inference program needs no gradients, and paddle's static
@@ -99,7 +117,27 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     specs = [paddle.static.InputSpec(
         shape=[d if d is not None else None for d in (graph.shape(v) or [])],
         dtype=graph.dtype(v), name=v, stop_gradient=True) for v in graph.inputs]
-    static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
-    paddle.jit.save(static, str(out / "inference" / "model"))
+    details = {}
+    try:
+        static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
+        paddle.jit.save(static, str(out / "inference" / "model"))
+        details["inference"] = f"inference/ saved in {request.options.precision}" + (
+            " (fp32 weights; auto_cast recorded where the program was traced)" if mixed else "")
+    except (TypeError, ValueError, RuntimeError, AssertionError) as exc:
+        precision = request.options.precision
+        if precision == "fp32" or paddle.is_compiled_with_cuda():
+            raise
+        # A CPU-only paddle build checks kernel dtypes while tracing, and has no
+        # CPU float16 conv2d/matmul, and its bf16 scalars do not survive jit.save:
+        # the static program cannot be built here.
+        shutil.rmtree(out / "inference", ignore_errors=True)
+        what = "fp32 weights, forward under auto_cast" if mixed else f"{precision} weights"
+        first = (str(exc).strip().splitlines() or [""])[-1][:160]
+        details["inference"] = (f"inference/ not written: paddle {paddle.__version__} is a "
+                                f"CPU-only build and cannot trace a {precision} program "
+                                f"({first.strip()}); model.py and model.pdparams are "
+                                f"written ({what}). "
+                                f"Convert with a CUDA build of paddle for inference/")
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names}
+            "value_names": value_names, **({"precision": details}
+                                          if request.options.precision != "fp32" else {})}

@@ -31,8 +31,17 @@ def channels_last_inputs(e) -> list[Assign]:
             if len(e.graph.shape(value) or ()) == 4]
 
 
+def autocast(e) -> Expr:
+    """--precision mixed: fp32 weights, forward under fp16 autocast on the
+    device of the first input."""
+    first = e.code.forward_args[0] if e.code.forward_args else "'cpu'"
+    device = f"{first}.device.type" if e.code.forward_args else "'cpu'"
+    return call("torch.autocast", device_type=Expr(device), dtype=Expr("torch.float16"))
+
+
 def generate(graph: Graph, source_desc: str, channels_last: bool = False,
-             names: dict | None = None) -> tuple[str, dict[str, np.ndarray]]:
+             names: dict | None = None, mixed: bool = False
+             ) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`)."""
     import torch
@@ -43,10 +52,19 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
                    "Readable and editable; weights live in model.pt (a state_dict)."],
         header=["import os", "", "import torch", "import torch.nn.functional as F",
                 "from torch import nn", "", f"CHANNELS_LAST = {channels_last}"],
-        footer=[_LOAD], prologue=channels_last_inputs if channels_last else None)
+        footer=[_LOAD], prologue=channels_last_inputs if channels_last else None,
+        forward_context=autocast if mixed else None)
     if names is not None:
         names.update(e.namer.names)
     return text, state
+
+
+def to_tensor(array: np.ndarray):
+    """A torch tensor of the array (numpy has no bfloat16: its bits travel as int16)."""
+    import torch
+    if str(array.dtype) == "bfloat16":
+        return torch.from_numpy(np.array(array).view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(np.array(array))
 
 
 def emit(graph: Graph, request: EmitRequest) -> dict:
@@ -54,13 +72,21 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
 
     out = Path(request.out)
     value_names: dict[str, str] = {}
+    mixed = request.options.precision == "mixed"
+    if mixed and request.options.keep_fp32 is not None:
+        from ..errors import X2Error
+        from ..passes.precision import TORCH_AUTOCAST_FP32
+        raise X2Error(f"--precision mixed --to torch: torch.autocast keeps its own float32 "
+                      f"ops ({', '.join(TORCH_AUTOCAST_FP32)}) and takes no list; leave out "
+                      f"--keep-fp32, or use --precision fp16")
     text, state = generate(graph, request.source_desc, request.options.channels_last,
-                           value_names)
+                           value_names, mixed)
     (out / "model.py").write_text(text)
-    torch.save({k: torch.from_numpy(np.array(v)) for k, v in state.items()},
-               str(out / "model.pt"))
+    torch.save({k: to_tensor(v) for k, v in state.items()}, str(out / "model.pt"))
     del state
     # Loading it back proves model.py and model.pt fit together.
     import_generated(out / "model.py").load_model()
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names}
+            "value_names": value_names, **({"precision": {
+                "autocast": "forward runs under torch.autocast(float16); weights stay fp32; "
+                            "torch keeps its own fp32 op list"}} if mixed else {})}

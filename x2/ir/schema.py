@@ -14,6 +14,15 @@ from typing import Any, Callable
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16",
           "int32", "int64", "bool")
 
+
+def numpy_dtype(name: str):
+    """numpy's dtype for an IR dtype name; bfloat16 comes from ml_dtypes
+    (importing it registers the name with numpy)."""
+    import numpy as np
+    if name == "bfloat16":
+        import ml_dtypes  # noqa: F401
+    return np.dtype(name)
+
 # What each layout kind means to the layout pass (x2/passes/layout.py).
 LAYOUT_KINDS = {
     "elementwise": "works in any layout; constants are permuted to match",

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .graph import Graph, GraphMeta, Node, Origin, TensorInfo
+from .schema import numpy_dtype
 
 FORMAT_VERSION = 2
 _ALIGN = 64
@@ -115,7 +116,7 @@ def load_graph(directory: str | os.PathLike) -> Graph:
     if doc["constants"] and blob_path.stat().st_size:
         blob = np.memmap(blob_path, dtype=np.uint8, mode="r")
     for name, entry in doc["constants"].items():
-        dtype = np.dtype(entry["dtype"])
+        dtype = numpy_dtype(entry["dtype"])
         shape = tuple(entry["shape"])
         count = int(np.prod(shape, dtype=np.int64))
         if count == 0 or blob is None:
