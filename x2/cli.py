@@ -407,15 +407,19 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="--from tf, SavedModel: convert While loops whose trip count is static "
                    "(Keras LSTM/GRU over a fixed sequence length) as one copy of the loop "
                    "body per iteration.")
+@click.option("--no-verify", is_flag=True,
+              help="--to torch/paddle: skip running the written model once against x2's "
+                   "numpy reference (a model that disagrees is otherwise refused).")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
-            trust_code, tags, channels_last, tf_reader, unroll_loops, quiet, debug):
+            trust_code, tags, channels_last, tf_reader, unroll_loops, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
-    emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last))
+    emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last),
+                               verify=not no_verify)
     # "NAME:DTYPE" for one input, a bare "DTYPE" for all ("*").
     options = ReadOptions(
         input_dtypes={(v.rpartition(":")[0] or "*"): v.rpartition(":")[2] for v in input_dtype},

@@ -111,6 +111,7 @@ class EmitOptions:
     """Target settings from the CLI."""
     opset: int | None = None         # --opset (ONNX)
     channels_last: bool = False      # --layout nhwc for torch: NHWC in the memory format
+    verify: bool = True              # run the written model once against the IR (--no-verify)
 
     @staticmethod
     def from_json(d: dict) -> "EmitOptions":

@@ -66,7 +66,9 @@ def flatten(ctx, op):
     """`reshape` to 2-D at `axis`."""
     shape = ctx.shape(op.inputs[0])
     rank = rank_of(ctx, op, op.inputs[0])
-    axis = check_axis(op, op.attrs.get("axis", 1), rank + 1) if rank else 0
+    # axis is in [-rank, rank]: a negative one counts from rank, not rank + 1.
+    axis = op.attrs.get("axis", 1)
+    axis = check_axis(op, axis + rank if axis < 0 else axis, rank + 1) if rank else 0
     if axis == 0:
         target = [1, -1]
     elif axis == 1:
@@ -329,6 +331,10 @@ def _check_size(ctx, op, dims: list, dtype) -> None:
                               f"can hold it")
 
 
+_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                  "uint64", "float16", "float32", "float64"}
+
+
 @onnx_mapper("Cast")
 def cast(ctx, op):
     """`cast(dtype)`."""
@@ -337,10 +343,16 @@ def cast(ctx, op):
     try:
         if to in (None, TensorProto.UNDEFINED, TensorProto.STRING):
             raise KeyError(to)
-        dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(to)))
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(to))
     except (KeyError, TypeError, ValueError):
         raise ConversionError(f"Cast '{op.name}': attribute to={to!r} is not a numeric ONNX "
                               f"element type") from None
+    if dtype.kind not in "biuf" or dtype.itemsize * 8 not in (8, 16, 32, 64) or \
+            dtype.name not in _TARGET_DTYPES:
+        raise ConversionError(f"Cast '{op.name}': to {TensorProto.DataType.Name(to)}, a type "
+                              f"the targets cannot hold (x2 converts bool, int8-64, uint8-64 "
+                              f"and float16/32/64)")
+    dtype = dtype.name
     ctx.emit("cast", op.inputs[:1], {"dtype": dtype}, outputs=op.outputs)
 
 

@@ -13,6 +13,7 @@ from ..ir import Graph
 from ..ir.serialize import release_pages
 from .codegen import generate_module, import_generated
 from .paddle_ops import PADDLE_OPS, PaddleContext
+from .verify import verify
 
 _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
     # Importing paddle after tensorflow segfaults in one process (a known clash
@@ -101,5 +102,33 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         dtype=graph.dtype(v), name=v, stop_gradient=True) for v in graph.inputs]
     static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
     paddle.jit.save(static, str(out / "inference" / "model"))
+    checked = {"verified": False, "skipped": "--no-verify"}
+    if request.options.verify:
+        # A fresh load of model.py + model.pdparams, as a user loads it.
+        module = import_generated(out / "model.py")
+        model = module.load_model()
+        checked = verify(graph, "paddle", lambda xs: _run(model, xs),
+                         lambda xs: _trace(module, xs), value_names)
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names}
+            "value_names": value_names, "verify": checked}
+
+
+def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    import paddle
+    with paddle.no_grad():
+        result = model(*[paddle.to_tensor(a) for a in inputs])
+    result = result if isinstance(result, (tuple, list)) else [result]
+    return [np.asarray(r.numpy()) if isinstance(r, paddle.Tensor) else r for r in result]
+
+
+def _trace(module, inputs: list[np.ndarray]) -> dict:
+    """Every assignment of forward on `inputs`, up to where it fails."""
+    import paddle
+    from ..parity_runtime import traced_forward
+    model = module.load_model()
+    record = traced_forward(module, model)
+    try:
+        _run(model, inputs)
+    except Exception:  # noqa: BLE001 - the record shows how far it got
+        pass
+    return {k: np.asarray(v.numpy()) for k, v in record.items() if isinstance(v, paddle.Tensor)}
