@@ -191,6 +191,48 @@ def render(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def backend_test(target: str, names: set[str] | None = None) -> dict[str, str]:
+    """Run onnx's own `BackendTest` runner over the node suite (or the cases
+    named) with x2's backend for `target`: case name -> pass / refused /
+    failed: MESSAGE (converted, then crashed or gave wrong numbers)."""
+    import unittest
+    from onnx.backend.test import BackendTest
+    from x2.errors import InternalError, StepCrashed, X2Error
+    from x2.onnx_backend import X2Backend
+    base = X2Backend.for_target(target)
+
+    class Refusing(base):
+        @classmethod
+        def prepare(cls, model, device="CPU", **kwargs):
+            try:
+                return base.prepare(model, device, **kwargs)
+            except (InternalError, StepCrashed):
+                raise
+            except X2Error as exc:  # a clear refusal: counted, not a failure
+                raise unittest.SkipTest(f"refused: {_line(exc)}") from None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runner = BackendTest(Refusing, __name__)
+    suite = unittest.TestSuite()
+    for test in unittest.TestLoader().loadTestsFromTestCase(
+            runner.test_cases["OnnxBackendNodeModelTest"]):
+        name = test._testMethodName.removesuffix("_cpu")
+        if names is None or name in names:
+            suite.addTest(test)
+    result = unittest.TestResult()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        suite.run(result)
+    statuses = {t._testMethodName.removesuffix("_cpu"): "pass" for t in suite}
+    for test, reason in result.skipped:
+        statuses[test._testMethodName.removesuffix("_cpu")] = "refused"
+    for test, trace in result.failures + result.errors:
+        last = [line for line in trace.strip().splitlines() if line.strip()][-1]
+        statuses[test._testMethodName.removesuffix("_cpu")] = f"failed: {last[:300]}"
+    return statuses
+
+
 def _child(args) -> None:
     cases = sample(node_cases(), args.sample, args.seed)
 
@@ -209,7 +251,14 @@ def main(argv=None) -> int:
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--no-write", action="store_true", help="print, write no docs")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--backend-test", metavar="OUT.json",
+                        help="run onnx's BackendTest runner (one --target, the --sample) and "
+                             "write case -> status to OUT.json (what the tests run)")
     args = parser.parse_args(argv)
+    if args.backend_test:
+        names = {c.name for c in sample(node_cases(), args.sample, args.seed)}
+        Path(args.backend_test).write_text(json.dumps(backend_test(args.target[0], names)))
+        return 0
     if args.child:
         _child(args)
         return 0
