@@ -365,8 +365,9 @@ def _check_size(ctx, op, dims: list, dtype) -> None:
                               f"can hold it")
 
 
-_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                  "uint64", "float16", "float32", "float64"}
+# x2's IR types that numpy holds (bfloat16 is the precision pass's, not a Cast's).
+_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32",
+                  "float64"}
 
 
 @onnx_mapper("Cast")
@@ -384,8 +385,8 @@ def cast(ctx, op):
     if dtype.kind not in "biuf" or dtype.itemsize * 8 not in (8, 16, 32, 64) or \
             dtype.name not in _TARGET_DTYPES:
         raise ConversionError(f"Cast '{op.name}': to {TensorProto.DataType.Name(to)}, a type "
-                              f"the targets cannot hold (x2 converts bool, int8-64, uint8-64 "
-                              f"and float16/32/64)")
+                              f"x2's IR does not hold (x2 converts bool, int8-64, uint8 and "
+                              f"float16/32/64)")
     dtype = dtype.name
     ctx.emit("cast", op.inputs[:1], {"dtype": dtype}, outputs=op.outputs)
 
