@@ -169,16 +169,6 @@ def gather(ctx, op):
     ctx.emit("gather", inputs, {"axis": axis}, outputs=op.outputs)
 
 
-@onnx_mapper("ArgMax")
-def argmax(ctx, op):
-    """`argmax(axis, keepdims)` (select_last_index=1 is refused)."""
-    if op.attrs.get("select_last_index"):
-        raise ConversionError(f"ArgMax '{op.name}': select_last_index=1 is not supported")
-    axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
-    ctx.emit("argmax", op.inputs[:1], {"axis": axis, "keepdims": bool(op.attrs.get(
-        "keepdims", 1))}, outputs=op.outputs)
-
-
 @onnx_mapper("GatherElements")
 def gather_elements(ctx, op):
     """`gather_elements(axis)` (numpy.take_along_axis; negative constant indices wrapped)."""

@@ -19,6 +19,8 @@ _SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "S
            "abs": "Abs", "erf": "Erf", "softplus": "Softplus", "sin": "Sin", "cos": "Cos",
            "floor": "Floor", "ceil": "Ceil", "sign": "Sign", "reciprocal": "Reciprocal",
            "isnan": "IsNaN", "isinf": "IsInf",
+           "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh",
+           "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh",
            "identity": "Identity", "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div",
            "pow": "Pow", "maximum": "Max", "minimum": "Min", "matmul": "MatMul",
            "where": "Where"}

@@ -19,7 +19,8 @@ register = PYTHON_OPS.register
 
 @register("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf", "square",
           "silu", "softplus", "selu", "logical_not", "bitwise_not", "sin", "cos", "floor",
-          "ceil", "sign", "reciprocal", "isnan", "isinf")
+          "ceil", "sign", "reciprocal", "isnan", "isinf", "tan", "asin", "acos", "atan", "sinh",
+          "cosh", "asinh", "acosh", "atanh")
 def unary(e, node):
     return e.api(node.op, e.value(node.inputs[0]))
 

@@ -65,6 +65,15 @@ for _name, _fn in {
     "ceil": lambda x, a: np.ceil(x),
     "sign": lambda x, a: np.sign(x),
     "reciprocal": lambda x, a: (1 / x).astype(x.dtype),
+    "tan": lambda x, a: np.tan(x),
+    "asin": lambda x, a: np.arcsin(x),
+    "acos": lambda x, a: np.arccos(x),
+    "atan": lambda x, a: np.arctan(x),
+    "sinh": lambda x, a: np.sinh(x),
+    "cosh": lambda x, a: np.cosh(x),
+    "asinh": lambda x, a: np.arcsinh(x),
+    "acosh": lambda x, a: np.arccosh(x),
+    "atanh": lambda x, a: np.arctanh(x),
 }.items():
     op(_name, "x", _unary(_fn), _MATH, layout="elementwise")
 
