@@ -1,7 +1,8 @@
 """ONNX ops written as short compositions of existing IR ops (no new IR op):
 the reductions ReduceL1/L2/SumSquare/LogSum/LogSumExp, CastLike, IsInf's
 sign filters, Mean, ArgMin, Hardmax, Shrink, ThresholdedRelu, PRelu,
-LpNormalization, CumSum and Tile. Every step keeps ONNX's dtype."""
+LpNormalization, CumSum, Tile and the losses NegativeLogLikelihoodLoss and
+SoftmaxCrossEntropyLoss. Every step keeps ONNX's dtype."""
 from __future__ import annotations
 
 import numpy as np
@@ -225,3 +226,64 @@ def tile(ctx, op):
     if repeats is None or any(r < 0 for r in repeats):
         raise ConversionError(f"Tile '{op.name}': repeats must be constant and non-negative")
     ctx.emit("tile", op.inputs[:1], {"repeats": repeats}, outputs=op.outputs)
+
+
+@onnx_mapper("NegativeLogLikelihoodLoss")
+def nll_loss(ctx, op):
+    """-input[n, target[n, ...], ...] * weight[target], ignored targets 0;
+    reduced as ONNX says (mean: divided by the weights' sum)."""
+    _nll(ctx, op, op.inputs[0], op.outputs[0])
+
+
+@onnx_mapper("SoftmaxCrossEntropyLoss")
+def softmax_cross_entropy(ctx, op):
+    """`log_softmax` over axis 1, then NegativeLogLikelihoodLoss; the optional
+    second output is the log-probabilities."""
+    rank = rank_of(ctx, op, op.inputs[0])
+    if rank < 2:
+        raise ConversionError(f"{op.type} '{op.name}': scores must have rank >= 2")
+    log_prob = ctx.emit("log_softmax", [op.inputs[0]], {"axis": 1},
+                        outputs=[op.outputs[1]] if len(op.outputs) > 1 and op.outputs[1]
+                        else None)
+    _nll(ctx, op, log_prob, op.outputs[0])
+
+
+def _nll(ctx, op, scores: str, output: str) -> None:
+    target = op.inputs[1]
+    weight = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] else None
+    reduction = op.attrs.get("reduction", "mean")
+    if reduction not in ("none", "sum", "mean"):
+        raise ConversionError(f"{op.type} '{op.name}': reduction={reduction!r}")
+    dtype = ctx.dtype(op.inputs[0]) or "float32"
+    t_shape = ctx.shape(target)
+    target = ctx.emit("cast", [target], {"dtype": "int64"}, dtype="int64", shape=t_shape)
+    ignore = op.attrs.get("ignore_index")
+    keep = None
+    if ignore is not None:
+        keep = ctx.emit("not_equal", [target, ctx.constant(np.array(ignore, np.int64), "ignore")],
+                        dtype="bool", shape=t_shape)
+        target = ctx.emit("where", [keep, target, ctx.constant(np.array(0, np.int64), "zero")],
+                          dtype="int64", shape=t_shape)
+    index = ctx.emit("unsqueeze", [target], {"axes": [1]}, dtype="int64")
+    picked = ctx.emit("squeeze", [ctx.emit("gather_elements", [scores, index], {"axis": 1},
+                                           dtype=dtype)], {"axes": [1]}, dtype=dtype,
+                      shape=t_shape)
+    if weight is not None:
+        w = ctx.emit("gather", [weight, target], {"axis": 0}, dtype=dtype, shape=t_shape)
+    else:
+        if t_shape is None or None in t_shape:
+            raise ConversionError(f"{op.type} '{op.name}': needs a static target shape")
+        w = ctx.constant(np.ones(t_shape, dtype), "ones")
+    if keep is not None:
+        w = ctx.emit("where", [keep, w, ctx.constant(np.array(0, dtype), "zero_w")],
+                     dtype=dtype, shape=t_shape)
+    loss = ctx.emit("neg", [ctx.emit("mul", [picked, w], dtype=dtype)], dtype=dtype,
+                    shape=t_shape, outputs=[output] if reduction == "none" else None)
+    if reduction == "none":
+        return
+    axes = list(range(len(t_shape)))
+    total = ctx.emit("reduce_sum", [loss], {"axes": axes, "keepdims": False},
+                     outputs=[output] if reduction == "sum" else None)
+    if reduction == "mean":
+        ctx.emit("div", [total, ctx.emit("reduce_sum", [w], {"axes": axes, "keepdims": False})],
+                 outputs=[output])
