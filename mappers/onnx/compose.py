@@ -1,7 +1,7 @@
-"""ONNX ops written as short compositions of existing IR ops (no new IR op):
-the reductions ReduceL1/L2/SumSquare/LogSum/LogSumExp, CastLike, IsInf's
-sign filters, Mean, ArgMin, Hardmax, Shrink, ThresholdedRelu, PRelu,
-LpNormalization, CumSum, Tile and the losses NegativeLogLikelihoodLoss and
+"""ONNX ops written as short compositions of IR ops: the reductions
+ReduceL1/L2/SumSquare/LogSum/LogSumExp, CastLike, IsInf's sign filters,
+Mean, ArgMin, Hardmax, Shrink, ThresholdedRelu, PRelu, LpNormalization,
+CumSum, Tile, Trilu and the losses NegativeLogLikelihoodLoss and
 SoftmaxCrossEntropyLoss. Every step keeps ONNX's dtype."""
 from __future__ import annotations
 
@@ -287,3 +287,14 @@ def _nll(ctx, op, scores: str, output: str) -> None:
     if reduction == "mean":
         ctx.emit("div", [total, ctx.emit("reduce_sum", [w], {"axes": axes, "keepdims": False})],
                  outputs=[output])
+
+
+@onnx_mapper("Trilu", since=14)
+def trilu(ctx, op):
+    """`trilu(upper, k)` with a constant k (default 0)."""
+    k = const_ints(ctx, op, 1, "k")
+    if k is not None and len(k) != 1:
+        raise ConversionError(f"Trilu '{op.name}': k must be one integer")
+    rank_of(ctx, op, op.inputs[0])
+    ctx.emit("trilu", op.inputs[:1], {"upper": bool(op.attrs.get("upper", 1)),
+                                      "k": k[0] if k else 0}, outputs=op.outputs)

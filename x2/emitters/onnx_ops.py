@@ -450,6 +450,13 @@ def gather_nd(e, node):
     e.node("GatherND", node.inputs, node.outputs, batch_dims=node.attrs["batch_dims"])
 
 
+@onnx_op("trilu")
+def trilu(e, node):
+    a = node.attrs
+    e.node("Trilu", [node.inputs[0], e.scalar(a["k"], "int64")], node.outputs,
+           upper=int(a["upper"]))
+
+
 @onnx_op("cumsum")
 def cumsum(e, node):
     a = node.attrs

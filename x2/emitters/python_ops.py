@@ -190,6 +190,12 @@ def cumsum(e, node):
     return e.api("flip", y, axis=[axis]) if a["reverse"] else y
 
 
+@register("trilu")
+def trilu(e, node):
+    return e.api("triu" if node.attrs["upper"] else "tril", e.value(node.inputs[0]),
+                 diagonal=node.attrs["k"])
+
+
 @register("slice")
 def slice_(e, node):
     a = node.attrs

@@ -81,6 +81,8 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "bitwise_xor":  ("paddle.bitwise_xor",            "torch.bitwise_xor"),
     "bitwise_not":  ("paddle.bitwise_not",            "torch.bitwise_not"),
     "cumsum":       ("paddle.cumsum",                 "torch.cumsum"),
+    "triu":         ("paddle.triu",                   "torch.triu"),
+    "tril":         ("paddle.tril",                   "torch.tril"),
     "flip":         ("paddle.flip",                   api("torch.flip", axis="dims")),
     "where":        ("paddle.where",                  "torch.where"),
     "matmul":       ("paddle.matmul",                 "torch.matmul"),

@@ -168,6 +168,9 @@ op("cumsum", "x", K.cumsum, "running sum along `axis`; `exclusive` starts at 0, 
    "runs from the end", axis=INT, exclusive=Attr("bool", False), reverse=Attr("bool", False))
 op("expand", "x", lambda xs, a: [xs[0] * np.ones(a["shape"], dtype=xs[0].dtype)],
    "ONNX Expand (two-way broadcast)", shape=INTS)
+op("trilu", "x", lambda xs, a: [(np.triu if a["upper"] else np.tril)(xs[0], a["k"])],
+   "upper (triu) or lower (tril) triangle of the last two axes from diagonal `k`",
+   upper=Attr("bool", True), k=Attr("int", 0))
 op("tile", "x", lambda xs, a: [np.tile(xs[0], a["repeats"])], "numpy tile", repeats=INTS)
 op("argmax", "x", K.argmax, "int64 index of the largest along `axis`", axis=INT,
    keepdims=Attr("bool", False))
