@@ -100,8 +100,17 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     specs = [paddle.static.InputSpec(
         shape=[d if d is not None else None for d in (graph.shape(v) or [])],
         dtype=graph.dtype(v), name=v, stop_gradient=True) for v in graph.inputs]
-    static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
-    paddle.jit.save(static, str(out / "inference" / "model"))
+    try:
+        static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
+        paddle.jit.save(static, str(out / "inference" / "model"))
+    except (ValueError, TypeError, RuntimeError) as exc:
+        # paddle's static export refuses what its dygraph runs: an input no
+        # output depends on, an empty program, a kernel's static shape rule.
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        causes = [line for line in lines if "Error:" in line or "(InvalidArgument)" in line]
+        raise ConversionError(f"paddle cannot save the generated model as an inference "
+                              f"program (paddle.jit.save): "
+                              f"{(causes or lines or [''])[-1][:300]}") from exc
     checked = {"verified": False, "skipped": "--no-verify"}
     if request.options.verify:
         # A fresh load of model.py + model.pdparams, as a user loads it.

@@ -228,6 +228,9 @@ def layer_norm(e, node):
     x = node.inputs[0]
     shape = list(e.graph.shape(x)[node.attrs["axis"]:])
     extra = [e.value(v) for v in node.inputs[1:]]
+    if e.framework == "Paddle" and len(shape) > 1:
+        # paddle's static graph takes a 1-D scale and bias over the normalized dims.
+        extra = [Expr(f"{v}.reshape([-1])") for v in extra]
     return e.api("layer_norm", e.value(x), shape, *extra, epsilon=node.attrs["epsilon"])
 
 
