@@ -3,8 +3,8 @@
 check that keeps a converted model that crashes or disagrees from being
 reported as a success.
 
-Cost: the whole node suite for torch (~1,900 cases, converted in-process)
-takes about a minute; the paddle part (a seeded sample) about as long.
+Cost: the whole node suite (~1,900 cases, converted in-process; most are
+refused in milliseconds) takes about 25 s for torch and 35 s for paddle.
 Each runs in a subprocess, so that no framework another test imported
 (TensorFlow) shares a process with paddle."""
 from __future__ import annotations
@@ -28,7 +28,7 @@ TOOL = ROOT / "tools" / "onnx_conformance.py"
 # Measured share of the node suite's counted cases (default-domain ops,
 # opsets <= 21, float/int tensors) passing for torch; a regression fails.
 TORCH_COUNTED_PASS_FLOOR = 0.57
-PADDLE_SAMPLE = 150
+PADDLE_COUNTED_PASS_FLOOR = 0.54
 
 
 def _backend_test(tmp_path, target: str, *extra: str) -> dict[str, str]:
@@ -56,13 +56,15 @@ def test_node_suite_torch_never_wrong_or_broken(tmp_path):
     assert passed / len(counted) >= TORCH_COUNTED_PASS_FLOOR, (passed, len(counted))
 
 
-def test_node_suite_paddle_sample_never_wrong_or_broken(tmp_path):
-    statuses = _backend_test(tmp_path, "paddle", "--sample", str(PADDLE_SAMPLE), "--seed", "1")
-    assert len(statuses) == PADDLE_SAMPLE
+def test_node_suite_paddle_never_wrong_or_broken(tmp_path):
+    statuses = _backend_test(tmp_path, "paddle")
+    assert len(statuses) > 1500, "the node suite was not collected"
     failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
     assert not failed, f"{len(failed)} cases converted, then crashed or gave wrong numbers: " \
                        f"{dict(list(failed.items())[:10])}"
-    assert sum(v == "pass" for v in statuses.values()) >= 30
+    counted = _counted()
+    passed = sum(statuses.get(name) == "pass" for name in counted)
+    assert passed / len(counted) >= PADDLE_COUNTED_PASS_FLOOR, (passed, len(counted))
 
 
 def test_backend_runs_an_onnx_model_in_torch_in_three_lines():
