@@ -131,6 +131,16 @@ def hard_swish(ctx, op):
 def dropout(ctx, op):
     """Nothing: inference dropout is the identity. A mask output that is declared
     but read by nothing is dropped; one the graph reads is refused."""
+    if len(op.inputs) > 2 and op.inputs[2]:
+        training = ctx.const(op.inputs[2])
+        ratio = ctx.const(op.inputs[1]) if op.inputs[1] else np.array(0.5)
+        if (training is None or bool(np.asarray(training).reshape(-1)[0])) and not (
+                ratio is not None and float(np.asarray(ratio).reshape(-1)[0]) == 0.0):
+            raise ConversionError(
+                f"Dropout '{op.name}': training_mode is "
+                f"{'a runtime input' if training is None else 'true'}"
+                f"; x2 converts inference graphs (random dropout is not reproducible). "
+                f"Export the model in eval mode")
     used = _dropouts_with_used_mask(ctx.source)
     if op.name in used:
         names = ", ".join(f"'{n}'" for n in used)

@@ -39,12 +39,13 @@ def example_inputs(graph: Graph) -> list[np.ndarray]:
                       for d in (graph.shape(name) or ()))
         dtype = np.dtype(graph.dtype(name))
         if dtype == np.bool_:
-            arrays.append(rng.random(shape) < 0.5)
+            array = rng.random(shape) < 0.5
         elif dtype.kind in "iu":
             low, high = ranges.get(name, (0, 4))
-            arrays.append(rng.integers(low, high, shape).astype(dtype))
+            array = rng.integers(low, high, shape)
         else:
-            arrays.append(rng.standard_normal(shape).astype(dtype))
+            array = rng.standard_normal(shape)
+        arrays.append(np.asarray(array, dtype))  # a 0-d array, not a numpy scalar
     return arrays
 
 
@@ -138,8 +139,12 @@ def _culprit(graph, target, inputs, reference, trace, names, problem) -> str:
             var = names.get(value)
             if var is None or value not in reference:
                 continue
-            why = "it crashes there" if var not in recorded else \
-                _differs(graph, value, reference[value], recorded[var])
+            if var not in recorded:
+                if not problem.startswith("raised"):
+                    continue  # not assigned in forward (an output returned as is)
+                why = f"it crashes there ({problem})"
+            else:
+                why = _differs(graph, value, reference[value], recorded[var])
             if why:
                 source = node.source or {}
                 origin = f" (from {source.get('op')} '{source.get('name')}')" \
