@@ -4,7 +4,8 @@ check that keeps a converted model that crashes or disagrees from being
 reported as a success.
 
 Cost: the whole node suite (~1,900 cases, converted in-process; most are
-refused in milliseconds) takes about 25 s for torch and 35 s for paddle.
+refused in milliseconds) takes about 25 s for torch and 35 s for paddle; the
+82 pytorch-converted models about 10 s.
 Each runs in a subprocess, so that no framework another test imported
 (TensorFlow) shares a process with paddle."""
 from __future__ import annotations
@@ -65,6 +66,16 @@ def test_node_suite_paddle_never_wrong_or_broken(tmp_path):
     counted = _counted()
     passed = sum(statuses.get(name) == "pass" for name in counted)
     assert passed / len(counted) >= PADDLE_COUNTED_PASS_FLOOR, (passed, len(counted))
+
+
+def test_opset6_pytorch_converted_models_are_upgraded_and_run(tmp_path):
+    """The onnx wheel's 82 pytorch-converted models (opset 6: Conv, BatchNorm,
+    PReLU, Embedding...) are upgraded by onnx.version_converter, not refused."""
+    statuses = _backend_test(tmp_path, "torch", "--pytorch-converted")
+    assert len(statuses) > 70
+    failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
+    assert not failed, failed
+    assert sum(v == "pass" for v in statuses.values()) >= 75, statuses
 
 
 def test_backend_runs_an_onnx_model_in_torch_in_three_lines():

@@ -205,10 +205,13 @@ def render(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def backend_test(target: str, names: set[str] | None = None) -> dict[str, str]:
+def backend_test(target: str, names: set[str] | None = None,
+                 suite_name: str = "OnnxBackendNodeModelTest") -> dict[str, str]:
     """Run onnx's own `BackendTest` runner over the node suite (or the cases
-    named) with x2's backend for `target`: case name -> pass / refused /
-    failed: MESSAGE (converted, then crashed or gave wrong numbers)."""
+    named; or another of its suites: OnnxBackendPyTorchConvertedModelTest,
+    the onnx wheel's opset-6 models) with x2's backend for `target`: case
+    name -> pass / refused / failed: MESSAGE (converted, then crashed or
+    gave wrong numbers)."""
     import unittest
     from onnx.backend.test import BackendTest
     from x2.errors import InternalError, StepCrashed, X2Error
@@ -230,7 +233,7 @@ def backend_test(target: str, names: set[str] | None = None) -> dict[str, str]:
         runner = BackendTest(Refusing, __name__)
     suite = unittest.TestSuite()
     for test in unittest.TestLoader().loadTestsFromTestCase(
-            runner.test_cases["OnnxBackendNodeModelTest"]):
+            runner.test_cases[suite_name]):
         name = test._testMethodName.removesuffix("_cpu")
         if names is None or name in names:
             suite.addTest(test)
@@ -272,10 +275,17 @@ def main(argv=None) -> int:
     parser.add_argument("--backend-test", metavar="OUT.json",
                         help="run onnx's BackendTest runner (one --target, the --sample) and "
                              "write case -> status to OUT.json (what the tests run)")
+    parser.add_argument("--pytorch-converted", action="store_true",
+                        help="with --backend-test: the onnx wheel's pytorch-converted models "
+                             "(opset 6) instead of the node suite")
     args = parser.parse_args(argv)
     if args.backend_test:
-        names = {c.name for c in sample(node_cases(), args.sample, args.seed)}
-        Path(args.backend_test).write_text(json.dumps(backend_test(args.target[0], names)))
+        if args.pytorch_converted:
+            statuses = backend_test(args.target[0], None, "OnnxBackendPyTorchConvertedModelTest")
+        else:
+            names = {c.name for c in sample(node_cases(), args.sample, args.seed)}
+            statuses = backend_test(args.target[0], names)
+        Path(args.backend_test).write_text(json.dumps(statuses))
         return 0
     if args.child:
         _child(args)

@@ -182,6 +182,12 @@ def thresholded_relu(ctx, op):
 def prelu(ctx, op):
     """where(x < 0, x * slope, x), the slope broadcast as ONNX does."""
     x, slope = op.inputs[:2]
+    shape, weights = ctx.shape(x), ctx.const(slope)
+    if shape and len(shape) > 2 and weights is not None and weights.ndim == 1 and \
+            weights.size == shape[1] and weights.size not in (1, shape[-1]):
+        # Opset < 7 applied a [C] slope per channel (models upgraded by
+        # onnx.version_converter keep it so); numpy broadcasting cannot mean it.
+        slope = ctx.constant(weights.reshape([-1] + [1] * (len(shape) - 2)), "slope")
     negative = ctx.emit("less", [x, _scalar(ctx, 0, x)], dtype="bool")
     scaled = ctx.emit("mul", [x, slope], dtype=ctx.dtype(x))
     ctx.emit("where", [negative, scaled, x], outputs=op.outputs)
