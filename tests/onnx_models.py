@@ -200,10 +200,10 @@ def handmade_misc(out):
 
 
 def unsupported_ops(out):
-    """Ops x2 does not map (two CumSum, one custom-domain op) at opset 13."""
+    """Ops x2 does not map (two Round, one custom-domain op) at opset 13."""
     from onnx import TensorProto, helper
-    nodes = [helper.make_node("CumSum", ["x", "axis"], ["a"]),
-             helper.make_node("CumSum", ["a", "axis"], ["b"]),
+    nodes = [helper.make_node("Round", ["x"], ["a"]),
+             helper.make_node("Round", ["a"], ["b"]),
              helper.make_node("FancyOp", ["b"], ["c"], domain="com.example"),
              helper.make_node("Relu", ["c"], ["y"])]
     graph = helper.make_graph(
@@ -217,7 +217,7 @@ def unsupported_ops(out):
 
 
 def old_opset(out):
-    """A valid model at opset 6, older than x2 reads."""
+    """A valid model at opset 6, older than x2 reads (upgraded on reading)."""
     from onnx import TensorProto, helper
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "old",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],

@@ -418,12 +418,15 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--io-dtype", type=click.Choice(["half", "fp32"]),
               help="With --precision fp16/bf16: float inputs/outputs in the half dtype "
                    "(default) or in float32 (a cast at the interface).")
+@click.option("--no-verify", is_flag=True,
+              help="--to torch/paddle: skip running the written model once against x2's "
+                   "numpy reference (a model that disagrees is otherwise refused).")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
             trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
-            io_dtype, quiet, debug):
+            io_dtype, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
@@ -431,7 +434,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
     try:
         emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last),
                                    precision=precision, keep_fp32=parse_keep_fp32(keep_fp32),
-                                   io_dtype=io_dtype)
+                                   io_dtype=io_dtype, verify=not no_verify)
     except Exception as exc:
         _fail(exc, debug)
         return

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import errors
@@ -86,13 +87,54 @@ def die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def start_step(task: str, scratch: Path | None = None) -> Step:
+class InProcessStep:
+    """A step run in this process (`in_process`): the same task function and
+    the same errors as a worker, without the seconds a framework import costs
+    each conversion. Only for tasks whose framework may share this process."""
+
+    def __init__(self, task: str):
+        self.task = task
+
+    def run(self, args: dict, *, timeout: float | None = None) -> dict:
+        from .worker import TASKS, error_summary
+        try:
+            return TASKS[self.task](args)
+        except X2Error:
+            raise
+        except Exception as exc:
+            raise errors.InternalError(
+                f"internal error in x2 step '{self.task}': {type(exc).__name__}: "
+                f"{error_summary(exc)} (a bug in x2: run with --debug and report it)") from exc
+
+    def cancel(self) -> None:
+        pass
+
+
+# Tasks that `in_process` currently runs here rather than in a worker.
+_IN_PROCESS: set[str] = set()
+
+
+@contextmanager
+def in_process(tasks: set[str]):
+    """Within the block, run these tasks in this process. The caller vouches
+    that their frameworks may share it (never TensorFlow with paddle)."""
+    added = set(tasks) - _IN_PROCESS
+    _IN_PROCESS.update(added)
+    try:
+        yield
+    finally:
+        _IN_PROCESS.difference_update(added)
+
+
+def start_step(task: str, scratch: Path | None = None) -> Step | InProcessStep:
+    if task in _IN_PROCESS:
+        return InProcessStep(task)
     return Step(task, scratch)
 
 
 def run_step(task: str, args: dict, *, timeout: float | None = None,
              scratch: Path | None = None) -> dict:
-    return Step(task, scratch).run(args, timeout=timeout)
+    return start_step(task, scratch).run(args, timeout=timeout)
 
 
 def _result(task: str, result_path: Path, returncode: int, stderr: str) -> dict:

@@ -27,13 +27,36 @@ def reshape(ctx, op):
     """`reshape` (0 copies a dim unless allowzero); a computed shape becomes `reshape_dynamic`."""
     shape = ctx.const(op.inputs[1])
     if shape is None:
-        ctx.emit("reshape_dynamic", op.inputs[:2], outputs=op.outputs)
+        target = op.inputs[1]
+        if not op.attrs.get("allowzero"):
+            target = _copy_zero_dims(ctx, op)
+        ctx.emit("reshape_dynamic", [op.inputs[0], target], outputs=op.outputs)
         return
     shape = [int(d) for d in np.asarray(shape).reshape(-1)]
     if op.attrs.get("allowzero") and 0 in shape:
         raise ConversionError(f"Reshape '{op.name}': allowzero=1 with a 0 dim is not supported")
     _check_reshape(op, ctx.shape(op.inputs[0]), shape)
     ctx.emit("reshape", op.inputs[:1], {"shape": shape}, outputs=op.outputs)
+
+
+def _copy_zero_dims(ctx, op) -> str:
+    """A runtime target shape with ONNX's 0 = "copy the input's dim there":
+    where(target == 0, shape(x)[:n], target)."""
+    length = (ctx.shape(op.inputs[1]) or [None])[0]
+    rank = len(ctx.shape(op.inputs[0]) or []) if ctx.shape(op.inputs[0]) is not None else None
+    if length is None or rank is None:
+        return op.inputs[1]  # as computed (models compute their shapes without 0s)
+    target = ctx.emit("cast", [op.inputs[1]], {"dtype": "int64"}, dtype="int64")
+    dims = ctx.emit("shape", [op.inputs[0]], {"dtype": "int64"}, dtype="int64", shape=(rank,))
+    if length > rank:  # a 0 past the input's rank stays 0 (an empty dim)
+        dims = ctx.emit("concat", [dims, ctx.constant(np.zeros(length - rank, np.int64))],
+                        {"axis": 0}, dtype="int64", shape=(length,))
+    elif length < rank:
+        dims = ctx.emit("slice", [dims], {"starts": [0], "ends": [length], "axes": [0],
+                                          "steps": [1]}, dtype="int64", shape=(length,))
+    zero = ctx.emit("equal", [target, ctx.constant(np.array(0, np.int64), "zero")],
+                    dtype="bool", shape=(length,))
+    return ctx.emit("where", [zero, dims, target], dtype="int64", shape=(length,))
 
 
 def _check_reshape(op, in_shape, shape: list[int]) -> None:
@@ -66,7 +89,9 @@ def flatten(ctx, op):
     """`reshape` to 2-D at `axis`."""
     shape = ctx.shape(op.inputs[0])
     rank = rank_of(ctx, op, op.inputs[0])
-    axis = check_axis(op, op.attrs.get("axis", 1), rank + 1) if rank else 0
+    # axis is in [-rank, rank]: a negative one counts from rank, not rank + 1.
+    axis = op.attrs.get("axis", 1)
+    axis = check_axis(op, axis + rank if axis < 0 else axis, rank + 1) if rank else 0
     if axis == 0:
         target = [1, -1]
     elif axis == 1:
@@ -144,28 +169,29 @@ def gather(ctx, op):
     ctx.emit("gather", inputs, {"axis": axis}, outputs=op.outputs)
 
 
-@onnx_mapper("ArgMax")
-def argmax(ctx, op):
-    """`argmax(axis, keepdims)` (select_last_index=1 is refused)."""
-    if op.attrs.get("select_last_index"):
-        raise ConversionError(f"ArgMax '{op.name}': select_last_index=1 is not supported")
-    axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
-    ctx.emit("argmax", op.inputs[:1], {"axis": axis, "keepdims": bool(op.attrs.get(
-        "keepdims", 1))}, outputs=op.outputs)
-
-
 @onnx_mapper("GatherElements")
 def gather_elements(ctx, op):
     """`gather_elements(axis)` (numpy.take_along_axis; negative constant indices wrapped)."""
     axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
     inputs = list(op.inputs[:2])
     indices = ctx.const(inputs[1])
+    size = (ctx.shape(op.inputs[0]) or [None] * (axis + 1))[axis]
     if indices is not None and (indices < 0).any():
-        size = (ctx.shape(op.inputs[0]) or [None] * (axis + 1))[axis]
         if size is None:
             raise ConversionError(f"GatherElements '{op.name}': negative indices on a "
                                   f"dynamic axis")
         inputs[1] = ctx.constant(np.where(indices < 0, indices + size, indices), "indices")
+    elif indices is None:
+        # Runtime indices may be negative (ONNX counts them from the end).
+        if size is None:
+            raise ConversionError(f"GatherElements '{op.name}': runtime indices on a dynamic "
+                                  f"axis (they may be negative)")
+        dtype = ctx.dtype(inputs[1]) or "int64"
+        negative = ctx.emit("less", [inputs[1], ctx.constant(np.array(0, dtype), "zero")],
+                            dtype="bool")
+        wrapped = ctx.emit("add", [inputs[1], ctx.constant(np.array(size, dtype), "size")],
+                           dtype=dtype)
+        inputs[1] = ctx.emit("where", [negative, wrapped, inputs[1]], dtype=dtype)
     ctx.emit("gather_elements", inputs, {"axis": axis}, outputs=op.outputs)
 
 
@@ -329,6 +355,11 @@ def _check_size(ctx, op, dims: list, dtype) -> None:
                               f"can hold it")
 
 
+# x2's IR types that numpy holds (bfloat16 is the precision pass's, not a Cast's).
+_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32",
+                  "float64"}
+
+
 @onnx_mapper("Cast")
 def cast(ctx, op):
     """`cast(dtype)`."""
@@ -337,10 +368,16 @@ def cast(ctx, op):
     try:
         if to in (None, TensorProto.UNDEFINED, TensorProto.STRING):
             raise KeyError(to)
-        dtype = str(np.dtype(helper.tensor_dtype_to_np_dtype(to)))
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(to))
     except (KeyError, TypeError, ValueError):
         raise ConversionError(f"Cast '{op.name}': attribute to={to!r} is not a numeric ONNX "
                               f"element type") from None
+    if dtype.kind not in "biuf" or dtype.itemsize * 8 not in (8, 16, 32, 64) or \
+            dtype.name not in _TARGET_DTYPES:
+        raise ConversionError(f"Cast '{op.name}': to {TensorProto.DataType.Name(to)}, a type "
+                              f"x2's IR does not hold (x2 converts bool, int8-64, uint8 and "
+                              f"float16/32/64)")
+    dtype = dtype.name
     ctx.emit("cast", op.inputs[:1], {"dtype": dtype}, outputs=op.outputs)
 
 
@@ -351,7 +388,9 @@ def shape(ctx, op):
     if start == 0 and end is None:
         ctx.emit("shape", op.inputs[:1], {"dtype": "int64"}, outputs=op.outputs)
         return
-    full = ctx.emit("shape", op.inputs[:1], {"dtype": "int64"}, hint="shape")
+    shape = ctx.shape(op.inputs[0])
+    full = ctx.emit("shape", op.inputs[:1], {"dtype": "int64"}, hint="shape", dtype="int64",
+                    shape=None if shape is None else (len(shape),))
     big = np.iinfo(np.int64).max
     ctx.emit("slice", [full], {"starts": [start], "ends": [big if end is None else end],
                                "axes": [0], "steps": [1]}, outputs=op.outputs)

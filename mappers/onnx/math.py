@@ -18,8 +18,28 @@ _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
 @onnx_mapper(*_BINARY)
 def binary(ctx, op):
     """The broadcasting binary IR op (arithmetic, comparisons; And/Or/Xor are the
-    bitwise ops on bool)."""
-    ctx.emit(_BINARY[op.type], op.inputs[:2], outputs=op.outputs)
+    bitwise ops on bool). Integer Div truncates toward zero and Pow keeps the
+    base's dtype, as ONNX says (both computed in float64, then cast back)."""
+    a, b = op.inputs[:2]
+    kind = np.dtype(ctx.dtype(a) or "float32").kind
+    if op.type == "Div" and kind in "iu":
+        q = ctx.emit("div", [_f64(ctx, a), _f64(ctx, b)], dtype="float64")
+        negative = ctx.emit("less", [q, ctx.constant(np.array(0.0), "zero")], dtype="bool")
+        q = ctx.emit("where", [negative, ctx.emit("ceil", [q]), ctx.emit("floor", [q])],
+                     dtype="float64")
+        ctx.emit("cast", [q], {"dtype": ctx.dtype(a)}, outputs=op.outputs)
+        return
+    if op.type == "Pow" and ctx.dtype(b) and ctx.dtype(b) != ctx.dtype(a):
+        if kind in "iu":
+            p = ctx.emit("pow", [_f64(ctx, a), _f64(ctx, b)], dtype="float64")
+            ctx.emit("cast", [p], {"dtype": ctx.dtype(a)}, outputs=op.outputs)
+            return
+        b = ctx.emit("cast", [b], {"dtype": ctx.dtype(a)}, dtype=ctx.dtype(a))
+    ctx.emit(_BINARY[op.type], [a, b], outputs=op.outputs)
+
+
+def _f64(ctx, value: str) -> str:
+    return ctx.emit("cast", [value], {"dtype": "float64"}, dtype="float64")
 
 
 @onnx_mapper("Mod")

@@ -12,7 +12,9 @@ _UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Erf": "erf", "E
           "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Softplus": "softplus",
           "Identity": "identity", "Not": "logical_not", "BitwiseNot": "bitwise_not",
           "Sin": "sin", "Cos": "cos", "Floor": "floor", "Ceil": "ceil", "Sign": "sign",
-          "Reciprocal": "reciprocal", "IsNaN": "isnan"}
+          "Reciprocal": "reciprocal", "IsNaN": "isnan",
+          "Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan", "Sinh": "sinh",
+          "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh"}
 
 
 @onnx_mapper(*_UNARY)
@@ -68,8 +70,16 @@ def hard_sigmoid(ctx, op):
 @onnx_mapper("Clip", until=11)
 def clip_attrs(ctx, op):
     """`clip(min, max)` from attributes (opset < 11)."""
-    ctx.emit("clip", op.inputs[:1], {"min": op.attrs.get("min"), "max": op.attrs.get("max")},
-             outputs=op.outputs)
+    _clip(ctx, op, op.attrs.get("min"), op.attrs.get("max"))
+
+
+def _clip(ctx, op, low, high):
+    """No bound is the identity (torch.clamp needs one); integer inputs get
+    integral bounds."""
+    if low is None and high is None:
+        ctx.alias(op.outputs[0], op.inputs[0])
+        return
+    ctx.emit("clip", op.inputs[:1], {"min": low, "max": high}, outputs=op.outputs)
 
 
 @onnx_mapper("Clip", since=11)
@@ -81,7 +91,7 @@ def clip_inputs(ctx, op):
             bounds.append(float(ctx.require_const(op.inputs[index], "the clip bound")))
         else:
             bounds.append(None)
-    ctx.emit("clip", op.inputs[:1], {"min": bounds[0], "max": bounds[1]}, outputs=op.outputs)
+    _clip(ctx, op, *bounds)
 
 
 def _softmax(ctx, op, ir_op):
@@ -121,6 +131,16 @@ def hard_swish(ctx, op):
 def dropout(ctx, op):
     """Nothing: inference dropout is the identity. A mask output that is declared
     but read by nothing is dropped; one the graph reads is refused."""
+    if len(op.inputs) > 2 and op.inputs[2]:
+        training = ctx.const(op.inputs[2])
+        ratio = ctx.const(op.inputs[1]) if op.inputs[1] else np.array(0.5)
+        if (training is None or bool(np.asarray(training).reshape(-1)[0])) and not (
+                ratio is not None and float(np.asarray(ratio).reshape(-1)[0]) == 0.0):
+            raise ConversionError(
+                f"Dropout '{op.name}': training_mode is "
+                f"{'a runtime input' if training is None else 'true'}"
+                f"; x2 converts inference graphs (random dropout is not reproducible). "
+                f"Export the model in eval mode")
     used = _dropouts_with_used_mask(ctx.source)
     if op.name in used:
         names = ", ".join(f"'{n}'" for n in used)
@@ -141,11 +161,25 @@ def _dropouts_with_used_mask(source) -> list[str]:
 
 @onnx_mapper("LayerNormalization", since=17)
 def layer_norm(ctx, op):
-    """`layer_norm(axis, epsilon)` with scale and bias."""
-    if len([o for o in op.outputs if o]) > 1:
-        raise ConversionError(f"LayerNormalization '{op.name}': mean/inv-std outputs are "
-                              f"not supported")
+    """`layer_norm(axis, epsilon)` with scale and bias; the optional mean and
+    inverse-std outputs are computed beside it (reduce_mean, rsqrt)."""
     rank = rank_of(ctx, op, op.inputs[0])
-    ctx.emit("layer_norm", [v for v in op.inputs[:3]],
-             {"axis": check_axis(op, op.attrs.get("axis", -1), rank),
-              "epsilon": float(op.attrs.get("epsilon", 1e-5))}, outputs=op.outputs[:1])
+    axis = check_axis(op, op.attrs.get("axis", -1), rank)
+    epsilon = float(op.attrs.get("epsilon", 1e-5))
+    ctx.emit("layer_norm", [v for v in op.inputs[:3]], {"axis": axis, "epsilon": epsilon},
+             outputs=op.outputs[:1])
+    extra = [o for o in op.outputs[1:3] if o]
+    if not extra:
+        return
+    x = op.inputs[0]
+    if ctx.dtype(x) != "float32":
+        raise ConversionError(f"LayerNormalization '{op.name}': mean/inv-std outputs are "
+                              f"supported for float32 only")
+    reduce = {"axes": list(range(axis, rank)), "keepdims": True}
+    mean = ctx.emit("reduce_mean", [x], reduce, outputs=[op.outputs[1]] if len(
+        op.outputs) > 1 and op.outputs[1] else None)
+    if len(op.outputs) > 2 and op.outputs[2]:
+        centered = ctx.emit("sub", [x, mean])
+        var = ctx.emit("reduce_mean", [ctx.emit("square", [centered])], reduce)
+        shifted = ctx.emit("add", [var, ctx.constant(np.array(epsilon, np.float32), "eps")])
+        ctx.emit("rsqrt", [shifted], outputs=[op.outputs[2]])

@@ -19,6 +19,8 @@ _SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "S
            "abs": "Abs", "erf": "Erf", "softplus": "Softplus", "sin": "Sin", "cos": "Cos",
            "floor": "Floor", "ceil": "Ceil", "sign": "Sign", "reciprocal": "Reciprocal",
            "isnan": "IsNaN", "isinf": "IsInf",
+           "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan", "sinh": "Sinh",
+           "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh",
            "identity": "Identity", "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div",
            "pow": "Pow", "maximum": "Max", "minimum": "Min", "matmul": "MatMul",
            "where": "Where"}
@@ -446,6 +448,13 @@ def gather_elements(e, node):
 @onnx_op("gather_nd")
 def gather_nd(e, node):
     e.node("GatherND", node.inputs, node.outputs, batch_dims=node.attrs["batch_dims"])
+
+
+@onnx_op("trilu")
+def trilu(e, node):
+    a = node.attrs
+    e.node("Trilu", [node.inputs[0], e.scalar(a["k"], "int64")], node.outputs,
+           upper=int(a["upper"]))
 
 
 @onnx_op("cumsum")

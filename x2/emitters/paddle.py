@@ -14,6 +14,7 @@ from ..ir import Graph
 from ..ir.serialize import release_pages
 from .codegen import call, generate_module, import_generated
 from .paddle_ops import PADDLE_OPS, PaddleContext
+from .verify import verify
 
 _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
     # Importing paddle after tensorflow segfaults in one process (a known clash
@@ -118,15 +119,21 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         shape=[d if d is not None else None for d in (graph.shape(v) or [])],
         dtype=graph.dtype(v), name=v, stop_gradient=True) for v in graph.inputs]
     details = {}
+    precision = request.options.precision
     try:
         static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
         paddle.jit.save(static, str(out / "inference" / "model"))
-        details["inference"] = f"inference/ saved in {request.options.precision}" + (
+        details["inference"] = f"inference/ saved in {precision}" + (
             " (fp32 weights; auto_cast recorded where the program was traced)" if mixed else "")
     except (TypeError, ValueError, RuntimeError, AssertionError) as exc:
-        precision = request.options.precision
         if precision == "fp32" or paddle.is_compiled_with_cuda():
-            raise
+            # paddle's static export refuses what its dygraph runs: an input no
+            # output depends on, an empty program, a kernel's static shape rule.
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            causes = [line for line in lines if "Error:" in line or "(InvalidArgument)" in line]
+            raise ConversionError(f"paddle cannot save the generated model as an inference "
+                                  f"program (paddle.jit.save): "
+                                  f"{(causes or lines or [''])[-1][:300]}") from exc
         # A CPU-only paddle build checks kernel dtypes while tracing, and has no
         # CPU float16 conv2d/matmul, and its bf16 scalars do not survive jit.save:
         # the static program cannot be built here.
@@ -138,6 +145,38 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                                 f"({first.strip()}); model.py and model.pdparams are "
                                 f"written ({what}). "
                                 f"Convert with a CUDA build of paddle for inference/")
+    checked = {"verified": False, "skipped": "--no-verify"}
+    if precision != "fp32":
+        # x2 check compares a reduced-precision model with its own tolerances (and a
+        # CPU paddle build has no half kernels to run it with).
+        checked = {"verified": False, "skipped": f"--precision {precision}"}
+    elif request.options.verify:
+        # A fresh load of model.py + model.pdparams, as a user loads it.
+        module = import_generated(out / "model.py")
+        model = module.load_model()
+        checked = verify(graph, "paddle", lambda xs: _run(model, xs),
+                         lambda xs: _trace(module, xs), value_names)
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names, **({"precision": details}
-                                          if request.options.precision != "fp32" else {})}
+            "value_names": value_names, "verify": checked,
+            **({"precision": details} if precision != "fp32" else {})}
+
+
+def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    import paddle
+    with paddle.no_grad():
+        result = model(*[paddle.to_tensor(a) for a in inputs])
+    result = result if isinstance(result, (tuple, list)) else [result]
+    return [np.asarray(r.numpy()) if isinstance(r, paddle.Tensor) else r for r in result]
+
+
+def _trace(module, inputs: list[np.ndarray]) -> dict:
+    """Every assignment of forward on `inputs`, up to where it fails."""
+    import paddle
+    from ..parity_runtime import traced_forward
+    model = module.load_model()
+    record = traced_forward(module, model)
+    try:
+        _run(model, inputs)
+    except Exception:  # noqa: BLE001 - the record shows how far it got
+        pass
+    return {k: np.asarray(v.numpy()) for k, v in record.items() if isinstance(v, paddle.Tensor)}

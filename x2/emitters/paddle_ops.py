@@ -151,6 +151,10 @@ def reshape(e, node):
 
 @PADDLE_OPS.register("reshape_dynamic")
 def reshape_dynamic(e, node):
+    if tuple(e.graph.shape(node.inputs[1]) or ()) == (1,):
+        # A one-element shape tensor trips paddle.reshape (SystemError); a valid
+        # 1-D target holds every element, which is what [-1] says.
+        return call("paddle.reshape", e.value(node.inputs[0]), shape=[-1])
     return call("paddle.reshape", e.value(node.inputs[0]),
                 shape=call("paddle.cast", e.value(node.inputs[1]), e.dtype("int32")))
 

@@ -21,7 +21,8 @@ register = PYTHON_OPS.register
 
 @register("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf", "square",
           "silu", "softplus", "selu", "logical_not", "bitwise_not", "sin", "cos", "floor",
-          "ceil", "sign", "reciprocal", "isnan", "isinf")
+          "ceil", "sign", "reciprocal", "isnan", "isinf", "tan", "asin", "acos", "atan", "sinh",
+          "cosh", "asinh", "acosh", "atanh")
 def unary(e, node):
     return e.api(node.op, e.value(node.inputs[0]))
 
@@ -191,6 +192,12 @@ def cumsum(e, node):
     return e.api("flip", y, axis=[axis]) if a["reverse"] else y
 
 
+@register("trilu")
+def trilu(e, node):
+    return e.api("triu" if node.attrs["upper"] else "tril", e.value(node.inputs[0]),
+                 diagonal=node.attrs["k"])
+
+
 @register("slice")
 def slice_(e, node):
     a = node.attrs
@@ -223,6 +230,9 @@ def layer_norm(e, node):
     x = node.inputs[0]
     shape = list(e.graph.shape(x)[node.attrs["axis"]:])
     extra = [e.value(v) for v in node.inputs[1:]]
+    if e.framework == "Paddle" and len(shape) > 1:
+        # paddle's static graph takes a 1-D scale and bias over the normalized dims.
+        extra = [Expr(f"{v}.reshape([-1])") for v in extra]
     return e.api("layer_norm", e.value(x), shape, *extra, epsilon=node.attrs["epsilon"])
 
 

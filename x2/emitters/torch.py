@@ -12,6 +12,7 @@ from ..contracts import EmitRequest
 from ..ir import Graph
 from .codegen import Assign, Expr, call, generate_module, import_generated
 from .torch_ops import TORCH_OPS, TorchContext
+from .verify import verify
 
 _LOAD = '''def load_model(path=None):
     """The converted model with its weights, in eval mode."""
@@ -84,9 +85,39 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     (out / "model.py").write_text(text)
     torch.save({k: to_tensor(v) for k, v in state.items()}, str(out / "model.pt"))
     del state
-    # Loading it back proves model.py and model.pt fit together.
-    import_generated(out / "model.py").load_model()
+    # Loading it back proves model.py and model.pt fit together; running it
+    # once against the numpy reference, that it computes what the IR does.
+    module = import_generated(out / "model.py")
+    model = module.load_model()
+    checked = {"verified": False, "skipped": "--no-verify"}
+    if request.options.precision != "fp32":
+        # x2 check compares a reduced-precision model with its own tolerances.
+        checked = {"verified": False, "skipped": f"--precision {request.options.precision}"}
+    elif request.options.verify:
+        checked = verify(graph, "torch", lambda xs: _run(model, xs),
+                         lambda xs: _trace(module, xs), value_names)
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names, **({"precision": {
+            "value_names": value_names, "verify": checked, **({"precision": {
                 "autocast": "forward runs under torch.autocast(float16); weights stay fp32; "
                             "torch keeps its own fp32 op list"}} if mixed else {})}
+
+
+def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    import torch
+    with torch.no_grad():
+        result = model(*[torch.from_numpy(a) for a in inputs])
+    result = result if isinstance(result, (tuple, list)) else [result]
+    return [r.numpy() if isinstance(r, torch.Tensor) else r for r in result]
+
+
+def _trace(module, inputs: list[np.ndarray]) -> dict:
+    """Every assignment of forward on `inputs`, up to where it fails."""
+    import torch
+    from ..parity_runtime import traced_forward
+    model = module.load_model()
+    record = traced_forward(module, model)
+    try:
+        _run(model, inputs)
+    except Exception:  # noqa: BLE001 - the record shows how far it got
+        pass
+    return {k: v.numpy() for k, v in record.items() if isinstance(v, torch.Tensor)}

@@ -32,9 +32,17 @@ def _np_dtype(elem_type: int) -> np.dtype:
     if elem_type in (TensorProto.UNDEFINED, TensorProto.STRING):
         raise ValueError(f"element type {TensorProto.DataType.Name(elem_type)}")
     try:
-        return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"element type {elem_type}") from None
+    if dtype.kind not in "biuf" or dtype.type not in _IR_TYPES:
+        # bfloat16, float8, int4 (ml_dtypes types), uint16/32/64: not in x2's IR
+        raise ValueError(f"element type {TensorProto.DataType.Name(elem_type)}")
+    return dtype
+
+
+_IR_TYPES = {np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.float16,
+             np.float32, np.float64}
 
 
 def _dtype(elem_type: int) -> str:
@@ -361,22 +369,39 @@ def _input_info(vi, path: str) -> TensorInfo:
     return TensorInfo(dtype, _shape(vi.type))
 
 
+# Models older than MIN_OPSET are upgraded to this opset by onnx's own
+# version converter (the adapters exist for every step from opset 1 to it).
+UPGRADE_OPSET = 13
+
+
+def _opsets(model) -> dict[str, int]:
+    return {(e.domain if e.domain != "ai.onnx" else ""): e.version for e in model.opset_import}
+
+
+def _upgrade(model, path: str, opset: int):
+    from onnx import version_converter
+    try:
+        return version_converter.convert_version(model, UPGRADE_OPSET)
+    except Exception as exc:  # noqa: BLE001 - the converter's errors are C++ strings
+        raise ModelLoadError(f"{path}: opset {opset} is older than x2 reads ({MIN_OPSET}+) and "
+                             f"onnx.version_converter could not upgrade it to "
+                             f"{UPGRADE_OPSET}: {one_line(exc, 200)}") from None
+
+
 def read_onnx(path: str) -> SourceGraph:
     import onnx
     from onnx import numpy_helper
 
     model = load_onnx(path)
     base = Path(path).parent
-    opsets: dict[str, int] = {}
-    for entry in model.opset_import:
-        opsets[entry.domain if entry.domain != "ai.onnx" else ""] = entry.version
-    opset = opsets.get("")
+    opset = _opsets(model).get("")
     if opset is None:
         raise ModelLoadError(f"{path}: the model imports no default-domain opset")
     newest = onnx.defs.onnx_opset_version()
     if opset < MIN_OPSET:
-        raise ModelLoadError(f"{path}: opset {opset} is older than x2 supports "
-                             f"({MIN_OPSET}+); upgrade it with onnx.version_converter")
+        model = _upgrade(model, path, opset)
+    opsets = _opsets(model)
+    opset = opsets[""]
     if opset > newest:
         raise ModelLoadError(f"{path}: opset {opset} is newer than x2 reads (opsets "
                              f"{MIN_OPSET} to {newest}, those of the installed onnx "

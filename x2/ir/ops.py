@@ -66,6 +66,15 @@ for _name, _fn in {
     "ceil": lambda x, a: np.ceil(x),
     "sign": lambda x, a: np.sign(x),
     "reciprocal": lambda x, a: (1 / x).astype(x.dtype),
+    "tan": lambda x, a: np.tan(x),
+    "asin": lambda x, a: np.arcsin(x),
+    "acos": lambda x, a: np.arccos(x),
+    "atan": lambda x, a: np.arctan(x),
+    "sinh": lambda x, a: np.sinh(x),
+    "cosh": lambda x, a: np.cosh(x),
+    "asinh": lambda x, a: np.arcsinh(x),
+    "acosh": lambda x, a: np.arccosh(x),
+    "atanh": lambda x, a: np.arctanh(x),
 }.items():
     op(_name, "x", _unary(_fn), _MATH, layout="elementwise")
 
@@ -160,6 +169,9 @@ op("cumsum", "x", K.cumsum, "running sum along `axis`; `exclusive` starts at 0, 
    "runs from the end", axis=INT, exclusive=Attr("bool", False), reverse=Attr("bool", False))
 op("expand", "x", lambda xs, a: [xs[0] * np.ones(a["shape"], dtype=xs[0].dtype)],
    "ONNX Expand (two-way broadcast)", shape=INTS)
+op("trilu", "x", lambda xs, a: [(np.triu if a["upper"] else np.tril)(xs[0], a["k"])],
+   "upper (triu) or lower (tril) triangle of the last two axes from diagonal `k`",
+   upper=Attr("bool", True), k=Attr("int", 0))
 op("tile", "x", lambda xs, a: [np.tile(xs[0], a["repeats"])], "numpy tile", repeats=INTS)
 op("argmax", "x", K.argmax, "int64 index of the largest along `axis`", axis=INT,
    keepdims=Attr("bool", False))

@@ -1,0 +1,165 @@
+"""x2 as an ONNX backend, measured by the ONNX project's own node test suite
+(onnx.backend.test, run by onnx's BackendTest runner), and the post-emit
+check that keeps a converted model that crashes or disagrees from being
+reported as a success.
+
+Cost: the whole node suite (~1,900 cases, converted in-process; most are
+refused in milliseconds) takes about 25 s for torch and 35 s for paddle; the
+82 pytorch-converted models about 10 s.
+Each runs in a subprocess, so that no framework another test imported
+(TensorFlow) shares a process with paddle."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from x2.emitters.verify import verify
+from x2.errors import ConversionError
+from x2.ir import Graph
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOL = ROOT / "tools" / "onnx_conformance.py"
+# Measured share of the node suite's counted cases (default-domain ops,
+# opsets <= 21, float/int tensors) passing for torch; a regression fails.
+TORCH_COUNTED_PASS_FLOOR = 0.57
+PADDLE_COUNTED_PASS_FLOOR = 0.54
+
+
+def _backend_test(tmp_path, target: str, *extra: str) -> dict[str, str]:
+    out = tmp_path / f"{target}.json"
+    subprocess.run([sys.executable, str(TOOL), "--target", target, "--backend-test", str(out),
+                    *extra], check=True, cwd=ROOT, timeout=900)
+    return json.loads(out.read_text())
+
+
+def _counted() -> set[str]:
+    sys.path.insert(0, str(TOOL.parent))
+    import onnx_conformance
+    return {c.name for c in onnx_conformance.node_cases()
+            if onnx_conformance.describe(c)["counted"]}
+
+
+def test_node_suite_torch_never_wrong_or_broken(tmp_path):
+    statuses = _backend_test(tmp_path, "torch")
+    assert len(statuses) > 1500, "the node suite was not collected"
+    failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
+    assert not failed, f"{len(failed)} cases converted, then crashed or gave wrong numbers: " \
+                       f"{dict(list(failed.items())[:10])}"
+    counted = _counted()
+    passed = sum(statuses.get(name) == "pass" for name in counted)
+    assert passed / len(counted) >= TORCH_COUNTED_PASS_FLOOR, (passed, len(counted))
+
+
+def test_node_suite_paddle_never_wrong_or_broken(tmp_path):
+    statuses = _backend_test(tmp_path, "paddle")
+    assert len(statuses) > 1500, "the node suite was not collected"
+    failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
+    assert not failed, f"{len(failed)} cases converted, then crashed or gave wrong numbers: " \
+                       f"{dict(list(failed.items())[:10])}"
+    counted = _counted()
+    passed = sum(statuses.get(name) == "pass" for name in counted)
+    assert passed / len(counted) >= PADDLE_COUNTED_PASS_FLOOR, (passed, len(counted))
+
+
+def test_opset6_pytorch_converted_models_are_upgraded_and_run(tmp_path):
+    """The onnx wheel's 82 pytorch-converted models (opset 6: Conv, BatchNorm,
+    PReLU, Embedding...) are upgraded by onnx.version_converter, not refused."""
+    statuses = _backend_test(tmp_path, "torch", "--pytorch-converted")
+    assert len(statuses) > 70
+    failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
+    assert not failed, failed
+    assert sum(v == "pass" for v in statuses.values()) >= 75, statuses
+
+
+def test_backend_runs_an_onnx_model_in_torch_in_three_lines():
+    from x2.onnx_backend import X2Backend
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    w = onnx.numpy_helper.from_array(np.arange(3, dtype=np.float32) - 1, "w")
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["t"]), helper.make_node("Relu", ["t"], ["y"])],
+        "g", [x], [y], [w]), opset_imports=[helper.make_opsetid("", 17)])
+    data = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    rep = X2Backend.prepare(model, "CPU", target="torch")
+    (out,) = rep.run([data])
+    np.testing.assert_allclose(out, np.maximum(data * (np.arange(3) - 1), 0), rtol=1e-6)
+    assert rep.report.target_details["verify"] == {"verified": True}
+    (again,) = X2Backend.run_model(model, {"x": -data})
+    np.testing.assert_allclose(again, np.maximum(-data * (np.arange(3) - 1), 0), rtol=1e-6)
+
+
+def test_backend_refusal_is_a_clear_x2_error():
+    from x2.errors import X2Error
+    from x2.onnx_backend import X2Backend
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [2])
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.BFLOAT16)], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(X2Error, match="BFLOAT16"):
+        X2Backend.prepare(model)
+
+
+def _graph() -> Graph:
+    g = Graph()
+    g.add_input("x", "float32", (2, 3))
+    g.add_node("relu", ["x"], name="r", outputs=["a"])
+    g.add_node("exp", ["a"], name="e", outputs=["b"])
+    g.outputs = ["b"]
+    return g
+
+
+def test_verify_accepts_a_model_that_computes_the_reference():
+    g = _graph()
+    record = verify(g, "torch", lambda xs: [np.exp(np.maximum(xs[0], 0))],
+                    lambda xs: {}, {"a": "a", "b": "b"})
+    assert record == {"verified": True}
+
+
+def test_verify_names_the_first_op_that_differs():
+    g = _graph()
+
+    def wrong(xs):  # relu written as abs: the error starts at node 'r'
+        return [np.exp(np.abs(xs[0]))]
+
+    def trace(xs):
+        return {"a": np.abs(xs[0]), "b": np.exp(np.abs(xs[0]))}
+    with pytest.raises(ConversionError, match="IR op 'relu' node 'r'.*--no-verify"):
+        verify(g, "torch", wrong, trace, {"a": "a", "b": "b"})
+
+
+def test_verify_names_the_op_where_the_model_crashes():
+    g = _graph()
+
+    def crash(xs):
+        raise RuntimeError("exp_cpu not implemented")
+    with pytest.raises(ConversionError, match="IR op 'exp' node 'e'.*crashes"):
+        verify(g, "torch", crash, lambda xs: {"a": np.maximum(xs[0], 0)},
+               {"a": "a", "b": "b"})
+
+
+def test_verify_flags_a_wrong_dtype_and_skips_what_it_cannot_check():
+    g = _graph()
+    with pytest.raises(ConversionError, match="dtype float64"):
+        verify(g, "torch", lambda xs: [np.exp(np.maximum(xs[0], 0)).astype(np.float64)],
+               lambda xs: {}, {})
+    big = _graph()
+    big.constants["w"] = np.zeros(40 << 20, np.uint8)
+    assert verify(big, "torch", None, None, {})["skipped"].startswith("40 MiB")
+
+
+def test_conformance_page_matches_its_json():
+    sys.path.insert(0, str(TOOL.parent))
+    import onnx_conformance
+    data = json.loads(onnx_conformance.JSON.read_text())
+    for block in data["targets"].values():
+        assert block["summary"] == onnx_conformance.summary(block["cases"])
+    assert onnx_conformance.MD.read_text() == onnx_conformance.render(data), \
+        "docs/onnx_conformance.md is stale: run python tools/onnx_conformance.py"

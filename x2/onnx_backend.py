@@ -1,0 +1,132 @@
+"""x2 as an ONNX backend (`onnx.backend.base.Backend`): run an ONNX model in
+PyTorch or Paddle by converting it with x2 and loading the generated model
+the way a user would (model.py's `load_model`).
+
+    from x2.onnx_backend import X2Backend
+    rep = X2Backend.prepare(onnx.load("model.onnx"), target="paddle")
+    outputs = rep.run([x])
+
+onnx's own `onnx.backend.test.BackendTest` runs its node suite through this
+class (tests/test_onnx_conformance.py, tools/onnx_conformance.py).
+
+The ONNX reader and the torch writer run in this process (no TensorFlow is
+involved, and the framework import is paid once, not per conversion); the
+paddle writer too, unless TensorFlow is already imported here (the two
+frameworks segfault in one process), in which case it runs in a worker.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx.backend.base import Backend, BackendRep
+
+from .convert import convert
+from .emitters.codegen import import_generated
+from .errors import X2Error
+from .isolation import in_process
+
+TARGETS = ("torch", "paddle")
+
+
+class X2Rep(BackendRep):
+    """A converted model, loaded: `run(inputs)` -> outputs as numpy arrays."""
+
+    def __init__(self, model, target: str, inputs: list[str], outputs: list[str], report):
+        self.model, self.target, self.report = model, target, report
+        self.input_names, self.output_names = inputs, outputs
+
+    def run(self, inputs, **kwargs) -> tuple[np.ndarray, ...]:
+        if isinstance(inputs, dict):
+            missing = [n for n in self.input_names if n not in inputs]
+            if missing:
+                raise X2Error(f"inputs missing: {', '.join(missing)}")
+            arrays = [inputs[n] for n in self.input_names]
+        else:
+            arrays = list(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+            if len(arrays) != len(self.input_names):
+                raise X2Error(f"the model takes {len(self.input_names)} inputs "
+                              f"({', '.join(self.input_names)}); {len(arrays)} were given")
+        arrays = [np.asarray(a) for a in arrays]
+        if self.target == "torch":
+            import torch
+            with torch.no_grad():
+                result = self.model(*[torch.from_numpy(np.ascontiguousarray(a))
+                                      for a in arrays])
+        else:
+            import paddle
+            result = self.model(*[paddle.to_tensor(a) for a in arrays])
+        result = result if isinstance(result, (list, tuple)) else [result]
+        return tuple(_to_numpy(r) for r in result)
+
+
+def _to_numpy(value) -> np.ndarray:
+    if hasattr(value, "detach"):  # torch
+        return value.detach().cpu().numpy()
+    if hasattr(value, "numpy"):  # paddle
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+class X2Backend(Backend):
+    @classmethod
+    def prepare(cls, model, device: str = "CPU", target: str = "torch",
+                **kwargs) -> X2Rep:
+        """Convert `model` (a ModelProto or a path to a .onnx file) to `target`
+        and load it. Raises an X2Error subclass when x2 refuses the model."""
+        if target not in TARGETS:
+            raise X2Error(f"target {target!r}: choose from {', '.join(TARGETS)}")
+        if not cls.supports_device(device):
+            raise X2Error(f"device {device!r}: the ONNX backend runs on CPU")
+        folder = Path(tempfile.mkdtemp(prefix="x2-onnx-backend-"))
+        try:
+            if isinstance(model, (str, Path)):
+                path = str(model)
+                model = onnx.load(path, load_external_data=False)
+            else:
+                path = str(folder / "model.onnx")
+                onnx.save_model(model, path)
+            out = folder / "converted"
+            tasks = {"onnx.read", "torch.emit"}
+            if "tensorflow" not in sys.modules:
+                tasks.add("paddle.emit")
+            with in_process(tasks):
+                report = convert(path, str(out), source="onnx", target=target,
+                                 **kwargs)
+            loaded = import_generated(out / "model.py").load_model()
+        finally:  # the weights are loaded: the files are no longer needed
+            shutil.rmtree(folder, ignore_errors=True)
+        initializers = {i.name for i in model.graph.initializer}
+        source_inputs = [i.name for i in model.graph.input if i.name not in initializers]
+        converted = [i["name"] for i in report.inputs]
+        if converted != source_inputs:
+            raise X2Error(f"the converted model takes inputs {converted}, the ONNX model "
+                          f"{source_inputs}")
+        return X2Rep(loaded, target, converted, [o["name"] for o in report.outputs], report)
+
+    @classmethod
+    def for_target(cls, target: str) -> type[X2Backend]:
+        """This backend with another default target, for runners that call
+        `prepare(model, device)` (onnx's BackendTest)."""
+        if target not in TARGETS:
+            raise X2Error(f"target {target!r}: choose from {', '.join(TARGETS)}")
+
+        class TargetBackend(cls):
+            @classmethod
+            def prepare(cls, model, device: str = "CPU", target: str = target, **kwargs):
+                return X2Backend.prepare(model, device, target, **kwargs)
+        TargetBackend.__name__ = f"X2Backend_{target}"
+        return TargetBackend
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return str(device).upper().startswith("CPU")
+
+
+prepare = X2Backend.prepare
+run_model = X2Backend.run_model
+supports_device = X2Backend.supports_device
