@@ -258,3 +258,13 @@ def test_onnx_numbers_really_differ_when_weights_do(onnx_model, tmp_path):
     result = check(str(onnx_model("torch_cnn")), str(tmp_path / "out"), source="onnx",
                    target="onnx", rtol=RTOL)
     assert not result["passed"]
+
+
+def test_negative_step_slice_to_torch(onnx_model, tmp_path):
+    """torch slicing has no negative step: handmade_opset13's reversed Slice is
+    written as flip + slice, and the model runs and matches."""
+    out = tmp_path / "out"
+    convert(str(onnx_model("handmade_opset13")), str(out), source="onnx", target="torch")
+    assert "torch.flip(" in (out / "model.py").read_text()
+    _assert_parity(check(str(onnx_model("handmade_opset13")), str(out), source="onnx",
+                         target="torch", rtol=RTOL))

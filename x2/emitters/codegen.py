@@ -191,6 +191,7 @@ class EmitContext:
 
     framework = ""      # a column of spelling.SPELLING
     base_class = ""
+    negative_slice_steps = True   # x[a:b:-1] works (torch: no)
 
     def __init__(self, graph, layer_attributes=()):
         """`layer_attributes`: what the framework's base class defines

@@ -201,8 +201,22 @@ def trilu(e, node):
 @register("slice")
 def slice_(e, node):
     a = node.attrs
-    return subscript(e.value(node.inputs[0]), len(e.graph.shape(node.inputs[0])), a["axes"],
-                     a["starts"], a["ends"], a["steps"])
+    shape = e.graph.shape(node.inputs[0])
+    x, starts, ends, steps = e.value(node.inputs[0]), a["starts"], a["ends"], a["steps"]
+    flipped = [axis for axis, step in zip(a["axes"], steps) if step < 0]
+    if flipped and not e.negative_slice_steps:
+        # x[b:e:-s] along an axis of n is flip(x)[n-1-b : n-1-e : s], with b and e
+        # normalised the way Python normalises them.
+        if any(not isinstance(shape[axis], int) for axis in flipped):
+            raise e.unsupported(node, "a negative slice step on a dimension of unknown size")
+        x = e.api("flip", x, axis=flipped)
+        starts, ends, steps = list(starts), list(ends), list(steps)
+        for i, axis in enumerate(a["axes"]):
+            if steps[i] < 0:
+                n = shape[axis]
+                begin, stop, step = slice(starts[i], ends[i], steps[i]).indices(n)
+                starts[i], ends[i], steps[i] = n - 1 - begin, n - 1 - stop, -step
+    return subscript(x, len(shape), a["axes"], starts, ends, steps)
 
 
 @register("strided_slice")

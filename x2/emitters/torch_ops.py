@@ -16,6 +16,7 @@ TORCH_OPS = OpRegistry("PyTorch", PYTHON_OPS)
 class TorchContext(EmitContext):
     framework = "PyTorch"
     base_class = "nn.Module"
+    negative_slice_steps = False
 
     def dtype(self, name) -> Expr:
         return dtype_ref("torch", name)
