@@ -282,17 +282,17 @@ def _cnn(path, seed: int, kernel: int):
     return _save_small(path, nodes, [2, 3, 8, 8], [2, 4], inits)
 
 
-def _cumsum(path):
+def _unmapped(path):
     from onnx import helper
-    nodes = [helper.make_node("CumSum", ["x", "axis"], ["y"])]
-    return _save_small(path, nodes, [2, 8], [2, 8], {"axis": np.array(1, np.int64)})
+    nodes = [helper.make_node("Round", ["x"], ["y"])]
+    return _save_small(path, nodes, [2, 8], [2, 8], {})
 
 
 def batch_set(out):
     """Ten small models for `convert-many` (tests/test_batch_ray.py,
     tools/bench_executors.py), written into the folder `out`: nine that
     convert (two of them both named mlp_relu), one whose conversion fails by
-    itself (CumSum, which x2 does not map). Returns their paths in order."""
+    itself (Round, which x2 does not map). Returns their paths in order."""
     from pathlib import Path
     d = Path(out)
     built = [_mlp(d / f"mlp_{act.lower()}.onnx", i, act, 16)
@@ -301,7 +301,7 @@ def batch_set(out):
               for i, act in enumerate(("Relu", "Tanh"))]
     built += [_cnn(d / f"cnn_k{k}.onnx", 20 + k, k) for k in (1, 3, 5)]
     built.append(_mlp(d / "other" / "mlp_relu.onnx", 30, "Relu", 8))
-    built.append(_cumsum(d / "cumsum.onnx"))
+    built.append(_unmapped(d / "unmapped.onnx"))
     return built
 
 

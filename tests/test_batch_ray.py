@@ -67,7 +67,7 @@ def _summary(out: Path) -> list[dict]:
 
 def test_ray_gives_the_local_summary_and_survives_a_lost_worker(models, tmp_path):
     local = _x2(*_many(tmp_path / "local", models))
-    assert local.returncode == 1, local.stderr  # the CumSum model fails, the rest convert
+    assert local.returncode == 1, local.stderr  # the Round model fails, the rest convert
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     killed = tmp_path / "ray" / "cnn_k3" / "torch"
@@ -80,10 +80,10 @@ def test_ray_gives_the_local_summary_and_survives_a_lost_worker(models, tmp_path
     expected = _summary(tmp_path / "local")
     assert _summary(tmp_path / "ray") == expected
     assert [(r["out"], r["status"]) for r in expected] == [
-        (f"{name}/{t}", "failed" if name == "cumsum" else "ok")
+        (f"{name}/{t}", "failed" if name == "unmapped" else "ok")
         for name in ("mlp_relu", "mlp_tanh", "mlp_sigmoid", "wide_relu", "wide_tanh", "cnn_k1",
-                     "cnn_k3", "cnn_k5", "mlp_relu_2", "cumsum") for t in TARGETS]
-    assert "CumSum" in expected[-1]["error"]
+                     "cnn_k3", "cnn_k5", "mlp_relu_2", "unmapped") for t in TARGETS]
+    assert "Round" in expected[-1]["error"]
     # The lost worker's pair ran twice; the model's own error once, like the rest.
     attempts = (hooks / "attempts").read_text().split()
     assert not (hooks / "kill").exists()
