@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ConversionError
 from ..ir import TensorInfo
 from . import tf_loops, tf_recurrent
 from .common import SourceGraph, SourceOp
@@ -272,6 +273,9 @@ class _Inliner:
             raise NeedsTensorFlow(f"{op} {name} uses a variable directly (resource op)")
         if op in NOT_CORE:
             raise NeedsTensorFlow(f"{op} is not a core TensorFlow op")
+        if op.startswith("x2."):   # x2's own synthetic ops are made by the reader only
+            raise ConversionError(f"node '{name}' has op type '{op}', which is not a "
+                                  f"TensorFlow op", details={"node": name, "op": op})
         if op == "Const":
             return [self.const(name, tensor_value(node.attr["value"].tensor))]
         attrs = dict(DEFAULTS.get(op, {}))

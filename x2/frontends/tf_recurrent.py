@@ -30,8 +30,8 @@ from ..ir import TensorInfo
 from ..ir.kernels import strided_slice
 from ..ir.rnn_kernels import recurrent as recurrent_kernel
 
-# The synthetic source op a recognised layer becomes (mapped by mappers/tf/rnn.py).
-# A "." never appears in a TensorFlow op name, so no model's node can be one.
+# The synthetic source op a recognised layer becomes (mapped by mappers/tf/rnn.py);
+# the direct reader refuses a model node of an "x2." type.
 RECURRENT_OP = "x2.KerasRecurrent"
 # Bodies larger than this are not Keras cells (an LSTM body has about 40 nodes);
 # the bound also keeps the trees' recursive construction shallow.
