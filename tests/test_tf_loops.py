@@ -210,3 +210,21 @@ def test_a_cell_that_only_looks_like_an_lstm_is_unrolled(tf_model, tmp_path):
     report, _ = _parity(model, tmp_path / "out", "torch")
     assert "recurrent_layers" not in report.source["reader"]
     assert set(report.source["reader"]["unrolled_loops"].values()) == {6}
+
+
+def test_a_model_node_cannot_pose_as_a_recognised_layer(tf_model, tmp_path):
+    """x2.KerasRecurrent is made by the reader only: a SavedModel whose node
+    claims that op type is refused, naming the node."""
+    import shutil
+    from x2.frontends.tf_protos import messages
+    model = tmp_path / "forged"
+    shutil.copytree(tf_model("keras_rnns") / "lstm", model)
+    saved = messages().SavedModel.FromString((model / "saved_model.pb").read_bytes())
+    forged = [n for f in saved.meta_graphs[0].graph_def.library.function for n in f.node_def
+              if n.op == "MatMul" and "head" in n.name]
+    forged[0].op = "x2.KerasRecurrent"
+    (model / "saved_model.pb").write_bytes(saved.SerializeToString())
+    with pytest.raises(ConversionError, match=r"has op type 'x2.KerasRecurrent', which is not a "
+                                              r"TensorFlow op"):
+        convert(str(model), str(tmp_path / "out"), target="onnx")
+    assert not (tmp_path / "out").exists()
