@@ -46,26 +46,17 @@ def _counted() -> set[str]:
             if onnx_conformance.describe(c)["counted"]}
 
 
-def test_node_suite_torch_never_wrong_or_broken(tmp_path):
-    statuses = _backend_test(tmp_path, "torch")
+@pytest.mark.parametrize("target, floor", [("torch", TORCH_COUNTED_PASS_FLOOR),
+                                           ("paddle", PADDLE_COUNTED_PASS_FLOOR)])
+def test_node_suite_never_wrong_or_broken(tmp_path, target, floor):
+    statuses = _backend_test(tmp_path, target)
     assert len(statuses) > 1500, "the node suite was not collected"
     failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
     assert not failed, f"{len(failed)} cases converted, then crashed or gave wrong numbers: " \
                        f"{dict(list(failed.items())[:10])}"
     counted = _counted()
     passed = sum(statuses.get(name) == "pass" for name in counted)
-    assert passed / len(counted) >= TORCH_COUNTED_PASS_FLOOR, (passed, len(counted))
-
-
-def test_node_suite_paddle_never_wrong_or_broken(tmp_path):
-    statuses = _backend_test(tmp_path, "paddle")
-    assert len(statuses) > 1500, "the node suite was not collected"
-    failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
-    assert not failed, f"{len(failed)} cases converted, then crashed or gave wrong numbers: " \
-                       f"{dict(list(failed.items())[:10])}"
-    counted = _counted()
-    passed = sum(statuses.get(name) == "pass" for name in counted)
-    assert passed / len(counted) >= PADDLE_COUNTED_PASS_FLOOR, (passed, len(counted))
+    assert passed / len(counted) >= floor, (passed, len(counted))
 
 
 def test_opset6_pytorch_converted_models_are_upgraded_and_run(tmp_path):
