@@ -62,7 +62,8 @@ def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     arrays = []
     for item in spec["inputs"]:
-        shape = [batch if d is None else d for d in (item["shape"] or [batch])]
+        declared = item["shape"]  # [] is a scalar; None: rank unknown, one batched axis
+        shape = [batch if d is None else d for d in (declared if declared is not None else [batch])]
         # A half-precision interface is fed float32 values rounded to it: the
         # source takes float32, and the runner casts to the model's dtype.
         half = item["dtype"] in ("float16", "bfloat16")

@@ -98,6 +98,22 @@ class Assign:
 
 
 @dataclass
+class If:
+    """if cond: then / else: orelse (a control-flow node's branches)."""
+    cond: Expr
+    then: list
+    orelse: list
+    comment: str = ""
+
+
+@dataclass
+class While:
+    cond: Expr
+    body: list
+    comment: str = ""
+
+
+@dataclass
 class ModuleCode:
     docstring: list[str]                    # lines; each is escaped when rendered
     header: list[str]                       # import lines and guards
@@ -132,16 +148,33 @@ def render_module(code: ModuleCode) -> str:
     if code.forward_context is not None:
         lines.append(f"{indent}with {code.forward_context}:")
         indent += " " * 4
-    for step in code.prologue + code.body:
-        note = escape_text(step.comment)
-        if len(note) > COMMENT_CHARS:
-            note = note[:COMMENT_CHARS] + "..."
-        suffix = f"  # {note}" if note else ""
-        lines.append(f"{indent}{', '.join(step.targets)} = {step.expr}{suffix}")
+    _render_statements(lines, code.prologue + code.body, indent)
     ret = code.returns[0] if len(code.returns) == 1 else ", ".join(code.returns)
     lines.append(f"{indent}return {ret}")
     lines += ["", "", *code.footer]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _render_statements(lines: list[str], statements: list, indent: str) -> None:
+    for step in statements:
+        note = escape_text(step.comment)
+        if len(note) > COMMENT_CHARS:
+            note = note[:COMMENT_CHARS] + "..."
+        suffix = f"  # {note}" if note else ""
+        inner = indent + " " * 4
+        if isinstance(step, If):
+            lines.append(f"{indent}if {step.cond}:{suffix}")
+            _render_statements(lines, step.then or [Assign([], Expr("pass"))], inner)
+            if step.orelse:
+                lines.append(f"{indent}else:")
+                _render_statements(lines, step.orelse, inner)
+        elif isinstance(step, While):
+            lines.append(f"{indent}while {step.cond}:{suffix}")
+            _render_statements(lines, step.body or [Assign([], Expr("pass"))], inner)
+        elif step.targets:
+            lines.append(f"{indent}{', '.join(step.targets)} = {step.expr}{suffix}")
+        else:
+            lines.append(f"{indent}{step.expr}{suffix}")
 
 
 # Names the generated module itself uses: a value must never shadow them.
@@ -159,18 +192,29 @@ class Namer:
     def __init__(self, reserved=()):
         self.taken = set(RESERVED) | set(reserved)
         self.names: dict[str, str] = {}
+        # Values of a subgraph are named in its own scope: its value names may
+        # repeat the outer graph's (top-level values keep their plain keys).
+        self.scope = ""
+
+    def key(self, value: str) -> str:
+        return f"{self.scope}\0{value}" if self.scope else value
 
     def __call__(self, value: str, hint: str | None = None) -> str:
-        if value in self.names:
-            return self.names[value]
+        key = self.key(value)
+        if key in self.names:
+            return self.names[key]
         base = _identifier(hint or value)
         name, i = base, 1
         while name in self.taken:
             i += 1
             name = f"{base}_{i}"
         self.taken.add(name)
-        self.names[value] = name
+        self.names[key] = name
         return name
+
+    def bind(self, value: str, text: str) -> None:
+        """`value` (of the current scope) is written as `text` (an outer variable)."""
+        self.names[self.key(value)] = text
 
 
 def _identifier(text: str) -> str:
@@ -203,6 +247,7 @@ class EmitContext:
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
         self._layers: dict[tuple, str] = {}  # one submodule per set of weights
+        self.ops = None  # the OpRegistry generate_module writes with
 
     def dtype(self, name) -> Expr | str:
         """How the framework's code names a dtype."""
@@ -257,12 +302,13 @@ class EmitContext:
         return Expr(self.namer(value))
 
     def _buffer(self, value: str, array: np.ndarray) -> str:
-        if value not in self.buffers:
-            name = self.layer_namer(value, "c_" + value)
-            self.buffers[value] = name
+        key = self.namer.key(value)
+        if key not in self.buffers:
+            name = self.layer_namer(key, "c_" + value)
+            self.buffers[key] = name
             self.state[name] = array
             self.code.buffers.append((name, self.buffer_init(array)))
-        return self.buffers[value]
+        return self.buffers[key]
 
     def layer(self, node, kind: str, ctor: Expr, params: dict, name_from: str | None = None
               ) -> str:
@@ -271,6 +317,8 @@ class EmitContext:
         Nodes that use the same weights the same way share one submodule (a
         layer applied at every step of an unrolled loop, a tied layer)."""
         key = _layer_key(kind, ctor, params, name_from)
+        if key is not None:
+            key = (self.namer.scope, *key)
         if key is not None and key in self._layers:
             return self._layers[key]
         hint = node.source.get("name", node.name)
@@ -282,7 +330,7 @@ class EmitContext:
         if origin is not None and origin.param.endswith(".weight"):
             # A source parameter ("layer1.conv1.weight") names the layer.
             base = origin.param.removesuffix(".weight")
-        name = self.layer_namer(f"layer:{node.name}", base)
+        name = self.layer_namer(f"layer:{self.namer.key(node.name)}", base)
         arrays = {param: self.const(value) if isinstance(value, str) else np.asarray(value)
                   for param, value in params.items()}
         half = {str(a.dtype) for a in arrays.values()} & {"float16", "bfloat16"}
@@ -294,6 +342,35 @@ class EmitContext:
         if key is not None:
             self._layers[key] = name
         return name
+
+    def statements(self, nodes) -> list:
+        """The code of `nodes` (of the current graph), one or more statements each."""
+        out = []
+        for node in nodes:
+            written = self.ops[node.op](self, node)
+            src = node.source
+            comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
+            if isinstance(written, Expr):
+                written = [Assign([self.namer(o) for o in node.outputs], written)]
+            if written and not written[0].comment:
+                written[0].comment = comment  # once per node, on its first statement
+            out.extend(written)
+        return out
+
+    def block(self, graph, inputs: list[str], scope: str) -> tuple[list, list[Expr]]:
+        """The statements of subgraph `graph` with its inputs written as the
+        expressions `inputs`, and the expressions of its outputs; its values are
+        named in `scope`."""
+        outer_graph, outer_scope = self.graph, self.namer.scope
+        self.graph, self.namer.scope = graph, scope
+        try:
+            for value, text in zip(graph.inputs, inputs):
+                self.namer.bind(value, str(text))
+            body = self.statements(graph.nodes)
+            results = [self.value(v, tensor=True) for v in graph.outputs]
+        finally:
+            self.graph, self.namer.scope = outer_graph, outer_scope
+        return body, results
 
     def softmax_rows(self, node, y: Expr) -> Expr:
         """`y`, the framework's softmax of a `softmax`/`log_softmax` node, made to
@@ -332,22 +409,17 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     expression cannot (a recurrent layer returning a nested tuple)."""
     from ..errors import ConversionError
 
+    from ..ir.control_flow import walk_graphs
     graph = e.graph
-    ops.check(graph)
+    for each in walk_graphs(graph):
+        ops.check(each)
+    e.ops = ops
     e.code.docstring = docstring
     e.code.header = header
     e.code.forward_args = [e.namer(v) for v in graph.inputs]
     e.code.prologue = prologue(e) if prologue else []
     e.code.forward_context = forward_context(e) if forward_context else None
-    for node in graph.nodes:
-        written = ops[node.op](e, node)
-        src = node.source
-        comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
-        if isinstance(written, Expr):
-            written = [Assign([e.namer(o) for o in node.outputs], written)]
-        for step in written:
-            step.comment = comment
-        e.code.body.extend(written)
+    e.code.body = e.statements(graph.nodes)
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
     e.code.footer = footer
     text = render_module(e.code)

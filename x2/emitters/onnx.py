@@ -14,6 +14,7 @@ from ..contracts import EmitRequest
 from ..errors import ConversionError, X2Error
 from ..ir import Graph
 from ..ir.serialize import copy_file_range_of
+from . import onnx_control  # noqa: F401  (registers `if` and `loop` in ONNX_OPS)
 from .onnx_ops import ONNX_OPS
 
 DEFAULT_OPSET = 17
@@ -55,7 +56,10 @@ class OnnxContext:
 
     def _node_name(self, op_type: str) -> str:
         """Unique: one IR node may become several ONNX nodes of the same type."""
-        base = f"{self.current.name}/{op_type}" if self.current is not None else op_type
+        return self.unique_node_name(
+            f"{self.current.name}/{op_type}" if self.current is not None else op_type)
+
+    def unique_node_name(self, base: str) -> str:
         name, n = base, 0
         while name in self._node_names:
             n += 1
@@ -114,7 +118,9 @@ def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
     `external` (default: when they would not fit in one protobuf)."""
     from onnx import TensorProto, helper, numpy_helper
 
-    ONNX_OPS.check(graph)
+    from ..ir.control_flow import walk_graphs
+    for each in walk_graphs(graph):
+        ONNX_OPS.check(each)
     e = OnnxContext(graph, opset)
     for node in graph.nodes:
         e.current = node

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
+from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .python_ops import PYTHON_OPS, reduce
 from .registry import OpRegistry
 

@@ -204,6 +204,10 @@ def slice_(e, node):
     shape = e.graph.shape(node.inputs[0])
     x, starts, ends, steps = e.value(node.inputs[0]), a["starts"], a["ends"], a["steps"]
     flipped = [axis for axis, step in zip(a["axes"], steps) if step < 0]
+    huge = 1 << 62
+    if flipped and all(step == -1 and start == -1 and end <= -huge for start, end, step
+                       in zip(starts, ends, steps)):
+        return e.api("flip", x, axis=flipped)  # the whole axis reversed, whatever its size
     if flipped and not e.negative_slice_steps:
         # x[b:e:-s] along an axis of n is flip(x)[n-1-b : n-1-e : s], with b and e
         # normalised the way Python normalises them.

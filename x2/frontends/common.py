@@ -49,16 +49,38 @@ class SourceGraph:
     path: str = ""                           # the model file, named in mapping errors
     unrolled_loops: dict[str, int] = field(default_factory=dict)  # While -> iterations
     recurrent_layers: dict[str, str] = field(default_factory=dict)  # While -> lstm/gru/rnn
+    # A subgraph of a control-flow op (an attribute value of its SourceOp):
+    # the values of the graph around it that it reads by name. The op lists
+    # them after its own inputs, so pruning and ordering see them.
+    captures: list[str] = field(default_factory=list)
 
 
 class MapContext:
     """Handed to each mapper: read source facts, emit IR nodes."""
 
-    def __init__(self, graph: Graph, source: SourceGraph):
+    def __init__(self, graph: Graph, source: SourceGraph, registry: Registry | None = None,
+                 evaluate=None):
         self.graph = graph
         self.source = source
+        self.registry = registry
+        self.evaluate = evaluate
         self.current: SourceOp | None = None
         self.current_mapper = ""
+
+    def subgraph(self, sub: SourceGraph) -> tuple[Graph, list[str]]:
+        """Map a control-flow op's source subgraph to a closed IR graph. Its
+        inputs are the subgraph's own, then the captured outer values that are
+        not constants (captured constants are copied in, so mappers inside see
+        them as constants); returns it and the outer values to pass for those."""
+        captured_constants = [v for v in sub.captures if v in self.graph.constants]
+        operands = [v for v in sub.captures if v not in self.graph.constants]
+        ops = [SourceOp("Initializer", v, [], [v], {}, np.asarray(self.graph.constants[v]))
+               for v in captured_constants] + list(sub.ops)
+        info = {v: self.graph.info[v] for v in sub.captures if v in self.graph.info}
+        info.update(sub.info)
+        inner = SourceGraph(sub.framework, ops, [*sub.inputs, *operands], list(sub.outputs), info,
+                            version=sub.version, path=sub.path)
+        return map_graph(inner, self.registry, self.evaluate), operands
 
     # facts about source values
     def shape(self, value: str):
@@ -249,18 +271,7 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
     unmapped ops that only compute constants are run by `evaluate` instead
     (x2/frontends/source_fold.py), and reported only if that fails."""
     unsupported: dict[str, list[str]] = {}
-    mappers: list[Callable] = []
-    constant = constant_values(source) if evaluate is not None else set()
-    for op in source.ops:
-        if op.const_value is not None:
-            mappers.append(None)
-            continue
-        fn = registry.lookup(op.type, source.version)
-        if fn is None and op.outputs and all(o in constant for o in op.outputs if o):
-            fn = _fold
-        if fn is None:
-            unsupported.setdefault(op.type, []).append(op.name)
-        mappers.append(fn)
+    mappers = _find_mappers(source, registry, evaluate, unsupported)
     if unsupported:
         raise UnsupportedOpsError(source.framework, unsupported)
 
@@ -269,7 +280,7 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
     for value in source.inputs:
         info = source.info[value]
         graph.add_input(value, info.dtype, info.shape)
-    ctx = MapContext(graph, source)
+    ctx = MapContext(graph, source, registry, evaluate)
     for op, fn in zip(source.ops, mappers):
         ctx.current = op
         if op.const_value is not None:
@@ -316,6 +327,28 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
     graph.toposort()
     graph.validate()
     return graph
+
+
+def _find_mappers(source: SourceGraph, registry: Registry, evaluate,
+                  unsupported: dict[str, list[str]]) -> list[Callable | None]:
+    """Each op's mapper (None for constants); ops without one are added to
+    `unsupported`, those inside subgraphs too, so all are reported at once."""
+    mappers: list[Callable | None] = []
+    constant = constant_values(source) if evaluate is not None else set()
+    for op in source.ops:
+        if op.const_value is not None:
+            mappers.append(None)
+            continue
+        fn = registry.lookup(op.type, source.version)
+        if fn is None and op.outputs and all(o in constant for o in op.outputs if o):
+            fn = _fold
+        if fn is None:
+            unsupported.setdefault(op.type, []).append(op.name)
+        mappers.append(fn)
+        for value in op.attrs.values():
+            if isinstance(value, SourceGraph):
+                _find_mappers(value, registry, evaluate, unsupported)
+    return mappers
 
 
 def _fold(ctx, op):

@@ -430,7 +430,8 @@ def read_onnx(path: str) -> SourceGraph:
     for index, node in enumerate(model.graph.node):
         name = node.name or f"{node.op_type}_{index}"
         label = f"node '{name}' ({node.op_type})"
-        attrs = {a.name: _attr(a, base, path, label) for a in node.attribute}
+        attrs = {a.name: _attr(a, base, path, label) for a in node.attribute
+                 if a.type not in (a.GRAPH, a.GRAPHS)}
         node_attrs.append(attrs)
         for attribute in node.attribute:
             if attribute.type == attribute.TENSOR and \
@@ -439,7 +440,7 @@ def read_onnx(path: str) -> SourceGraph:
                 # Inference cannot read external data: give it the (checked) values.
                 attribute.t.CopyFrom(numpy_helper.from_array(
                     np.asarray(attrs[attribute.name]), attribute.t.name))
-        for value in node.input:
+        for value in [*node.input, *_captures(node)]:
             if value and value not in produced:
                 raise ModelLoadError(f"{path}: node '{name}' ({node.op_type}) reads '{value}', "
                                      f"which no node, input or initializer defines")
@@ -476,9 +477,101 @@ def read_onnx(path: str) -> SourceGraph:
             ops.append(SourceOp("Constant", name, [], list(node.output), {},
                                 _constant_value(attrs, path, f"node '{name}' (Constant)")))
             continue
-        ops.append(SourceOp(op_type, name, list(node.input), list(node.output), attrs))
+        ops.append(_source_op(node, op_type, name, attrs, base, path, opset))
     del onnx
     return SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path))
+
+
+# -- subgraphs (If, Loop, Scan) --------------------------------------------------
+
+def _graph_attributes(node) -> list:
+    from onnx import AttributeProto
+    out = []
+    for attribute in node.attribute:
+        if attribute.type == AttributeProto.GRAPHS:
+            raise ModelLoadError(f"node '{node.name}' ({node.op_type}): attribute "
+                                 f"'{attribute.name}' holds a list of graphs, which x2 does "
+                                 f"not read")
+        if attribute.type == AttributeProto.GRAPH:
+            out.append(attribute)
+    return out
+
+
+def _captures(node) -> list[str]:
+    """The outer values the subgraphs of `node` read by name, in first-use order."""
+    seen: dict[str, None] = {}
+    for attribute in _graph_attributes(node):
+        for value in _free_values(attribute.g):
+            seen.setdefault(value, None)
+    return [v for v in seen if v not in node.input]
+
+
+def _free_values(graph) -> list[str]:
+    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer} | {""}
+    free: dict[str, None] = {}
+    for node in graph.node:
+        for value in [*node.input, *_captures(node)]:
+            if value not in defined:
+                free.setdefault(value, None)
+        defined.update(node.output)
+    for vi in graph.output:
+        if vi.name not in defined:
+            free.setdefault(vi.name, None)
+    return list(free)
+
+
+def _source_op(node, op_type: str, name: str, attrs: dict, base: Path, path: str,
+               opset: int) -> SourceOp:
+    """A node as a SourceOp; a subgraph attribute becomes a SourceGraph and
+    the values it captures follow the node's own inputs."""
+    graphs = _graph_attributes(node)
+    if not graphs:
+        return SourceOp(op_type, name, list(node.input), list(node.output), attrs)
+    for attribute in graphs:
+        attrs[attribute.name] = _read_subgraph(attribute.g, base, path, opset,
+                                               f"node '{name}' ({node.op_type}) attribute "
+                                               f"'{attribute.name}'")
+    captures = _captures(node)
+    attrs["x2_captures"] = captures
+    return SourceOp(op_type, name, [*node.input, *captures], list(node.output), attrs)
+
+
+def _read_subgraph(graph, base: Path, path: str, opset: int, where: str) -> SourceGraph:
+    """A subgraph as a SourceGraph, its tensors checked like the model's."""
+    info: dict[str, TensorInfo] = {}
+    for vi in list(graph.value_info) + list(graph.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            try:
+                info[vi.name] = TensorInfo(_dtype(vi.type.tensor_type.elem_type),
+                                           _shape(vi.type))
+            except ValueError:
+                pass
+    inputs = []
+    for vi in graph.input:
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.elem_type:
+            raise ModelLoadError(f"{path}: {where}: subgraph input '{vi.name}' is not a typed "
+                                 f"tensor (sequence and optional values are not supported)")
+        info[vi.name] = _input_info(vi, path)
+        inputs.append(vi.name)
+    ops: list[SourceOp] = []
+    for init in graph.initializer:
+        array = tensor_array(init, base, path, f"{where}: initializer '{init.name}'")
+        info[init.name] = TensorInfo(str(array.dtype), tuple(array.shape))
+        ops.append(SourceOp("Initializer", init.name, [], [init.name], {}, array))
+    for index, node in enumerate(graph.node):
+        domain = node.domain if node.domain not in ("", "ai.onnx") else ""
+        op_type = f"{domain}.{node.op_type}" if domain else node.op_type
+        name = node.name or f"{node.op_type}_{index}"
+        label = f"{where}: node '{name}' ({node.op_type})"
+        attrs = {a.name: _attr(a, base, path, label) for a in node.attribute
+                 if a.type not in (a.GRAPH, a.GRAPHS)}
+        if node.op_type == "Constant" and not domain:
+            ops.append(SourceOp("Constant", name, [], list(node.output), {},
+                                _constant_value(attrs, path, label)))
+            continue
+        ops.append(_source_op(node, op_type, name, attrs, base, path, opset))
+    return SourceGraph("onnx", ops, inputs, [vi.name for vi in graph.output], info,
+                       version=opset, path=path, captures=_free_values(graph))
 
 
 def _constant_value(attrs: dict, path: str = "", label: str = "Constant node") -> np.ndarray:

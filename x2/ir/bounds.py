@@ -74,6 +74,9 @@ def output_elements(op: str, inputs: list, attrs: dict) -> int:
 
 def foldable(op: str, inputs: list, attrs: dict) -> bool:
     """Whether evaluating `op` on these constants at conversion time stays
-    within the folding bound (inputs and output)."""
+    within the folding bound (inputs and output). Control flow is never
+    folded: how long a loop runs is not bounded by its inputs' sizes."""
+    if op in ("if", "loop"):
+        return False
     return (sum(int(np.size(x)) for x in inputs) <= MAX_FOLD_ELEMENTS
             and output_elements(op, inputs, attrs) <= MAX_FOLD_ELEMENTS)

@@ -8,6 +8,7 @@ the frontend and after each pass, as torch.fx does with Graph.lint.
 """
 from __future__ import annotations
 
+from .control_flow import GRAPH_ATTRS
 from .ops import OPS
 from .schema import DTYPES
 
@@ -32,6 +33,13 @@ def describe(node) -> str:
 
 
 def lint(graph, where: str = "") -> None:
+    problems = graph_problems(graph)
+    if problems:
+        raise LintError(problems, where)
+
+
+def graph_problems(graph) -> list[str]:
+    """Every problem of `graph` and, prefixed with where they are, of its subgraphs."""
     problems: list[str] = []
     defined_by: dict[str, str] = {}
     for name in graph.inputs:
@@ -56,8 +64,13 @@ def lint(graph, where: str = "") -> None:
     problems.extend(_info_problems(graph, defined_by))
     if not problems:  # a value defined twice would also upset the index
         problems.extend(_index_problems(graph, producers))
-    if problems:
-        raise LintError(problems, where)
+    for node in graph.nodes:
+        for attr in GRAPH_ATTRS.get(node.op, ()):
+            sub = node.attrs.get(attr)
+            if hasattr(sub, "nodes"):
+                problems.extend(f"in {attr} of {describe(node)}: {p}"
+                                for p in graph_problems(sub))
+    return problems
 
 
 def _node_problems(node, defined_by: dict, producers: dict) -> list[str]:
@@ -99,6 +112,31 @@ def _node_problems(node, defined_by: dict, producers: dict) -> list[str]:
     unknown = sorted(set(node.attrs) - set(opdef.attrs))
     if unknown:
         out.append(f"unknown attribute(s) {', '.join(unknown)} for {node.op}")
+    if not out and node.op in GRAPH_ATTRS:
+        out.extend(_interface_problems(node))
+    return out
+
+
+def _interface_problems(node) -> list[str]:
+    """A subgraph must take and give what its node passes and expects."""
+    operands = len(node.inputs) - 1 if node.op == "if" else len(node.inputs) - 2
+    if node.op == "if":
+        want_in, want_out = operands, len(node.outputs)
+        graphs = [("then_branch", node.attrs["then_branch"]),
+                  ("else_branch", node.attrs["else_branch"])]
+    else:
+        carried = node.attrs["carried"]
+        if len(node.inputs) < 2 or not 0 <= carried <= operands:
+            return [f"carries {carried} values but has {max(operands, 0)} operands "
+                    f"(inputs: max_trip, cond, then the operands; '' for one left out)"]
+        want_in, want_out = 2 + operands, 1 + len(node.outputs)
+        graphs = [("body", node.attrs["body"])]
+    out = []
+    for attr, sub in graphs:
+        if len(sub.inputs) != want_in:
+            out.append(f"{attr} takes {len(sub.inputs)} inputs, the node passes {want_in}")
+        if len(sub.outputs) != want_out:
+            out.append(f"{attr} gives {len(sub.outputs)} outputs, the node needs {want_out}")
     return out
 
 

@@ -21,7 +21,8 @@ def _cell(text: str) -> str:
 
 
 def _inputs(opdef: OpDef) -> str:
-    return ", ".join(i.name + ("?" if i.optional else "") + ("..." if i.variadic else "")
+    return ", ".join(i.name + ("*" if i.optional and i.variadic else "?" if i.optional
+                                else "..." if i.variadic else "")
                      for i in opdef.inputs)
 
 

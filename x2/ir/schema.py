@@ -65,6 +65,9 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {
     "str": lambda v: isinstance(v, str),
     "dtype": lambda v: v in DTYPES,
     "ints": _is_list_of(_is_int),
+    # A subgraph (x2.ir.Graph) of a control-flow op; checked by duck type,
+    # because graph.py imports this module.
+    "graph": lambda v: hasattr(v, "nodes") and hasattr(v, "outputs") and hasattr(v, "inputs"),
 }
 
 
@@ -94,13 +97,14 @@ class Attr:
 class Input:
     name: str
     optional: bool = False   # may be left out at the end, or given as "" before another
-    variadic: bool = False   # one or more values
+    variadic: bool = False   # one or more values (zero or more when also optional)
 
 
 def parse_inputs(spec: str) -> tuple[Input, ...]:
-    """"x w b?" -> x, w and an optional b; "x..." -> one or more x."""
-    return tuple(Input(word.rstrip("?."), word.endswith("?"), word.endswith("..."))
-                 for word in spec.split())
+    """"x w b?" -> x, w and an optional b; "x..." -> one or more x; "x*" ->
+    zero or more x."""
+    return tuple(Input(word.rstrip("?.*"), word.endswith(("?", "*")),
+                       word.endswith(("...", "*"))) for word in spec.split())
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Layout of the directory:
   graph.json   nodes, values, inputs/outputs, meta, each value's origin, and
-               for each constant its dtype, shape and byte offset into weights.bin
+               for each constant its dtype, shape and byte offset into weights.bin;
+               the subgraph of a control-flow node is its attribute value, a
+               nested graph of the same form whose constants are in weights.bin too
   weights.bin  every constant's bytes, C order, each aligned to 64 bytes
 
 Loading memory-maps weights.bin, so a graph with gigabytes of weights is not
@@ -71,10 +73,10 @@ def release_pages(array: np.ndarray) -> None:
 def save_graph(graph: Graph, directory: str | os.PathLike) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    table = {}
     offset = 0
     with open(directory / "weights.bin", "wb") as blob:
-        for name, array in graph.constants.items():
+        def write(array) -> dict:
+            nonlocal offset
             array = np.asanyarray(array)  # keeps np.memmap, for the file-to-file copy
             pad = (-offset) % _ALIGN
             blob.write(b"\0" * pad)
@@ -82,21 +84,35 @@ def save_graph(graph: Graph, directory: str | os.PathLike) -> Path:
             if not copy_file_range_of(array, blob):
                 data = np.ascontiguousarray(array)
                 blob.write(memoryview(data.reshape(-1).view(np.uint8)) if data.size else b"")
-            table[name] = {"dtype": str(array.dtype), "shape": list(array.shape), "offset": offset}
+            entry = {"dtype": str(array.dtype), "shape": list(array.shape), "offset": offset}
             offset += array.nbytes
-    doc = {
-        "format": "x2-ir",
-        "version": FORMAT_VERSION,
-        "inputs": graph.inputs,
-        "outputs": graph.outputs,
-        "meta": graph.meta.to_json(),
-        "origin": {k: v.to_json() for k, v in graph.origin.items()},
-        "info": {k: v.to_json() for k, v in graph.info.items()},
-        "constants": table,
-        "nodes": [n.to_json() for n in graph.nodes],
-    }
+            return entry
+
+        doc = {"format": "x2-ir", "version": FORMAT_VERSION, "meta": graph.meta.to_json(),
+               **_graph_doc(graph, write)}
     (directory / "graph.json").write_text(json.dumps(doc, indent=1))
     return directory
+
+
+def _graph_doc(graph: Graph, write) -> dict:
+    """A graph as JSON; subgraphs of control-flow nodes nest as attribute values."""
+    nodes = []
+    for node in graph.nodes:
+        entry = node.to_json()
+        entry["attrs"] = {k: {_SUBGRAPH: _graph_doc(v, write)} if isinstance(v, Graph) else v
+                          for k, v in node.attrs.items()}
+        nodes.append(entry)
+    return {
+        "inputs": graph.inputs,
+        "outputs": graph.outputs,
+        "origin": {k: v.to_json() for k, v in graph.origin.items()},
+        "info": {k: v.to_json() for k, v in graph.info.items()},
+        "constants": {name: write(array) for name, array in graph.constants.items()},
+        "nodes": nodes,
+    }
+
+
+_SUBGRAPH = "x2-subgraph"
 
 
 def load_graph(directory: str | os.PathLike) -> Graph:
@@ -104,17 +120,29 @@ def load_graph(directory: str | os.PathLike) -> Graph:
     doc = json.loads((directory / "graph.json").read_text())
     if doc.get("format") != "x2-ir" or doc.get("version") != FORMAT_VERSION:
         raise ValueError(f"{directory} is not an x2 IR directory of version {FORMAT_VERSION}")
+    blob_path = directory / "weights.bin"
+    blob = None
+    if blob_path.exists() and blob_path.stat().st_size:
+        blob = np.memmap(blob_path, dtype=np.uint8, mode="r")
+    graph = _graph_from_doc(doc, blob)
+    graph.meta = GraphMeta.from_json(doc["meta"])
+    return graph
+
+
+def _graph_from_doc(doc: dict, blob) -> Graph:
     graph = Graph()
     graph.inputs = list(doc["inputs"])
     graph.outputs = list(doc["outputs"])
-    graph.meta = GraphMeta.from_json(doc["meta"])
     graph.origin = {k: Origin.from_json(v) for k, v in doc["origin"].items()}
     graph.info = {k: TensorInfo.from_json(v) for k, v in doc["info"].items()}
-    graph.nodes = [Node.from_json(n) for n in doc["nodes"]]
-    blob_path = directory / "weights.bin"
-    blob = None
-    if doc["constants"] and blob_path.stat().st_size:
-        blob = np.memmap(blob_path, dtype=np.uint8, mode="r")
+    nodes = []
+    for entry in doc["nodes"]:
+        entry = dict(entry)
+        entry["attrs"] = {k: _graph_from_doc(v[_SUBGRAPH], blob)
+                          if isinstance(v, dict) and _SUBGRAPH in v else v
+                          for k, v in entry["attrs"].items()}
+        nodes.append(Node.from_json(entry))
+    graph.nodes = nodes
     for name, entry in doc["constants"].items():
         dtype = numpy_dtype(entry["dtype"])
         shape = tuple(entry["shape"])

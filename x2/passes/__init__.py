@@ -6,6 +6,7 @@ import os
 import time
 
 from ..ir import Graph
+from ..ir.control_flow import GRAPH_ATTRS
 from .cleanup import merge_reshapes, remove_dead, remove_identities
 from .fold import fold_constants
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
@@ -27,6 +28,23 @@ PIPELINE = [
     ("merge_bidirectional", merge_bidirectional),
     ("remove_dead", remove_dead),
 ]
+
+
+# Passes that keep a graph's interface (its inputs and the meaning of each
+# output, by position) also run inside the subgraphs of control-flow nodes,
+# innermost first. The others change the interface (nchw_interface) or decide
+# for the whole model (nhwc_ops); a subgraph's interface stays as its node uses it.
+_SUBGRAPH_PASSES = {remove_identities, fold_constants, eliminate_transposes,
+                    transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
+                    fold_pad_into_conv, matmul_to_dense, merge_bidirectional, remove_dead}
+
+
+def in_subgraphs(fn, graph: Graph) -> Graph:
+    """Run pass `fn` over every subgraph of `graph` (recursively), then over `graph`."""
+    for node in graph.nodes:
+        for attr in GRAPH_ATTRS.get(node.op, ()):
+            node.attrs[attr] = in_subgraphs(fn, node.attrs[attr])
+    return fn(graph)
 
 
 def pipeline_for(layout: str = "nchw", io_layout: str = "source") -> list:
@@ -74,7 +92,7 @@ def _run(graph: Graph, pipeline) -> tuple[Graph, list[dict]]:
     for name, fn in pipeline:
         before = len(graph.nodes)
         start = time.perf_counter()
-        graph = fn(graph)
+        graph = in_subgraphs(fn, graph) if fn in _SUBGRAPH_PASSES else fn(graph)
         records.append({"pass": name, "nodes_before": before, "nodes_after": len(graph.nodes),
                         "transposes_after": graph.count("transpose"),
                         "seconds": round(time.perf_counter() - start, 4), "linted": lint})

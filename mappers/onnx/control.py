@@ -1,0 +1,147 @@
+"""Control flow: If, Loop and Scan become the IR's `if` and `loop`, whose
+subgraphs are closed: the outer values an ONNX subgraph reads by name are
+passed to the IR node as inputs (x2/ir/control_flow.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from x2.errors import ConversionError
+from x2.ir import Graph, TensorInfo
+from x2.ir.control_flow import inline
+from x2.registry import onnx_mapper
+
+from ._util import check_axis, rank_of
+
+_TO_THE_START = -(1 << 62)
+
+
+def _own_inputs(op) -> list[str]:
+    """The node's inputs without the captured values the reader appended."""
+    return op.inputs[:len(op.inputs) - len(op.attrs.get("x2_captures", []))]
+
+
+def _take(ctx, graph: Graph, operands: list[str]) -> None:
+    """Make `graph`'s captured inputs exactly `operands`, in that order (a
+    branch takes the values the other branch captures too, unused)."""
+    own = [v for v in graph.inputs if v not in operands]
+    for value in operands:
+        if value not in graph.inputs:
+            info = ctx.graph.info.get(value)
+            graph.add_input(value, info.dtype if info else "float32",
+                            info.shape if info else None)
+    graph.inputs = own + list(operands)
+
+
+@onnx_mapper("If")
+def if_(ctx, op):
+    """If: the two branches, mapped with the same mappers, as closed subgraphs."""
+    then_branch, then_operands = ctx.subgraph(op.attrs["then_branch"])
+    else_branch, else_operands = ctx.subgraph(op.attrs["else_branch"])
+    operands = list(dict.fromkeys(then_operands + else_operands))
+    _take(ctx, then_branch, operands)
+    _take(ctx, else_branch, operands)
+    for name, branch in (("then_branch", then_branch), ("else_branch", else_branch)):
+        if len(branch.outputs) != len(op.outputs):
+            raise ConversionError(f"If '{op.name}': {name} gives {len(branch.outputs)} outputs, "
+                                  f"the node has {len(op.outputs)}")
+    ctx.emit("if", [op.inputs[0], *operands],
+             {"then_branch": then_branch, "else_branch": else_branch}, outputs=op.outputs)
+
+
+@onnx_mapper("Loop")
+def loop(ctx, op):
+    """Loop (trip count and condition both optional), as the IR's `loop`."""
+    body, operands = ctx.subgraph(op.attrs["body"])
+    own = _own_inputs(op) + ["", ""][len(_own_inputs(op)):]
+    max_trip, cond, carried = own[0], own[1], own[2:]
+    if len(body.inputs) != 2 + len(carried) + len(operands):
+        raise ConversionError(f"Loop '{op.name}': the body takes {len(body.inputs) - len(operands)}"
+                              f" inputs; it must take the iteration, the condition and the "
+                              f"{len(carried)} carried values")
+    ctx.emit("loop", [max_trip, cond, *carried, *operands],
+             {"body": body, "carried": len(carried)}, outputs=op.outputs)
+
+
+@onnx_mapper("Scan", since=9)
+def scan(ctx, op):
+    """Scan: a loop over axis 0 of the time-major, forward-ordered scan inputs;
+    each step takes its slice with a gather, the scan outputs are stacked and
+    then put on their axis and in their direction."""
+    inner, operands = ctx.subgraph(op.attrs["body"])
+    own = _own_inputs(op)
+    m = int(op.attrs["num_scan_inputs"])
+    n = len(own) - m
+    if n < 0 or len(inner.inputs) != n + m + len(operands):
+        raise ConversionError(f"Scan '{op.name}': num_scan_inputs={m} does not fit its "
+                              f"{len(own)} inputs and its body's {len(inner.inputs)}")
+    k = len(inner.outputs) - n
+    states, sequences = own[:n], []
+    for value, axis, reverse in zip(own[n:], op.attrs.get("scan_input_axes", [0] * m),
+                                    op.attrs.get("scan_input_directions", [0] * m)):
+        rank = rank_of(ctx, op, value)
+        axis = check_axis(op, axis, rank, "scan_input_axes entry")
+        if axis:
+            perm = [axis] + [d for d in range(rank) if d != axis]
+            value = ctx.emit("transpose", [value], {"perm": perm},
+                             shape=_permuted(ctx.shape(value), perm))
+        if reverse:
+            value = ctx.emit("slice", [value], {"starts": [-1], "ends": [_TO_THE_START],
+                                                "axes": [0], "steps": [-1]},
+                             shape=ctx.shape(value))
+        sequences.append(value)
+    steps = ctx.shape(sequences[0])[0] if sequences else None
+    if isinstance(steps, int):
+        trip = ctx.constant(np.array(steps, np.int64), "steps")
+    else:
+        shape = ctx.emit("shape", [sequences[0]], dtype="int64", shape=(None,))
+        trip = ctx.emit("gather", [shape, ctx.constant(np.array(0, np.int64))], {"axis": 0},
+                        dtype="int64", shape=())
+
+    body = Graph()
+    iteration = body.add_input("iteration", "int64", ())
+    cond = body.add_input("cond", "bool", ())
+    names = [body.add_input(f"state_{i}", ctx.dtype(v), ctx.shape(v))
+             for i, v in enumerate(states)]
+    seq_inputs = [body.add_input(f"sequence_{j}", ctx.dtype(v), ctx.shape(v))
+                  for j, v in enumerate(sequences)]
+    for j, (seq, slot) in enumerate(zip(seq_inputs, inner.inputs[n:n + m])):
+        step = body.add_node("gather", [seq, iteration], attrs={"axis": 0},
+                             name=f"step_{j}", outputs=[f"step_{j}"])
+        body.info[step.outputs[0]] = inner.info.get(slot) or TensorInfo(body.dtype(seq), None)
+        names.append(step.outputs[0])
+    for value in operands:
+        names.append(body.add_input(value, ctx.dtype(value), ctx.shape(value)))
+    body.outputs = [cond, *inline(body, inner, names, "scan")]
+
+    results = list(op.outputs[:n])
+    moves = []
+    for i, (out, axis, reverse) in enumerate(zip(
+            op.outputs[n:], op.attrs.get("scan_output_axes", [0] * k),
+            op.attrs.get("scan_output_directions", [0] * k))):
+        element = inner.info.get(inner.outputs[n + i])
+        rank = len(element.shape) + 1 if element and element.shape is not None else None
+        axis = check_axis(op, axis, rank, "scan_output_axes entry")
+        if axis == 0 and not reverse:
+            results.append(out)
+            continue
+        stacked = ctx.graph.fresh_name(f"{op.name}/stacked")
+        results.append(stacked)
+        moves.append((stacked, out, axis, reverse, rank, element))
+    ctx.emit("loop", [trip, "", *states, *sequences, *operands],
+             {"body": body, "carried": n}, outputs=results)
+    for stacked, out, axis, reverse, rank, element in moves:
+        ctx.graph.info[stacked] = TensorInfo(element.dtype if element else ctx.dtype(out),
+                                             None if rank is None else
+                                             (None, *element.shape))
+        value = stacked
+        if reverse:
+            value = ctx.emit("slice", [value], {"starts": [-1], "ends": [_TO_THE_START],
+                                                "axes": [0], "steps": [-1]},
+                             outputs=None if axis else [out])
+        if axis:
+            perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank))
+            ctx.emit("transpose", [value], {"perm": perm}, outputs=[out])
+
+
+def _permuted(shape, perm):
+    return None if shape is None else tuple(shape[p] for p in perm)
