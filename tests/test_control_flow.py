@@ -7,6 +7,8 @@ lengths. fp32 tolerance 1e-4 relative (the issue's bar): loops compound
 rounding over their steps."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from x2.ir.lint import LintError
 from x2.parity import check
 
 RTOL = 1e-4
+TORCH_MODULES = Path(__file__).resolve().parent / "control_flow_torch.py"
 
 
 def _branch(op: str) -> Graph:
@@ -199,3 +202,34 @@ def _assert_structure(out, target, python: str, onnx: str):
     assert python in code, code
     if target == "paddle":
         assert (out / "inference").is_dir()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_cond_takes_both_branches(tmp_path, target):
+    model = f"{TORCH_MODULES}:gate"
+    out = tmp_path / target
+    convert(model, str(out), source="torch", target=target, input_shapes={"x": [2, 4]})
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    # The predicate is mean(tanh(inp(x))) > 0: x and -x land on either side
+    # (the layer's bias is small next to the input's spread).
+    for inputs in ([x * 3], [-x * 3]):
+        _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL,
+                             inputs=inputs))
+    _assert_structure(out, target, python="if ", onnx="If")
+    if target != "onnx":   # the branch's layer stays a layer, named after its parameter
+        assert "self.up(" in (out / "model.py").read_text()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_while_loop_runs_as_long_as_the_input_says(tmp_path, target):
+    model = f"{TORCH_MODULES}:doubling"
+    out = tmp_path / target
+    convert(model, str(out), source="torch", target=target,
+            input_shapes={"x": [2, 3], "limit": [1]})
+    x = np.full((2, 3), 0.25, np.float32)
+    for limit in (1.0, 5.0, 100.0):   # 0, 1 and 5 steps
+        result = check(model, str(out), source="torch", target=target, rtol=RTOL,
+                       inputs=[x, np.array([limit], np.float32)])
+        _assert_parity(result)
+    _assert_structure(out, target, python="while ", onnx="Loop")

@@ -36,7 +36,7 @@ def loop(e, node):
     carried, scans = outputs[:count], outputs[count:]
     iteration = e.namer(f"{node.name}#iteration", "step")
     going = e.namer(f"{node.name}#cond", "keep_going")
-    code = _assign(carried, [e.value(v) for v in initial])
+    code = _assign(carried, [e.value(v, tensor=True) for v in initial])
     code.append(Assign([iteration], e.scalar_tensor(0, "int64")))
     tests = [f"{iteration} < {e.value(max_trip)}"] if max_trip else []
     body_cond = body.outputs[0]

@@ -67,20 +67,30 @@ class MapContext:
         self.current: SourceOp | None = None
         self.current_mapper = ""
 
-    def subgraph(self, sub: SourceGraph) -> tuple[Graph, list[str]]:
-        """Map a control-flow op's source subgraph to a closed IR graph. Its
-        inputs are the subgraph's own, then the captured outer values that are
-        not constants (captured constants are copied in, so mappers inside see
-        them as constants); returns it and the outer values to pass for those."""
-        captured_constants = [v for v in sub.captures if v in self.graph.constants]
-        operands = [v for v in sub.captures if v not in self.graph.constants]
-        ops = [SourceOp("Initializer", v, [], [v], {}, np.asarray(self.graph.constants[v]))
-               for v in captured_constants] + list(sub.ops)
-        info = {v: self.graph.info[v] for v in sub.captures if v in self.graph.info}
+    def subgraph(self, sub: SourceGraph, bound: dict[str, str] | None = None
+                 ) -> tuple[Graph, list[str]]:
+        """Map a control-flow op's source subgraph to a closed IR graph.
+        `bound` maps subgraph inputs to the outer values passed to them (torch's
+        operands); the other inputs stay its own (a loop's state). Its IR inputs
+        are its own inputs, then the bound inputs and captured outer values
+        (ONNX's by-name reads) that are not constants; constants are copied in,
+        so the mappers inside see them as constants. Returns the graph and the
+        outer values to pass for those inputs."""
+        bound = dict(bound or {})
+        bound.update((v, v) for v in sub.captures)
+        own = [v for v in sub.inputs if v not in bound]
+        constant = {v: o for v, o in bound.items() if o in self.graph.constants}
+        passed = [v for v in [*sub.inputs, *sub.captures] if v in bound and v not in constant]
+        passed = list(dict.fromkeys(passed))
+        origin = self.graph.origin
+        ops = [SourceOp("Initializer", v, [], [v], {}, np.asarray(self.graph.constants[o]),
+                        param=origin[o].param if o in origin else "")
+               for v, o in constant.items()] + list(sub.ops)
+        info = {v: self.graph.info[o] for v, o in bound.items() if o in self.graph.info}
         info.update(sub.info)
-        inner = SourceGraph(sub.framework, ops, [*sub.inputs, *operands], list(sub.outputs), info,
+        inner = SourceGraph(sub.framework, ops, [*own, *passed], list(sub.outputs), info,
                             version=sub.version, path=sub.path)
-        return map_graph(inner, self.registry, self.evaluate), operands
+        return map_graph(inner, self.registry, self.evaluate), [bound[v] for v in passed]
 
     # facts about source values
     def shape(self, value: str):

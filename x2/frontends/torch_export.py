@@ -681,7 +681,6 @@ def _layout(node) -> dict | None:
 
 
 def describe_program(program) -> SourceGraph:
-    torch = _torch()
     from torch.export.graph_signature import InputKind
 
     sig = program.graph_signature
@@ -692,11 +691,61 @@ def describe_program(program) -> SourceGraph:
             user_inputs.append(spec.arg.name)
         elif spec.target is not None:
             consts[spec.arg.name] = spec.target
+
+    def constant(node):
+        key = consts[node.name]
+        tensor = program.state_dict.get(key)
+        if tensor is None:
+            tensor = program.constants[key]
+        return key, tensor.detach().cpu().numpy(), key if key in program.state_dict else ""
+
+    ops, info, outs = _describe_graph(program.graph, program.graph_module, consts, constant)
+    named = _output_names(program, len(outs))
+    aliases = {v: named[i] if named else ("output" if len(outs) == 1 else f"output_{i}")
+               for i, v in enumerate(outs)}
+    return SourceGraph("pytorch", ops, user_inputs, outs, info,
+                       input_aliases={v: v for v in user_inputs}, output_aliases=aliases)
+
+
+def _subgraph(module) -> SourceGraph:
+    """A higher-order op's branch or body (an FX GraphModule whose inputs are
+    all placeholders: torch.export passes parameters to it as operands)."""
+    ops, info, outs = _describe_graph(module.graph, module, {}, None)
+    inputs = [n.name for n in module.graph.nodes if n.op == "placeholder"]
+    return SourceGraph("pytorch", ops, inputs, outs, info)
+
+
+# torch.export's higher-order control-flow ops: their subgraph arguments
+# (get_attr nodes naming GraphModules) become SourceGraph attributes.
+_CONTROL_FLOW = {"cond": ("true_graph", "false_graph"),
+                 "while_loop": ("cond_graph", "body_graph")}
+
+
+def _control_flow_op(node, ref, submodules) -> SourceOp:
+    kind = str(node.target)
+    if kind == "cond":
+        pred, true_fn, false_fn, operands = node.args[:4]
+        graphs, values, attrs = (true_fn, false_fn), [pred, *operands], {}
+    else:
+        cond_fn, body_fn, carried, additional = node.args[:4]
+        graphs, values = (cond_fn, body_fn), [*carried, *additional]
+        attrs = {"carried": len(carried)}
+    for name, fn in zip(_CONTROL_FLOW[kind], graphs):
+        attrs[name] = _subgraph(submodules[fn.name])
+    inputs = [ref(v) for v in values]
+    return SourceOp(kind, node.name, inputs, [], attrs)
+
+
+def _describe_graph(fx_graph, owner, consts: dict, constant):
+    """(ops, info, output values) of an FX graph; `constant(node)` gives a
+    placeholder in `consts` as (state_dict key, array, parameter name)."""
+    torch = _torch()
     # Ops whose result depends on their input's memory layout, not only on its
     # values: their mappers get that layout.
     layout_ops = {torch.ops.aten.as_strided.default}
     rename: dict[str, str] = {}
     sizes: dict[str, object] = {}  # size-valued nodes: an int, or a SymDim when dynamic
+    submodules: dict[str, object] = {}
     ops: list[SourceOp] = []
     info: dict[str, TensorInfo] = {}
 
@@ -713,19 +762,18 @@ def describe_program(program) -> SourceGraph:
             return str(arg)
         return arg
 
-    for node in program.graph.nodes:
+    for node in fx_graph.nodes:
         if node.op == "placeholder":
             if node.name in consts:
-                key = consts[node.name]
-                tensor = program.state_dict.get(key)
-                if tensor is None:
-                    tensor = program.constants[key]
-                array = tensor.detach().cpu().numpy()
+                key, array, param = constant(node)
                 rename[node.name] = key
-                ops.append(SourceOp("constant", key, [], [key], const_value=array,
-                                    param=key if key in program.state_dict else ""))
+                ops.append(SourceOp("constant", key, [], [key], const_value=array, param=param))
             elif (i := _info(node)) is not None:
                 info[node.name] = i
+            continue
+        if node.op == "get_attr" and isinstance(getattr(owner, str(node.target), None),
+                                                torch.fx.GraphModule):
+            submodules[node.name] = getattr(owner, str(node.target))
             continue
         if node.op == "output" or node.op != "call_function":
             continue
@@ -742,8 +790,6 @@ def describe_program(program) -> SourceGraph:
             src, index = node.args
             rename[node.name] = f"{rename.get(src.name, src.name)}:{index}"
             continue
-        args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
-        inputs = [a for a in _flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
         if isinstance(val, (list, tuple)):
             outputs = [f"{node.name}:{i}" for i in range(len(val))]
             for out, v in zip(outputs, val):
@@ -753,18 +799,21 @@ def describe_program(program) -> SourceGraph:
             outputs = [node.name]
             if (i := _info(node)) is not None:
                 info[node.name] = i
+        if str(node.target) in _CONTROL_FLOW:
+            op = _control_flow_op(node, ref, submodules)
+            op.outputs = outputs
+            ops.append(op)
+            continue
+        args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
+        inputs = [a for a in _flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
         attrs = {"args": args, "kwargs": kwargs}
         if node.target in layout_ops:
             attrs["input_layout"] = _layout(node.args[0])
         ops.append(SourceOp(str(node.target), node.name, inputs, outputs, attrs))
-    out_node = next(n for n in program.graph.nodes if n.op == "output")
+    out_node = next(n for n in fx_graph.nodes if n.op == "output")
     outs = [rename.get(a.name, a.name) for a in _flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
-    named = _output_names(program, len(outs))
-    aliases = {v: named[i] if named else ("output" if len(outs) == 1 else f"output_{i}")
-               for i, v in enumerate(outs)}
-    return SourceGraph("pytorch", ops, user_inputs, outs, info,
-                       input_aliases={v: v for v in user_inputs}, output_aliases=aliases)
+    return ops, info, outs
 
 
 def evaluate_aten(op: SourceOp, arrays: list) -> list[np.ndarray] | None:

@@ -1,0 +1,39 @@
+"""PyTorch modules with torch.export's higher-order control flow, for
+tests/test_control_flow.py (loaded as FILE:factory)."""
+import torch
+from torch._higher_order_ops.while_loop import while_loop
+
+
+class Gate(torch.nn.Module):
+    """torch.cond on a data-dependent predicate; both branches use layers."""
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.inp = torch.nn.Linear(4, 6)
+        self.up = torch.nn.Linear(6, 6)
+        self.out = torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.tanh(self.inp(x))
+        h = torch.cond(h.mean() > 0, lambda h: torch.relu(self.up(h)) * 2.0,
+                       lambda h: h - 1.0, (h,))
+        return self.out(h)
+
+
+class Doubling(torch.nn.Module):
+    """while_loop with a trip count that depends on the input's values."""
+    def forward(self, x, limit):
+        def cond(i, y):
+            return y.abs().sum() < limit.sum()
+        def body(i, y):
+            return i + 1, y * 2.0 + 0.5
+        steps, y = while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))
+        return y, steps
+
+
+def gate():
+    return Gate().eval()
+
+
+def doubling():
+    return Doubling().eval()
