@@ -142,14 +142,15 @@ def test_too_long_loop_is_refused(tf_model, tmp_path):
 
 
 def test_loops_are_unrolled_only_when_asked(tf_model, tmp_path):
-    """Without --unroll-loops a While is refused, naming it and the flag."""
+    """Without --unroll-loops a While over TensorLists that is not a recognised
+    layer (a masked LSTM) is refused, naming it and the flag."""
     out = str(tmp_path / "out")
     proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model",
                    str(tf_model("keras_rnns") / "lstm_masked"), "--out", out)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     text = " ".join(proc.stderr.split())
-    assert re.search(r"While node 'StatefulPartitionedCall/lstm_masked_1/[^']*' is a loop",
-                     text), text
+    assert re.search(r"While node 'StatefulPartitionedCall/lstm_masked_1/[^']*' carries a "
+                     r"TensorList", text), text
     assert "--unroll-loops converts it" in text and "Traceback" not in text
     assert not os.path.exists(out)
 
@@ -205,7 +206,7 @@ def test_a_cell_that_only_looks_like_an_lstm_is_unrolled(tf_model, tmp_path):
     call it an LSTM, so without --unroll-loops it is refused and with it the loop
     is unrolled, with parity."""
     model = tf_model("keras_text_rnn") / "lookalike"
-    with pytest.raises(ConversionError, match="is a loop"):
+    with pytest.raises(ConversionError, match="carries a TensorList"):
         convert(str(model), str(tmp_path / "refused"), target="torch")
     report, _ = _parity(model, tmp_path / "out", "torch")
     assert "recurrent_layers" not in report.source["reader"]
@@ -228,3 +229,52 @@ def test_a_model_node_cannot_pose_as_a_recognised_layer(tf_model, tmp_path):
                                               r"TensorFlow op"):
         convert(str(model), str(tmp_path / "out"), target="onnx")
     assert not (tmp_path / "out").exists()
+
+
+# -- control flow kept as control flow (issue 16) --------------------------------
+
+def _feeds(report, **arrays):
+    """The inputs in the converted model's order (the signature's names)."""
+    return [arrays[item["name"]] for item in report.inputs]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_runtime_while_and_cond_stay_control_flow(tf_model, tmp_path, target):
+    """A tf.while_loop whose trip count depends on input values, and a tf.cond
+    on the result, read without TensorFlow and written as a loop and a
+    conditional: parity (rtol 1e-4, the issue's bar: the loop compounds
+    rounding) for 0, 1 and several steps and both branches."""
+    model = tf_model("tf_loops") / "runtime"
+    out = tmp_path / target
+    report = convert(str(model), str(out), target=target)
+    assert report.source["reader"]["name"] == "direct"
+    assert "unrolled_loops" not in report.source["reader"]
+    x = np.full((2, 3), 0.1, np.float32)
+    steps_seen = set()
+    # A positive x keeps h positive (the then-branch), a negative one negative.
+    for limit, scale in ((0.1, 1.0), (1.2, 1.0), (3.5, 1.0), (3.5, -1.0), (8.0, -4.0)):
+        result = check(str(model), str(out), target=target, rtol=1e-4,
+                       inputs=_feeds(report, x=x * scale, limit=np.array(limit, np.float32)))
+        for r in result["outputs"]:
+            assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+        reference = {r["name"]: r for r in result["outputs"]}
+        steps_seen.add(reference["steps"]["ref_scale"])
+    assert len(steps_seen) >= 3, steps_seen   # several trip counts, 0 included
+    if target == "onnx":
+        import onnx
+        ops = [n.op_type for n in onnx.load(str(out / "model.onnx")).graph.node]
+        assert "Loop" in ops and "If" in ops, ops
+    else:
+        code = (out / "model.py").read_text()
+        assert "while " in code and "if " in code, code
+
+
+def test_loop_with_input_trip_count_converts_without_unrolling(tf_model, tmp_path):
+    model = tf_model("tf_loops") / "dynamic"
+    out = tmp_path / "out"
+    report = convert(str(model), str(out), target="paddle")
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    for steps in (0, 2, 7):
+        result = check(str(model), str(out), target="paddle", rtol=1e-4,
+                       inputs=_feeds(report, x=x, steps=np.array(steps, np.int32)))
+        assert all(r["passed"] for r in result["outputs"]), result["outputs"]

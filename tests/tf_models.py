@@ -458,7 +458,10 @@ def tf_loops(out):
     OUT/static: a tf.while_loop of 5 steps writing a TensorArray and a tf.cond
       on a static dim (both unrollable);
     OUT/long: a tf.while_loop of 5000 steps (more than x2 unrolls);
-    OUT/dynamic: a tf.while_loop whose trip count is an input value."""
+    OUT/dynamic: a tf.while_loop whose trip count is an input value;
+    OUT/runtime: a tf.while_loop that runs until a value computed from the
+      input (through a variable) passes an input limit, then a tf.cond on the
+      result's sign."""
     tf = _tf()
 
     def halve(y, steps, name):
@@ -488,7 +491,28 @@ def tf_loops(out):
         def __call__(self, x, steps):
             return {"y": halve(x, steps, "halve")}
 
-    for name, module in (("static", Static()), ("long", Long()), ("dynamic", Dynamic())):
+    class Runtime(tf.Module):
+        def __init__(self):
+            import numpy as np
+            self.w = tf.Variable(np.random.default_rng(0).standard_normal((3, 3))
+                                 .astype("float32") * 0.5)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x"),
+                                      tf.TensorSpec([], tf.float32, name="limit")])
+        def __call__(self, x, limit):
+            def cond(i, h):
+                return tf.reduce_sum(tf.abs(h)) < limit
+
+            def body(i, h):
+                return i + 1, tf.tanh(tf.matmul(h, self.w) + x) * 1.5
+
+            steps, h = tf.while_loop(cond, body, (tf.constant(0), x))
+            y = tf.cond(tf.reduce_mean(h) > 0, lambda: h * 2.0 + tf.cast(steps, tf.float32),
+                        lambda: tf.nn.relu(-h) - 1.0)
+            return {"y": y, "steps": steps}
+
+    for name, module in (("static", Static()), ("long", Long()), ("dynamic", Dynamic()),
+                         ("runtime", Runtime())):
         tf.saved_model.save(module, os.path.join(out, name))
 
 def keras_text_rnn(out):

@@ -202,3 +202,30 @@ for name, coef in (("hann_window", 0.5), ("hamming_window", 0.54)):
          f"    return {coef} - {1 - coef:.2f} * paddle.cos(2 * np.pi * n / N)\n", pd_fn=name, category="missing",
          notes="Paddle's window functions live in paddle.audio.functional.get_window (float64 by default); "
                "the formula is one line.", atol=1e-5)
+
+# ---------------------------------------------------------------- control flow
+api("tf.cond", "control", ("If", "StatelessIf"), "paddle.static.nn.cond",
+    "tf.cond(pred, true_fn=None, false_fn=None, name=None)",
+    "paddle.static.nn.cond(pred, true_fn=None, false_fn=None, name=None, return_names=None)",
+    [A("pred", "pred"), A("true_fn", "true_fn"), A("false_fn", "false_fn"), NAME],
+    "out = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)",
+    "t = paddle.to_tensor(x)\nout = paddle.static.nn.cond(t.sum() > 0, lambda: t * 2.0, lambda: t - 1.0)",
+    ("x2 writes a Python `if` on the predicate tensor; `paddle.jit.to_static` turns it into "
+     "this cond in the inference model. Both branches must give tensors of the same dtype.",),
+    category="api-name")
+api("tf.while_loop", "control", ("While", "StatelessWhile"), "paddle.static.nn.while_loop",
+    "tf.while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, "
+    "back_prop=True, swap_memory=False, maximum_iterations=None, name=None)",
+    "paddle.static.nn.while_loop(cond, body, loop_vars, is_test=False, name=None)",
+    [A("cond", "cond"), A("body", "body"), A("loop_vars", "loop_vars", "semantics",
+                                              "TF a tuple or nest, Paddle a list"),
+     A("maximum_iterations", "—", "unsupported", "no counterpart: put a counter in the condition"),
+     NAME],
+    "_, out = tf.while_loop(lambda i, v: tf.reduce_sum(tf.abs(v)) < 100.0,\n"
+    "                       lambda i, v: (i + 1, v * 2.0), (tf.constant(0), x))",
+    "i0 = paddle.zeros([], dtype='int32')\n"
+    "_, out = paddle.static.nn.while_loop(lambda i, v: v.abs().sum() < 100.0,\n"
+    "                                     lambda i, v: [i + 1, v * 2.0], [i0, paddle.to_tensor(x)])",
+    ("x2 writes a Python `while` over tensors (the loop state, the step counter and the "
+     "condition are tensors), which `paddle.jit.to_static` turns into this while_loop.",),
+    category="source-more")

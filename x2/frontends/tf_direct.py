@@ -194,6 +194,22 @@ class _Inliner:
         other.producer, other.stacked = ChainMap({}, self.producer), self.stacked
         return other
 
+    def child(self) -> "_Inliner":
+        """An inliner for a subgraph (a runtime If's branch, a While's body):
+        its own ops, the same library, reading (not adding to) this one's
+        read-time values, which its placeholders have none of."""
+        other = _Inliner(self.library, self.info, ChainMap({}, self.known), self.inputs,
+                         self.unroll_loops)
+        other.producer, other.stacked = ChainMap({}, self.producer), self.stacked
+        other.unrolled_loops, other.recurrent_layers = self.unrolled_loops, self.recurrent_layers
+        return other
+
+    def placeholder(self, name: str, info: TensorInfo | None) -> str:
+        """A subgraph input."""
+        if info is not None:
+            self.info[name] = info
+        return name
+
     @contextmanager
     def in_loop(self):
         outer = self._loop_memo

@@ -1,29 +1,30 @@
-"""Static unrolling of TensorFlow's functional control flow, for the direct
-SavedModel reader (tf_direct.py calls in here; no TensorFlow import).
+"""TensorFlow's functional control flow in the direct SavedModel reader
+(tf_direct.py calls in here; no TensorFlow import).
 
 Keras writes every recurrent layer (LSTM, GRU, SimpleRNN, Bidirectional)
 as a `While` loop over TensorLists: the time steps are unstacked into a list
 (TensorListFromTensor), the body reads step `t` (TensorListGetItem), runs the
 cell and writes its output into another list (TensorListSetItem), which is
-stacked after the loop (TensorListStack). The loop runs
-`i < max_iterations && t < time_steps` times, both known when the sequence
-length is static. So, like torch.export unrolling nn.LSTM, x2 unrolls it
-when the user asks (--unroll-loops; without it a While is refused, naming it):
+stacked after the loop (TensorListStack). A While is, in this order:
 
-  * a `While`/`StatelessWhile` whose condition can be computed at read time
-    (tf_known.py) has its body inlined once per iteration, nodes named
-    "<while node>/iter_K/<node>", the loop-carried values threaded through;
-    a condition that depends on input values, or more than MAX_ITERATIONS
-    iterations, is refused naming the node;
-  * a TensorList is a Python `TensorList` of per-element values while
-    reading (static length, static indices once unrolled); FromTensor becomes
-    an Unpack, Stack a Pack, so the IR never sees a variant tensor;
-  * an `If`/`StatelessIf` whose condition is known inlines the taken branch
-    (one whose condition is known only at run time is left to the
-    TensorFlow reader, as before).
+  * a Keras recurrent layer recognised by tf_recurrent.py: one IR lstm/gru/rnn;
+  * with --unroll-loops, unrolled: a `While`/`StatelessWhile` whose condition
+    can be computed at read time (tf_known.py) has its body inlined once per
+    iteration, nodes named "<while node>/iter_K/<node>", the loop-carried
+    values threaded through; a condition that depends on input values, or
+    more than MAX_ITERATIONS iterations, is refused naming the node. A
+    TensorList is then a Python `TensorList` of per-element values (static
+    length, static indices once unrolled); FromTensor becomes an Unpack,
+    Stack a Pack, so the IR never sees a variant tensor;
+  * otherwise kept as a loop (tf_control.py): the IR's `loop`, its trip count
+    decided at run time. A loop over TensorLists is refused there, naming the
+    flag that unrolls it.
+
+An `If`/`StatelessIf` whose condition is known inlines the taken branch; one
+whose condition is known only at run time becomes the IR's `if` (tf_control.py).
 
 `inliner` is tf_direct's _Inliner: run(fdef, prefix, args), add_op(...),
-const(name, value), known (read-time values), info, library, scratch()."""
+const(name, value), known (read-time values), info, library, scratch(), child()."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -33,7 +34,7 @@ import numpy as np
 from ..errors import ConversionError
 from ..ir import TensorInfo
 from .tf_common import NeedsTensorFlow
-from . import tf_recurrent
+from . import tf_control, tf_recurrent
 from .tf_known import complete
 from .tf_protos import dtype_name
 
@@ -96,8 +97,7 @@ def _call(inliner, fdef, prefix: str, args: list) -> list:
 def _if(inliner, node, name: str, inputs: list) -> list:
     pred = inliner.known.get(inputs[0]) if isinstance(inputs[0], str) else None
     if not complete(pred):
-        raise NeedsTensorFlow(f"{node.op} {name} runs functions (control flow) on a "
-                              f"condition known only at run time")
+        return tf_control.structured_if(inliner, node, name, inputs, _function, _call)
     taken = bool(pred.item()) if pred.size == 1 else pred.size > 0
     branch = _function(inliner, node, name, "then_branch" if taken else "else_branch")
     return _call(inliner, branch, name + "/", inputs[1:])
@@ -108,10 +108,7 @@ def _while(inliner, node, name: str, inputs: list) -> list:
     if layer is not None:
         return layer
     if not inliner.unroll_loops:
-        raise ConversionError(
-            f"{node.op} node '{name}' is a loop, and x2 does not convert loops as loops yet; "
-            f"--unroll-loops converts it as one copy of its body per iteration where the "
-            f"trip count is static (a Keras LSTM/GRU over a fixed sequence length)")
+        return tf_control.structured_while(inliner, node, name, inputs, _function, _call)
     cond = _function(inliner, node, name, "cond")
     body = _function(inliner, node, name, "body")
     if len(body.signature.output_arg) != len(inputs):

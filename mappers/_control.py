@@ -1,0 +1,66 @@
+"""Conditionals and while loops whose branches, condition and body are
+source subgraphs taking their operands explicitly (torch.cond/while_loop,
+TensorFlow's functional If/While), shared by the PyTorch and TF mappers.
+ONNX's by-name captures are in mappers/onnx/control.py."""
+from __future__ import annotations
+
+from x2.ir import Graph
+from x2.ir.control_flow import inline
+
+
+def emit_if(ctx, op, pred: str, operands: list[str], then_src, else_src) -> None:
+    """if(pred) with two branches that each take `operands` (bound by position)."""
+    branches, passed = [], []
+    for sub in (then_src, else_src):
+        graph, values = ctx.subgraph(sub, dict(zip(sub.inputs, operands)))
+        branches.append((graph, values))
+        passed += values
+    passed = list(dict.fromkeys(passed))
+    for graph, values in branches:
+        _take(ctx, graph, values, passed)
+    ctx.emit("if", [pred, *passed], {"then_branch": branches[0][0],
+                                     "else_branch": branches[1][0]}, outputs=op.outputs)
+
+
+def _take(ctx, graph: Graph, values: list[str], passed: list[str]) -> None:
+    """Make the graph's inputs take `passed` in order (adding unused ones)."""
+    by_value = dict(zip(values, graph.inputs))
+    names = []
+    for value in passed:
+        if value not in by_value:
+            info = ctx.graph.info.get(value)
+            by_value[value] = graph.add_input(graph.fresh_name("unused"),
+                                              info.dtype if info else "float32",
+                                              info.shape if info else None)
+        names.append(by_value[value])
+    graph.inputs = names
+
+
+def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, body_src,
+               outputs: list[str]) -> None:
+    """while cond(state, invariants): state = body(state, invariants). Both
+    subgraphs take the state, then the invariants; the body gives the new
+    state. The condition is evaluated once before the loop and again at the
+    end of every step (the IR loop's form)."""
+    count = len(carried)
+    first, first_values = ctx.subgraph(cond_src, dict(zip(cond_src.inputs,
+                                                          carried + invariants)))
+    (keep_going,) = inline(ctx.graph, first, first_values, f"{op.name}/cond",
+                           {"op": op.type, "name": op.name})
+    body_graph, body_values = ctx.subgraph(body_src, dict(zip(body_src.inputs[count:],
+                                                              invariants)))
+    cond_graph, cond_values = ctx.subgraph(cond_src, dict(zip(cond_src.inputs[count:],
+                                                              invariants)))
+    operands = list(dict.fromkeys(body_values + cond_values))
+    body = Graph()
+    body.add_input("step", "int64", ())
+    body.add_input("keep_going", "bool", ())
+    state = [body.add_input(f"state_{i}", ctx.dtype(v), ctx.shape(v))
+             for i, v in enumerate(carried)]
+    outer = {v: body.add_input(f"operand_{i}", ctx.dtype(v), ctx.shape(v))
+             for i, v in enumerate(operands)}
+    new_state = inline(body, body_graph, state + [outer[v] for v in body_values], "body")
+    (again,) = inline(body, cond_graph, new_state + [outer[v] for v in cond_values], "cond")
+    body.outputs = [again, *new_state]
+    ctx.emit("loop", ["", keep_going, *carried, *operands], {"body": body, "carried": count},
+             outputs=outputs)
