@@ -418,6 +418,12 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--io-dtype", type=click.Choice(["half", "fp32"]),
               help="With --precision fp16/bf16: float inputs/outputs in the half dtype "
                    "(default) or in float32 (a cast at the interface).")
+@click.option("--for", "purpose", type=click.Choice(["inference", "training"]),
+              default="inference", show_default=True,
+              help="inference: fold BatchNorm into convolutions and arithmetic on weights "
+                   "into constants; training: keep the source's parameter set (BatchNorm "
+                   "layers with their running statistics, every learned weight a trainable "
+                   "parameter) for fine-tuning.")
 @click.option("--no-verify", is_flag=True,
               help="--to torch/paddle: skip running the written model once against x2's "
                    "numpy reference (a model that disagrees is otherwise refused).")
@@ -426,7 +432,7 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
             trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
-            io_dtype, no_verify, quiet, debug):
+            io_dtype, purpose, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
@@ -434,7 +440,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
     try:
         emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last),
                                    precision=precision, keep_fp32=parse_keep_fp32(keep_fp32),
-                                   io_dtype=io_dtype, verify=not no_verify)
+                                   io_dtype=io_dtype, verify=not no_verify,
+                                   purpose=purpose)
     except Exception as exc:
         _fail(exc, debug)
         return

@@ -245,9 +245,12 @@ class EmitContext:
         return self.is_const(value) and self.const(value).ndim == 0
 
     def value(self, value: str, tensor: bool = False) -> Expr:
-        """The expression for a value: a local variable, a literal or a buffer."""
+        """The expression for a value: a local variable, a literal, a trainable
+        parameter (a weight the source learns) or a buffer (any other constant)."""
         if value in self.graph.constants:
             array = self.const(value)
+            if self.is_trainable(value):
+                return Expr(f"self.{self._parameter(value, array)}")
             if array.ndim == 0 and (array.dtype.kind in "fiub" or array.dtype.name == "bfloat16"):
                 # Scalars stay in the code: frameworks disagree on saving 0-d tensors.
                 if not tensor:
@@ -255,6 +258,28 @@ class EmitContext:
                 return self.scalar_tensor(array.item(), str(array.dtype))
             return Expr(f"self.{self._buffer(value, array)}")
         return Expr(self.namer(value))
+
+    def is_trainable(self, value: str) -> bool:
+        """A float constant that holds a weight the source learns (its Origin)."""
+        origin = self.graph.origin.get(value)
+        return bool(origin is not None and origin.trainable and value in self.graph.constants
+                    and self.const(value).dtype.kind == "f")
+
+    def parameter_init(self, array: np.ndarray) -> Expr:
+        """A trainable parameter of the array's shape and dtype (load_model fills it)."""
+        raise NotImplementedError
+
+    def _parameter(self, value: str, array: np.ndarray) -> str:
+        origin = self.graph.origin[value]
+        # One parameter per source weight in one layout (an unrolled loop reads it often).
+        key = ("param", origin.param or origin.tensor, origin.perm)
+        if key not in self.buffers:
+            hint = (origin.param or value).replace(".", "_")
+            name = self.layer_namer(f"param:{value}", hint)
+            self.buffers[key] = name
+            self.state[name] = array
+            self.code.submodules.append((name, self.parameter_init(array)))
+        return self.buffers[key]
 
     def _buffer(self, value: str, array: np.ndarray) -> str:
         if value not in self.buffers:

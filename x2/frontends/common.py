@@ -34,6 +34,7 @@ class SourceOp:
     attrs: dict[str, Any] = field(default_factory=dict)
     const_value: np.ndarray | None = None   # for constant ops
     param: str = ""                          # constants: the source's parameter name, if one
+    trainable: bool = False                  # constants: the source learns it (x2/ir/provenance.py)
 
 
 @dataclass
@@ -54,11 +55,19 @@ class SourceGraph:
 class MapContext:
     """Handed to each mapper: read source facts, emit IR nodes."""
 
-    def __init__(self, graph: Graph, source: SourceGraph):
+    def __init__(self, graph: Graph, source: SourceGraph, keep_trainable: bool = False):
         self.graph = graph
         self.source = source
+        # x2 convert --for training: arithmetic on a learned weight is not
+        # evaluated here, so the weight stays a parameter (x2/passes/fold.py).
+        self.keep_trainable = keep_trainable
         self.current: SourceOp | None = None
         self.current_mapper = ""
+
+    def _on_trainable(self, op: str, inputs: list[str]) -> bool:
+        """Whether `op` computes on a learned weight that --for training keeps."""
+        return self.keep_trainable and op not in ("transpose", "identity") and any(
+            getattr(self.graph.origin.get(v), "trainable", False) for v in inputs)
 
     # facts about source values
     def shape(self, value: str):
@@ -104,7 +113,7 @@ class MapContext:
             self.graph.info[outputs[0]] = TensorInfo(str(array.dtype), tuple(array.shape))
             return outputs[0]
         if outputs is not None and inputs and all(v in self.graph.constants for v in inputs) \
-                and foldable(op, [self.graph.constants[v] for v in inputs], attrs or {}):
+                and not self._on_trainable(op, inputs) and foldable(op, [self.graph.constants[v] for v in inputs], attrs or {}):
             folded = evaluate(op, [self.graph.constants[v] for v in inputs], attrs or {})
             if folded is not None:
                 for name, array in zip(outputs, folded):
@@ -244,10 +253,12 @@ def apply_input_shapes(source: SourceGraph, shapes: dict[str, list[int]] | None)
         source.info[name] = TensorInfo(info.dtype, tuple(dims))
 
 
-def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
+def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
+              keep_trainable: bool = False) -> Graph:
     """Map every source op to IR nodes. All unsupported ops are found first;
     unmapped ops that only compute constants are run by `evaluate` instead
-    (x2/frontends/source_fold.py), and reported only if that fails."""
+    (x2/frontends/source_fold.py), and reported only if that fails.
+    `keep_trainable`: computations on learned weights stay nodes (--for training)."""
     unsupported: dict[str, list[str]] = {}
     mappers: list[Callable] = []
     constant = constant_values(source) if evaluate is not None else set()
@@ -269,14 +280,15 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
     for value in source.inputs:
         info = source.info[value]
         graph.add_input(value, info.dtype, info.shape)
-    ctx = MapContext(graph, source)
+    ctx = MapContext(graph, source, keep_trainable)
     for op, fn in zip(source.ops, mappers):
         ctx.current = op
         if op.const_value is not None:
             graph.constants[op.outputs[0]] = op.const_value
             graph.info[op.outputs[0]] = TensorInfo(str(op.const_value.dtype),
                                                    tuple(op.const_value.shape))
-            graph.origin[op.outputs[0]] = Origin(op.outputs[0], param=op.param)
+            graph.origin[op.outputs[0]] = Origin(op.outputs[0], param=op.param,
+                                                 trainable=op.trainable)
             continue
         if fn is _fold:
             arrays = [graph.constants.get(v) if v else None for v in op.inputs]

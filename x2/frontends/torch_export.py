@@ -723,7 +723,8 @@ def describe_program(program) -> SourceGraph:
                 array = tensor.detach().cpu().numpy()
                 rename[node.name] = key
                 ops.append(SourceOp("constant", key, [], [key], const_value=array,
-                                    param=key if key in program.state_dict else ""))
+                                    param=key if key in program.state_dict else "",
+                                    trainable=key in program.graph_signature.parameters))
             elif (i := _info(node)) is not None:
                 info[node.name] = i
             continue
@@ -862,7 +863,7 @@ def read_ir(request: ReadRequest):
     if arguments is not None and inputs and all(n in arguments for n in inputs):
         inputs = None  # they chose forward() arguments, not a subgraph
     source = select_subgraph(source, inputs, request.outputs)
-    graph = map_graph(source, TORCH, evaluate_aten)
+    graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
     graph.meta.source_model = request.model
     record = {}
     if arguments is not None:

@@ -16,10 +16,14 @@ from typing import Sequence
 class Origin:
     """The value equals source tensor `tensor` with its axes permuted by
     `perm` (value = transpose(tensor, perm); None: not permuted). `param` is
-    the source's parameter name (a state_dict key) when the value holds one."""
+    the source's parameter name (a state_dict key, a TF variable's name) when
+    the value holds one; `trainable` whether the source learns it (a torch
+    parameter, a trainable TF variable; not BatchNorm statistics or buffers):
+    the emitters make exactly these trainable parameters of the output."""
     tensor: str
     perm: tuple[int, ...] | None = None
     param: str = ""
+    trainable: bool = False
 
     def permuted(self, perm: Sequence[int]) -> "Origin":
         """The origin of transpose(value, perm)."""
@@ -28,16 +32,16 @@ class Origin:
             raise ValueError(f"perm {list(perm)} does not fit a rank-{len(base)} value")
         composed = tuple(base[p] for p in perm)
         return Origin(self.tensor, None if composed == tuple(range(len(composed))) else composed,
-                      self.param)
+                      self.param, self.trainable)
 
     def to_json(self) -> dict:
         return {"tensor": self.tensor, "perm": None if self.perm is None else list(self.perm),
-                "param": self.param}
+                "param": self.param, **({"trainable": True} if self.trainable else {})}
 
     @staticmethod
     def from_json(d: dict) -> "Origin":
         return Origin(d["tensor"], None if d.get("perm") is None else tuple(d["perm"]),
-                      d.get("param", ""))
+                      d.get("param", ""), bool(d.get("trainable", False)))
 
 
 @dataclass

@@ -30,11 +30,18 @@ _PARTIAL_REDUCE = {"reduce_prod": lambda xs: int(np.prod(xs)),
                    "reduce_sum": lambda xs: int(np.sum(xs)),
                    "reduce_max": lambda xs: int(np.max(xs)),
                    "reduce_min": lambda xs: int(np.min(xs))}
-def fold_constants(graph: Graph) -> Graph:
+def fold_constants(graph: Graph, keep_trainable: bool = False) -> Graph:
+    """Evaluate every node whose inputs are constants. `keep_trainable`
+    (x2 convert --for training): a node computing on a weight the source
+    learns stays in the graph (a transpose of it still folds, keeping its
+    origin), so the weight itself stays a trainable parameter of the output."""
     partial: dict[str, np.ndarray] = {}
     kept = []
     for node in graph.nodes:
         _refine_elementwise_shape(graph, node)
+        if keep_trainable and _computes_on_trainable(graph, node):
+            kept.append(node)
+            continue
         if _try_fold(graph, node):
             continue
         value = _partial_value(graph, node, partial)
@@ -170,6 +177,18 @@ def _check_reshape(graph: Graph, node, in_shape, target: list) -> None:
             f"{where + ': ' if where else ''}{source.get('op', node.op)} node "
             f"'{source.get('name', node.name)}': cannot reshape a tensor of shape "
             f"{list(in_shape)} ({total} elements) to the computed shape {list(target)}")
+
+
+def fold_constants_for_training(graph: Graph) -> Graph:
+    return fold_constants(graph, keep_trainable=True)
+
+
+def _computes_on_trainable(graph: Graph, node) -> bool:
+    """Whether folding `node` would turn a learned weight into a new constant."""
+    if node.op in ("transpose", "identity"):
+        return False
+    return any(v in graph.constants and getattr(graph.origin.get(v), "trainable", False)
+               for v in node.inputs if v)
 
 
 def _try_fold(graph: Graph, node) -> bool:
