@@ -307,6 +307,9 @@ class EmitContext:
         if origin is not None and origin.param.endswith(".weight"):
             # A source parameter ("layer1.conv1.weight") names the layer.
             base = origin.param.removesuffix(".weight")
+        elif origin is not None and origin.trainable and "/" in origin.param:
+            # A TF variable ("stem_bn/gamma") names the layer after its Keras layer.
+            base = origin.param.rpartition("/")[0]
         name = self.layer_namer(f"layer:{node.name}", base)
         arrays = {param: self.const(value) if isinstance(value, str) else np.asarray(value)
                   for param, value in params.items()}

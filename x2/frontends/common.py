@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ConversionError, SelectionError, UnsupportedOpsError, X2Error
 from ..ir import Graph, Origin, TensorInfo
+from ..ir.provenance import rearranges_weight
 from ..ir.bounds import foldable
 from ..ir.ops import evaluate
 from ..registry import Registry
@@ -65,9 +66,15 @@ class MapContext:
         self.current_mapper = ""
 
     def _on_trainable(self, op: str, inputs: list[str]) -> bool:
-        """Whether `op` computes on a learned weight that --for training keeps."""
-        return self.keep_trainable and op not in ("transpose", "identity") and any(
-            getattr(self.graph.origin.get(v), "trainable", False) for v in inputs)
+        """Whether `op` computes on a source variable that --for training keeps."""
+        if not self.keep_trainable:
+            return False
+        # Any source variable: a learned weight, or statistics kept beside it
+        # (BatchNorm's moving mean/variance, which x2/passes/training.py needs).
+        origins = [self.graph.origin.get(v) for v in inputs]
+        learned = [o for o in origins if o is not None and (o.trainable or o.param)]
+        return bool(learned) and not (len(learned) == 1 and origins[0] is learned[0]
+                                      and rearranges_weight(op, learned[0]))
 
     # facts about source values
     def shape(self, value: str):
@@ -123,6 +130,9 @@ class MapContext:
                 if op in ("transpose", "identity"):
                     # A transposed weight is still that parameter (names the emitted layer).
                     self.graph.derive_origin(outputs[0], inputs[0], (attrs or {}).get("perm"))
+                elif self.keep_trainable and rearranges_weight(
+                        op, self.graph.origin.get(inputs[0])):
+                    self.graph.derive_origin(outputs[0], inputs[0])
                 return outputs[0]
         name = self.graph.fresh_name(f"{self.current.name}/{hint or op}") if outputs is None \
             else outputs[0]

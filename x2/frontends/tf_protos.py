@@ -74,7 +74,7 @@ _SCHEMA: dict[str, list[tuple]] = {
     "StructuredValue": [("tuple_value", 52, "TupleValue"), ("dict_value", 53, "DictValue")],
     "TupleValue": [("values", 1, "StructuredValue", "*")],
     "DictValue": [("fields", 1, "map<string,StructuredValue>")],
-    "SavedVariable": [("dtype", 1, "enum"), ("shape", 2, "TensorShapeProto"),
+    "SavedVariable": [("dtype", 1, "enum"), ("shape", 2, "TensorShapeProto"), ("trainable", 3, "bool"),
                       ("name", 6, "string")],
     "SavedConstant": [("operation", 1, "string")],
     "SavedResource": [("device", 1, "string")],

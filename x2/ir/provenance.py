@@ -15,7 +15,9 @@ from typing import Sequence
 @dataclass(frozen=True)
 class Origin:
     """The value equals source tensor `tensor` with its axes permuted by
-    `perm` (value = transpose(tensor, perm); None: not permuted). `param` is
+    `perm` (value = transpose(tensor, perm); None: not permuted). A learned
+    weight that --for training kept may also be reshaped first (RESHAPES):
+    value = transpose(tensor.reshape(s), perm) for the value's own shape. `param` is
     the source's parameter name (a state_dict key, a TF variable's name) when
     the value holds one; `trainable` whether the source learns it (a torch
     parameter, a trainable TF variable; not BatchNorm statistics or buffers):
@@ -42,6 +44,19 @@ class Origin:
     def from_json(d: dict) -> "Origin":
         return Origin(d["tensor"], None if d.get("perm") is None else tuple(d["perm"]),
                       d.get("param", ""), bool(d.get("trainable", False)))
+
+
+# Ops that only lay a weight out anew: their folded result is still the weight
+# (transpose records its perm in the Origin; these keep the row-major order,
+# so value.reshape(source shape) is the source tensor when perm is None).
+RESHAPES = ("reshape", "squeeze", "unsqueeze")
+
+
+def rearranges_weight(op: str, origin: "Origin | None") -> bool:
+    """Whether `op` on a value of `origin` gives the same weight laid out anew
+    (--for training folds only these on a learned weight)."""
+    return op in ("transpose", "identity") or (
+        op in RESHAPES and origin is not None and origin.perm is None and origin.trainable)
 
 
 @dataclass

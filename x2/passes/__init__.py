@@ -12,6 +12,7 @@ from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
 from .recurrent import merge_bidirectional
+from .training import batch_norm_from_affine, conv_bias_from_add
 
 PIPELINE = [
     ("remove_identities", remove_identities),
@@ -46,6 +47,10 @@ def pipeline_for(layout: str = "nchw", io_layout: str = "source",
     if purpose == "training":
         passes = [(name, fold_constants_for_training if fn is fold_constants else fn)
                   for name, fn in passes if name not in _INFERENCE_ONLY]
+        at = [name for name, _ in passes].index("fold_constants") + 1
+        passes.insert(at, ("batch_norm_from_affine", batch_norm_from_affine))
+        at = [name for name, _ in passes].index("merge_reshapes") + 1
+        passes.insert(at, ("conv_bias_from_add", conv_bias_from_add))
     if io_layout == "nchw":
         passes.insert(1, ("nchw_interface", nchw_interface))
     if layout == "nhwc":

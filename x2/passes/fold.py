@@ -15,6 +15,7 @@ from ..errors import ConversionError
 from ..ir import Graph, TensorInfo
 from ..ir.bounds import foldable
 from ..ir.ops import OPS, evaluate
+from ..ir.provenance import rearranges_weight
 
 # Ops that move shape values around without computing on them: numpy runs
 # them on object arrays holding None for unknown dims.
@@ -42,7 +43,7 @@ def fold_constants(graph: Graph, keep_trainable: bool = False) -> Graph:
         if keep_trainable and _computes_on_trainable(graph, node):
             kept.append(node)
             continue
-        if _try_fold(graph, node):
+        if _try_fold(graph, node, keep_trainable):
             continue
         value = _partial_value(graph, node, partial)
         if value is not None:
@@ -184,14 +185,15 @@ def fold_constants_for_training(graph: Graph) -> Graph:
 
 
 def _computes_on_trainable(graph: Graph, node) -> bool:
-    """Whether folding `node` would turn a learned weight into a new constant."""
-    if node.op in ("transpose", "identity"):
-        return False
-    return any(v in graph.constants and getattr(graph.origin.get(v), "trainable", False)
-               for v in node.inputs if v)
+    """Whether folding `node` would turn a source variable (a learned weight,
+    BatchNorm statistics) into a new constant."""
+    origins = [graph.origin.get(v) if v in graph.constants else None for v in node.inputs]
+    learned = [o for o in origins if o is not None and (o.trainable or o.param)]
+    return bool(learned) and not (len(learned) == 1 and origins[0] is learned[0]
+                                  and rearranges_weight(node.op, learned[0]))
 
 
-def _try_fold(graph: Graph, node) -> bool:
+def _try_fold(graph: Graph, node, keep_trainable: bool = False) -> bool:
     if not node.inputs or not all(v in graph.constants for v in node.inputs if v):
         return False
     if node.op == "shape":
@@ -211,4 +213,6 @@ def _try_fold(graph: Graph, node) -> bool:
         graph.info[name] = TensorInfo(str(value.dtype), tuple(value.shape))
     if node.op in ("transpose", "identity"):
         graph.derive_origin(node.outputs[0], node.inputs[0], node.attrs.get("perm"))
+    elif keep_trainable and rearranges_weight(node.op, graph.origin.get(node.inputs[0])):
+        graph.derive_origin(node.outputs[0], node.inputs[0])
     return True
