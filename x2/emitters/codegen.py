@@ -203,6 +203,9 @@ class EmitContext:
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
         self._layers: dict[tuple, str] = {}  # one submodule per set of weights
+        # trainable parameter (state_dict key) -> its source weight (Origin.to_json):
+        # what `x2 check --grad` compares it with (report.json "parameters")
+        self.parameters: dict[str, dict] = {}
 
     def dtype(self, name) -> Expr | str:
         """How the framework's code names a dtype."""
@@ -278,6 +281,7 @@ class EmitContext:
             name = self.layer_namer(f"param:{value}", hint)
             self.buffers[key] = name
             self.state[name] = array
+            self.parameters[name] = origin.to_json()
             self.code.submodules.append((name, self.parameter_init(array)))
         return self.buffers[key]
 
@@ -319,9 +323,30 @@ class EmitContext:
         self.code.submodules.append((name, ctor))
         for param, array in arrays.items():
             self.state[f"{name}.{param}"] = array
+            source = self._weight_origin(params[param], name_from if param == "weight" else None,
+                                         array)
+            if source is not None:
+                self.parameters[f"{name}.{param}"] = source.to_json()
         if key is not None:
             self._layers[key] = name
         return name
+
+    def _weight_origin(self, value, name_from: str | None, array: np.ndarray):
+        """The learned source weight a layer parameter holds, if it is one: an IR
+        constant's origin, or that of `name_from` for an array laid out anew
+        (nn.Linear's [out, in] is the IR's [in, out] transposed)."""
+        name = value if isinstance(value, str) else name_from
+        origin = self.graph.origin.get(name) if name else None
+        if origin is None or not origin.trainable:
+            return None
+        if isinstance(value, str):
+            return origin
+        shape = self.const(name).shape
+        if array.shape == shape:
+            return origin
+        if array.ndim == 2 and array.shape == shape[::-1]:
+            return origin.permuted([1, 0])
+        return None
 
     def softmax_rows(self, node, y: Expr) -> Expr:
         """`y`, the framework's softmax of a `softmax`/`log_softmax` node, made to

@@ -12,7 +12,7 @@ from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
 from .recurrent import merge_bidirectional
-from .training import batch_norm_from_affine, conv_bias_from_add
+from .training import batch_norm_from_affine, conv_bias_from_add, matmul_to_dense_keeping_bias
 
 PIPELINE = [
     ("remove_identities", remove_identities),
@@ -51,6 +51,8 @@ def pipeline_for(layout: str = "nchw", io_layout: str = "source",
         passes.insert(at, ("batch_norm_from_affine", batch_norm_from_affine))
         at = [name for name, _ in passes].index("merge_reshapes") + 1
         passes.insert(at, ("conv_bias_from_add", conv_bias_from_add))
+        passes = [(name, matmul_to_dense_keeping_bias if fn is matmul_to_dense else fn)
+                  for name, fn in passes]
     if io_layout == "nchw":
         passes.insert(1, ("nchw_interface", nchw_interface))
     if layout == "nhwc":

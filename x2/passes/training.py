@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, Node
+from .fuse import matmul_to_dense
 
 NHWC_TO_NCHW = [0, 3, 1, 2]
 NCHW_TO_NHWC = [0, 2, 3, 1]
@@ -142,3 +143,22 @@ def conv_bias_from_add(graph: Graph) -> Graph:
         conv.inputs = [*conv.inputs, bias]
         conv.outputs = add.outputs
     return graph.toposort().remove_unused()
+
+
+def matmul_to_dense_keeping_bias(graph: Graph) -> Graph:
+    """matmul_to_dense, with the learned bias it moves into the dense node
+    still known as that source weight (flattened; same order)."""
+    biases = {}
+    for node in graph.nodes:
+        users = graph.users(node.outputs[0]) if node.op == "matmul" else []
+        if len(users) == 1 and users[0].op == "add":
+            other = [v for v in users[0].inputs if v != node.outputs[0]]
+            origin = graph.origin.get(other[0]) if other else None
+            if origin is not None and origin.trainable and origin.perm is None:
+                biases[node.name] = origin
+    graph = matmul_to_dense(graph)
+    for node in graph.nodes:
+        if node.op == "dense" and len(node.inputs) == 3 and node.name in biases \
+                and node.inputs[2] not in graph.origin:
+            graph.origin[node.inputs[2]] = biases[node.name]
+    return graph
