@@ -148,6 +148,19 @@ for _framework in ("tf", "paddle", "torch", "onnx"):
     _parity_tasks(_framework)
 
 
+# `x2 check --grad` (x2/gradcheck.py): one framework per worker, as everywhere.
+def _grad_tasks() -> None:
+    from . import gradcheck
+    TASKS["tf.grad_source"] = lambda args: gradcheck.tf_source_grads(args)
+    TASKS["torch.grad_source"] = lambda args: gradcheck.torch_source_grads(args)
+    for framework in ("torch", "paddle"):
+        TASKS[f"{framework}.grad_target"] = \
+            lambda args, framework=framework: gradcheck.target_grads(framework, args)
+
+
+_grad_tasks()
+
+
 # Emitter workers are started before the frontend has finished (x2/convert.py):
 # they import their framework while waiting for their arguments.
 PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch"}

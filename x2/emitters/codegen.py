@@ -341,12 +341,11 @@ class EmitContext:
             return None
         if isinstance(value, str):
             return origin
-        shape = self.const(name).shape
-        if array.shape == shape:
-            return origin
-        if array.ndim == 2 and array.shape == shape[::-1]:
+        const = self.const(name)
+        # (a square weight has the same shape either way: compare the values)
+        if array.ndim == 2 and array.shape == const.shape[::-1] and np.array_equal(array, const.T):
             return origin.permuted([1, 0])
-        return None
+        return origin if array.shape == const.shape and np.array_equal(array, const) else None
 
     def softmax_rows(self, node, y: Expr) -> Expr:
         """`y`, the framework's softmax of a `softmax`/`log_softmax` node, made to
