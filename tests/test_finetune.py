@@ -167,3 +167,51 @@ torch.save(state, {str(out / "model.pt")!r})
                    "--converted", str(out))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "FAIL" in proc.stdout
+
+
+def _keras_batchnorm_graph():
+    """Keras 3's inference BatchNormalization as the direct reader maps it:
+    x * m + (beta - mean * m), m = rsqrt(moving_variance + eps) * gamma."""
+    import numpy as np
+    from x2.ir import Graph, Origin
+    rng = np.random.default_rng(0)
+    g = Graph()
+    g.add_input("x", "float32", (2, 5, 5, 3))
+    for name, value, trainable in (("gamma", rng.uniform(0.5, 1.5, 3), True),
+                                   ("beta", rng.normal(0, 0.1, 3), True),
+                                   ("mean", rng.normal(0, 0.1, 3), False),
+                                   ("var", rng.uniform(0.5, 1.5, 3), False)):
+        g.add_constant(name, value.astype(np.float32))
+        g.origin[name] = Origin(name, param=f"bn/{name}", trainable=trainable)
+    g.add_constant("eps", np.array(1e-3, np.float32))
+    for op, inputs, out in (("add", ["var", "eps"], "v"), ("rsqrt", ["v"], "r"),
+                            ("mul", ["r", "gamma"], "m"), ("mul", ["x", "m"], "xm"),
+                            ("mul", ["mean", "m"], "mm"), ("sub", ["beta", "mm"], "shift"),
+                            ("add", ["xm", "shift"], "y")):
+        g.add_node(op, inputs, name=out, outputs=[out])
+    g.outputs = ["y"]
+    return g
+
+
+def test_keras_batchnorm_arithmetic_becomes_batch_norm():
+    """--for training's passes on the IR: nothing computed from the variables
+    is folded, the arithmetic becomes one batch_norm node (NCHW between two
+    transposes) that computes the same (numpy kernels)."""
+    import numpy as np
+    from x2.ir.interpret import interpret
+    from x2.passes import pipeline_for, run_pipeline
+    from x2.passes.fold import fold_constants_for_training
+    from x2.passes.training import batch_norm_from_affine
+    x = np.random.default_rng(1).standard_normal((2, 5, 5, 3)).astype(np.float32)
+    expected = interpret(_keras_batchnorm_graph(), [x])[0]
+    graph = batch_norm_from_affine(fold_constants_for_training(_keras_batchnorm_graph()))
+    assert graph.op_counts() == {"transpose": 2, "batch_norm": 1}
+    assert [graph.origin[v].param for v in graph.nodes[1].inputs[1:]] == \
+        ["bn/gamma", "bn/beta", "bn/mean", "bn/var"]
+    np.testing.assert_allclose(interpret(graph, [x])[0], expected, rtol=1e-6, atol=1e-6)
+    # The whole training pipeline keeps it; the inference one folds it to constants.
+    trained, _ = run_pipeline(_keras_batchnorm_graph(), pipeline_for(purpose="training"))
+    assert trained.count("batch_norm") == 1
+    folded, _ = run_pipeline(_keras_batchnorm_graph(), pipeline_for())
+    assert folded.count("batch_norm") == 0 and folded.count("rsqrt") == 0
+    np.testing.assert_allclose(interpret(trained, [x])[0], expected, rtol=1e-6, atol=1e-6)
