@@ -120,7 +120,8 @@ class MapContext:
             self.graph.info[outputs[0]] = TensorInfo(str(array.dtype), tuple(array.shape))
             return outputs[0]
         if outputs is not None and inputs and all(v in self.graph.constants for v in inputs) \
-                and not self._on_trainable(op, inputs) and foldable(op, [self.graph.constants[v] for v in inputs], attrs or {}):
+                and not self._on_trainable(op, inputs) \
+                and foldable(op, [self.graph.constants[v] for v in inputs], attrs or {}):
             folded = evaluate(op, [self.graph.constants[v] for v in inputs], attrs or {})
             if folded is not None:
                 for name, array in zip(outputs, folded):

@@ -23,12 +23,6 @@ def _producer(graph: Graph, value: str, op: str) -> Node | None:
     return node if node is not None and node.op == op else None
 
 
-def _operands(node: Node, first: str) -> tuple[str, str] | None:
-    """(other operand) order-free: the inputs of a binary node as (a, b) with
-    a produced by `first`-op (checked by the caller)."""
-    return tuple(node.inputs) if len(node.inputs) == 2 else None
-
-
 def _variable(graph: Graph, value: str) -> str | None:
     """The source-variable constant behind `value` (through a same-dtype cast)."""
     cast = _producer(graph, value, "cast")
