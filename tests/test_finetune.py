@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from x2.emitters.codegen import import_generated
-from x2.gradcheck import loss_weights
+from x2.gradcheck_runtime import loss_weights
 from x2.parity import make_inputs
 framework, out, source = sys.argv[2], Path(sys.argv[3]), sys.argv[4]
 report = json.loads((out / "report.json").read_text())

@@ -150,12 +150,22 @@ for _framework in ("tf", "paddle", "torch", "onnx"):
 
 # `x2 check --grad` (x2/gradcheck.py): one framework per worker, as everywhere.
 def _grad_tasks() -> None:
-    from . import gradcheck
-    TASKS["tf.grad_source"] = lambda args: gradcheck.tf_source_grads(args)
-    TASKS["torch.grad_source"] = lambda args: gradcheck.torch_source_grads(args)
+    def source(name):
+        def run(args):
+            from . import gradcheck_runtime
+            return getattr(gradcheck_runtime, name)(args)
+        return run
+
+    def target(framework):
+        def run(args):
+            from .gradcheck_runtime import target_grads
+            return target_grads(framework, args)
+        return run
+
+    TASKS["tf.grad_source"] = source("tf_source_grads")
+    TASKS["torch.grad_source"] = source("torch_source_grads")
     for framework in ("torch", "paddle"):
-        TASKS[f"{framework}.grad_target"] = \
-            lambda args, framework=framework: gradcheck.target_grads(framework, args)
+        TASKS[f"{framework}.grad_target"] = target(framework)
 
 
 _grad_tasks()
