@@ -386,6 +386,31 @@ def hostile_names(out):
         fh.write(model.SerializeToString())
 
 
+def finetune_cnn(out):
+    """A small Keras CNN with BatchNorm (random init, random BatchNorm
+    statistics, a shallow net so the output still depends on the image), for
+    --for training; OUT/trainable.json holds its trainable parameter count."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import json
+    import keras
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from x2.samples import randomize_batchnorm
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    inp = keras.Input((12, 12, 3), name="image")
+    x = layers.Conv2D(8, 3, padding="same", name="conv1")(inp)
+    x = layers.ReLU()(layers.BatchNormalization(name="bn1")(x))
+    x = layers.Conv2D(8, 3, strides=2, padding="same", use_bias=False, name="conv2")(x)
+    x = layers.ReLU()(layers.BatchNormalization(name="bn2")(x))
+    x = layers.GlobalAveragePooling2D()(x)
+    model = keras.Model(inp, layers.Dense(4, name="head")(x))
+    randomize_batchnorm(model)
+    model.export(out, verbose=False)
+    count = int(sum(v.numpy().size for v in model.trainable_variables))
+    with open(os.path.join(out, "trainable.json"), "w") as fh:
+        json.dump({"trainable": count}, fh)
+
+
 def mobilenet_bn_pair(out):
     """A small MobileNetV2 twice: OUT/random_bn with random BatchNorm
     statistics (its logits barely depend on the image: a vacuous reference)
@@ -557,7 +582,7 @@ def keras_text_rnn(out):
                                                          verbose=False)
 
 
-MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, unsupported, two_inputs,
+MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, finetune_cnn, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
                                   keras_rnns, tf_loops, keras_text_rnn)}

@@ -325,6 +325,33 @@ def print_parity(result: dict) -> None:
         out.print(escape(f"bisect: {bisect.get('why')}"), highlight=False)
 
 
+def grad_table(result: dict) -> FitTable:
+    """x2 check --grad: one row per source weight, the worst first."""
+    table = FitTable(title=escape(
+        f"gradient parity (rtol={result['rtol']:g}, atol={result['atol']:g}, seed "
+        f"{result['seed']}, batch {result['batch']}; loss source {result['loss']['source']:.6g}"
+        f", converted {result['loss']['converted']:.6g})"))
+    table.add_column("converted parameter")
+    table.add_column("source weight")
+    for col in ("max abs err", "max rel err", "grad scale"):
+        table.add_column(col, numeric=True)
+    table.add_column("result")
+    rows = sorted(result["parameters"], key=lambda r: (r["passed"], -(r["max_rel"] or 0.0)))
+    for r in rows:
+        verdict = "[green]pass[/]" if r["passed"] else "[red]FAIL[/]" + (
+            f" ({escape(r['why'])})" if r.get("why") else "")
+        table.add_row(escape(r["parameter"] or "-"), escape(r["source"] or "-"),
+                      "-" if r["max_abs"] is None else f"{r['max_abs']:.3e}",
+                      "-" if r["max_rel"] is None else f"{r['max_rel']:.3e}",
+                      "-" if r.get("scale") is None else f"{r['scale']:.3g}", verdict)
+    worst = result.get("worst")
+    if worst:
+        table.caption = escape(f"worst: {worst['parameter']} ({worst['source']}), max rel err "
+                               f"{worst['max_rel']:.3e}; {result['source_weights']} source "
+                               f"weights, {result['converted_parameters']} converted parameters")
+    return table
+
+
 class _Group(click.Group):
     """`x2 --help` lists each command with its whole first sentence (click would cut it at
     the terminal width with "..."); write_dl wraps it instead."""
@@ -418,6 +445,12 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--io-dtype", type=click.Choice(["half", "fp32"]),
               help="With --precision fp16/bf16: float inputs/outputs in the half dtype "
                    "(default) or in float32 (a cast at the interface).")
+@click.option("--for", "purpose", type=click.Choice(["inference", "training"]),
+              default="inference", show_default=True,
+              help="inference: fold BatchNorm into convolutions and arithmetic on weights "
+                   "into constants; training: keep the source's parameter set (BatchNorm "
+                   "layers with their running statistics, every learned weight a trainable "
+                   "parameter) for fine-tuning.")
 @click.option("--no-verify", is_flag=True,
               help="--to torch/paddle: skip running the written model once against x2's "
                    "numpy reference (a model that disagrees is otherwise refused).")
@@ -426,7 +459,7 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
             trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
-            io_dtype, no_verify, quiet, debug):
+            io_dtype, purpose, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
@@ -434,7 +467,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
     try:
         emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last),
                                    precision=precision, keep_fp32=parse_keep_fp32(keep_fp32),
-                                   io_dtype=io_dtype, verify=not no_verify)
+                                   io_dtype=io_dtype, verify=not no_verify,
+                                   purpose=purpose)
     except Exception as exc:
         _fail(exc, debug)
         return
@@ -510,17 +544,36 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
 @click.option("--allow-input-independent", is_flag=True,
               help="A source output that does not change with the input is a warning, not a "
                    "failure (parity against it proves nothing).")
+@click.option("--grad", is_flag=True,
+              help="Compare gradients instead of outputs: one forward and backward pass of "
+                   "sum(outputs * fixed random weights) in both models; every source weight's "
+                   "gradient against the converted parameter holding it (default rtol 1e-4).")
 @click.option("--json", "json_path", help="Also write the parity report as JSON here.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def check(source, target, model, converted, signature, inputs_file, batches, seed, batch, rtol,
           atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
-          allow_input_independent, json_path, debug):
+          allow_input_independent, grad, json_path, debug):
     """Run source and converted model on the same inputs and compare outputs.
 
     An output passes when max|converted - source| <= atol + rtol * max|source|.
     Exit status: 0 all outputs match, 1 a mismatch (or a source output that does not depend
     on the input), 2 bad input (or a missing device)."""
     from .parity import check as run_check, parse_tolerances
+    if grad:
+        from .gradcheck import check_grad
+        try:
+            result = check_grad(model, converted, source=source, target=target,
+                                signature=signature, seed=seed, batch=batch,
+                                rtol=1e-4 if rtol is None else rtol,
+                                atol=1e-6 if atol is None else atol)
+        except Exception as exc:
+            _fail(exc, debug)
+            return
+        print_table(grad_table(result))
+        if json_path:
+            with open(json_path, "w") as fh:
+                json.dump(result, fh, indent=2)
+        sys.exit(0 if result["passed"] else 1)
     try:
         result = run_check(model, converted, source=source, target=target, signature=signature,
                            rtol=rtol, atol=atol, seed=seed, batch=batch,

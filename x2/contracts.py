@@ -56,6 +56,7 @@ class ReadOptions:
     tags: list[str] | None = None    # --tags (TF1 SavedModel)
     tf_reader: str = "auto"          # --tf-reader auto|direct|tensorflow
     unroll_loops: bool = False       # --unroll-loops (TF While loops with a static trip count)
+    keep_trainable: bool = False     # --for training: no arithmetic on learned weights folded
     # --input-range: integer input -> [low, high) that `x2 check` draws from
     input_ranges: dict[str, list[int]] = field(default_factory=dict)
     # torch modules: the forward() arguments the converted model's inputs are
@@ -115,6 +116,7 @@ class EmitOptions:
     keep_fp32: list[str] | None = None   # --keep-fp32: IR ops kept in float32 (None: default)
     io_dtype: str | None = None      # --io-dtype fp32: float32 interface of a half model
     verify: bool = True              # run the written model once against the IR (--no-verify)
+    purpose: str = "inference"       # --for inference|training (x2/passes/__init__.py PURPOSES)
 
     @staticmethod
     def from_json(d: dict) -> "EmitOptions":

@@ -18,7 +18,7 @@ from .errors import InternalError, X2Error
 from .input_ranges import infer_index_ranges
 from .ir import load_graph, save_graph
 from .isolation import run_step, start_step
-from .passes import pipeline_for, run_pipeline
+from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
 from .passes.precision import PRECISIONS, lower_precision
 from .scratch import make_dir
@@ -187,6 +187,8 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         options = ReadOptions.from_json(options or {})
     if not isinstance(emit_options, EmitOptions):
         emit_options = EmitOptions.from_json(emit_options or {})
+    if emit_options.purpose not in PURPOSES:
+        raise X2Error(f"--for {emit_options.purpose}: choose {' or '.join(PURPOSES)}")
     if emit_options.precision not in PRECISIONS:
         raise X2Error(f"--precision {emit_options.precision}: choose {', '.join(PRECISIONS)}")
     if layout == "nhwc":
@@ -197,6 +199,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             # torch convolutions are NCHW; NHWC lives in the memory format.
             emit_options.channels_last = True
             layout = "nchw"
+    options.keep_trainable = emit_options.purpose == "training"
     out_path = Path(out)
     prepare_output(out_path, str(model))
     timings: dict[str, float] = {}
@@ -230,7 +233,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         nodes_before = len(graph.nodes)
         transposes_before = graph.count("transpose")
         graph, pass_records = step("optimize IR", lambda: run_pipeline(
-            graph, pipeline_for(layout, io_layout)))
+            graph, pipeline_for(layout, io_layout, emit_options.purpose)))
         precision = None
         if _lowers(emit_options.precision, target):
             graph, precision = step(f"lower to {emit_options.precision}", lambda: lower_precision(
@@ -250,7 +253,9 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             target=target,
             target_details={**{k: v for k, v in emitted.items()
                                if k not in ("files", "value_names")},
-                            "precision": _precision_details(emit_options, precision, emitted)},
+                            "precision": _precision_details(emit_options, precision, emitted),
+                            # --for: what the passes kept (x2/passes/__init__.py)
+                            "for": emit_options.purpose},
             # "range": [low, high) of an integer input: what `x2 check` draws from.
             inputs=[{"name": v, **graph.info[v].to_json(),
                      **({"range": input_ranges[v]} if v in input_ranges else {})}

@@ -148,6 +148,29 @@ for _framework in ("tf", "paddle", "torch", "onnx"):
     _parity_tasks(_framework)
 
 
+# `x2 check --grad` (x2/gradcheck.py): one framework per worker, as everywhere.
+def _grad_tasks() -> None:
+    def source(name):
+        def run(args):
+            from . import gradcheck_runtime
+            return getattr(gradcheck_runtime, name)(args)
+        return run
+
+    def target(framework):
+        def run(args):
+            from .gradcheck_runtime import target_grads
+            return target_grads(framework, args)
+        return run
+
+    TASKS["tf.grad_source"] = source("tf_source_grads")
+    TASKS["torch.grad_source"] = source("torch_source_grads")
+    for framework in ("torch", "paddle"):
+        TASKS[f"{framework}.grad_target"] = target(framework)
+
+
+_grad_tasks()
+
+
 # Emitter workers are started before the frontend has finished (x2/convert.py):
 # they import their framework while waiting for their arguments.
 PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch"}

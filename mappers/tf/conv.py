@@ -26,6 +26,7 @@ def conv2d(ctx, op):
     in_channels = ctx.shape(x)[3 if op.attrs.get("data_format", "NHWC") == "NHWC" else 1]
     groups = in_channels // hwio.shape[2] if in_channels else 1
     weight = ctx.constant(np.ascontiguousarray(hwio.transpose(3, 2, 0, 1)), "weight")
+    ctx.graph.derive_origin(weight, w, (3, 2, 0, 1))  # still the kernel variable, transposed
     emit_nchw(ctx, op, "conv2d", [x, weight], _conv_attrs(ctx, op, list(hwio.shape[:2]), groups))
 
 
@@ -38,6 +39,7 @@ def depthwise_conv2d(ctx, op):
     # Output channel c*M + m reads input channel c: OIHW with O = C*M, I = 1.
     weight = ctx.constant(np.ascontiguousarray(hwcm.reshape(h, k, 1, c * m).transpose(3, 2, 0, 1)),
                           "weight")
+    ctx.graph.derive_origin(weight, w, (3, 2, 0, 1))  # (HWCM read as HW1(C*M), transposed)
     emit_nchw(ctx, op, "conv2d", [x, weight], _conv_attrs(ctx, op, [h, k], c))
 
 
@@ -52,7 +54,8 @@ def bias_add(ctx, op):
             b = ctx.emit("unsqueeze", [b], {"axes": list(range(1, rank - 1))},
                          shape=(ctx.shape(b)[0],) + (1,) * (rank - 2))
         else:
-            b = ctx.constant(bias.reshape((-1,) + (1,) * (rank - 2)), "bias")
+            b, variable = ctx.constant(bias.reshape((-1,) + (1,) * (rank - 2)), "bias"), b
+            ctx.graph.derive_origin(b, variable)  # the same elements in the same order
     ctx.emit("add", [x, b], outputs=op.outputs)
 
 

@@ -248,6 +248,9 @@ class EmitContext:
         self.buffers: dict[str, str] = {}
         self._layers: dict[tuple, str] = {}  # one submodule per set of weights
         self.ops = None  # the OpRegistry generate_module writes with
+        # trainable parameter (state_dict key) -> its source weight (Origin.to_json):
+        # what `x2 check --grad` compares it with (report.json "parameters")
+        self.parameters: dict[str, dict] = {}
 
     def dtype(self, name) -> Expr | str:
         """How the framework's code names a dtype."""
@@ -290,9 +293,12 @@ class EmitContext:
         return self.is_const(value) and self.const(value).ndim == 0
 
     def value(self, value: str, tensor: bool = False) -> Expr:
-        """The expression for a value: a local variable, a literal or a buffer."""
+        """The expression for a value: a local variable, a literal, a trainable
+        parameter (a weight the source learns) or a buffer (any other constant)."""
         if value in self.graph.constants:
             array = self.const(value)
+            if self.is_trainable(value):
+                return Expr(f"self.{self._parameter(value, array)}")
             if array.ndim == 0 and (array.dtype.kind in "fiub" or array.dtype.name == "bfloat16"):
                 # Scalars stay in the code: frameworks disagree on saving 0-d tensors.
                 if not tensor:
@@ -300,6 +306,29 @@ class EmitContext:
                 return self.scalar_tensor(array.item(), str(array.dtype))
             return Expr(f"self.{self._buffer(value, array)}")
         return Expr(self.namer(value))
+
+    def is_trainable(self, value: str) -> bool:
+        """A float constant that holds a weight the source learns (its Origin)."""
+        origin = self.graph.origin.get(value)
+        return bool(origin is not None and origin.trainable and value in self.graph.constants
+                    and self.const(value).dtype.kind == "f")
+
+    def parameter_init(self, array: np.ndarray) -> Expr:
+        """A trainable parameter of the array's shape and dtype (load_model fills it)."""
+        raise NotImplementedError
+
+    def _parameter(self, value: str, array: np.ndarray) -> str:
+        origin = self.graph.origin[value]
+        # One parameter per source weight in one layout (an unrolled loop reads it often).
+        key = ("param", origin.param or origin.tensor, origin.perm)
+        if key not in self.buffers:
+            hint = (origin.param or value).replace(".", "_")
+            name = self.layer_namer(f"param:{value}", hint)
+            self.buffers[key] = name
+            self.state[name] = array
+            self.parameters[name] = origin.to_json()
+            self.code.submodules.append((name, self.parameter_init(array)))
+        return self.buffers[key]
 
     def _buffer(self, value: str, array: np.ndarray) -> str:
         key = self.namer.key(value)
@@ -330,6 +359,9 @@ class EmitContext:
         if origin is not None and origin.param.endswith(".weight"):
             # A source parameter ("layer1.conv1.weight") names the layer.
             base = origin.param.removesuffix(".weight")
+        elif origin is not None and origin.trainable and "/" in origin.param:
+            # A TF variable ("stem_bn/gamma") names the layer after its Keras layer.
+            base = origin.param.rpartition("/")[0]
         name = self.layer_namer(f"layer:{self.namer.key(node.name)}", base)
         arrays = {param: self.const(value) if isinstance(value, str) else np.asarray(value)
                   for param, value in params.items()}
@@ -339,6 +371,10 @@ class EmitContext:
         self.code.submodules.append((name, ctor))
         for param, array in arrays.items():
             self.state[f"{name}.{param}"] = array
+            source = self._weight_origin(params[param], name_from if param == "weight" else None,
+                                         array)
+            if source is not None:
+                self.parameters[f"{name}.{param}"] = source.to_json()
         if key is not None:
             self._layers[key] = name
         return name
@@ -371,6 +407,22 @@ class EmitContext:
         finally:
             self.graph, self.namer.scope = outer_graph, outer_scope
         return body, results
+
+    def _weight_origin(self, value, name_from: str | None, array: np.ndarray):
+        """The learned source weight a layer parameter holds, if it is one: an IR
+        constant's origin, or that of `name_from` for an array laid out anew
+        (nn.Linear's [out, in] is the IR's [in, out] transposed)."""
+        name = value if isinstance(value, str) else name_from
+        origin = self.graph.origin.get(name) if name else None
+        if origin is None or not origin.trainable:
+            return None
+        if isinstance(value, str):
+            return origin
+        const = self.const(name)
+        # (a square weight has the same shape either way: compare the values)
+        if array.ndim == 2 and array.shape == const.shape[::-1] and np.array_equal(array, const.T):
+            return origin.permuted([1, 0])
+        return origin if array.shape == const.shape and np.array_equal(array, const) else None
 
     def softmax_rows(self, node, y: Expr) -> Expr:
         """`y`, the framework's softmax of a `softmax`/`log_softmax` node, made to

@@ -45,9 +45,11 @@ def auto_cast(keep_fp32: list[str] | None):
 
 
 def generate(graph: Graph, source_desc: str, names: dict | None = None,
-             forward_context=None) -> tuple[str, dict[str, np.ndarray]]:
+             forward_context=None, parameters: dict | None = None
+             ) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
-    receives IR value -> generated variable name (for `x2 check --bisect`)."""
+    receives IR value -> generated variable name (for `x2 check --bisect`),
+    `parameters` each trainable parameter's source weight (`x2 check --grad`)."""
     import paddle
     e = PaddleContext(graph, dir(paddle.nn.Layer))
     result = generate_module(
@@ -59,6 +61,8 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
         footer=[_LOAD], forward_context=forward_context)
     if names is not None:
         names.update(e.namer.names)
+    if parameters is not None:
+        parameters.update(e.parameters)
     return result
 
 
@@ -98,8 +102,9 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     out = Path(request.out)
     value_names: dict[str, str] = {}
     mixed = request.options.precision == "mixed"
+    parameters: dict[str, dict] = {}
     text, state = generate(graph, request.source_desc, value_names,
-                           auto_cast(request.options.keep_fp32) if mixed else None)
+                           auto_cast(request.options.keep_fp32) if mixed else None, parameters)
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy
@@ -157,7 +162,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         checked = verify(graph, "paddle", lambda xs: _run(model, xs),
                          lambda xs: _trace(module, xs), value_names)
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names, "verify": checked,
+            "value_names": value_names, "verify": checked, "parameters": parameters,
             **({"precision": details} if precision != "fp32" else {})}
 
 

@@ -29,6 +29,9 @@ class PaddleContext(EmitContext):
         # paddle.save turns 0-d tensors into shape [1]: keep scalars in the code.
         return call("paddle.full", [], value, self.dtype(dtype))
 
+    def parameter_init(self, array: np.ndarray) -> Expr:
+        return call("self.create_parameter", list(array.shape), dtype=self.dtype(array.dtype))
+
     def data_format(self, node) -> dict:
         """data_format="NHWC" where --layout nhwc kept the source layout (NCHW is
         Paddle's default)."""

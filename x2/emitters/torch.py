@@ -41,10 +41,11 @@ def autocast(e) -> Expr:
 
 
 def generate(graph: Graph, source_desc: str, channels_last: bool = False,
-             names: dict | None = None, mixed: bool = False
+             names: dict | None = None, mixed: bool = False, parameters: dict | None = None
              ) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
-    receives IR value -> generated variable name (for `x2 check --bisect`)."""
+    receives IR value -> generated variable name (for `x2 check --bisect`),
+    `parameters` each trainable parameter's source weight (`x2 check --grad`)."""
     import torch
     e = TorchContext(graph, dir(torch.nn.Module))
     text, state = generate_module(
@@ -57,6 +58,8 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
         forward_context=autocast if mixed else None)
     if names is not None:
         names.update(e.namer.names)
+    if parameters is not None:
+        parameters.update(e.parameters)
     return text, state
 
 
@@ -80,8 +83,9 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         raise X2Error(f"--precision mixed --to torch: torch.autocast keeps its own float32 "
                       f"ops ({', '.join(TORCH_AUTOCAST_FP32)}) and takes no list; leave out "
                       f"--keep-fp32, or use --precision fp16")
+    parameters: dict[str, dict] = {}
     text, state = generate(graph, request.source_desc, request.options.channels_last,
-                           value_names, mixed)
+                           value_names, mixed, parameters)
     (out / "model.py").write_text(text)
     torch.save({k: to_tensor(v) for k, v in state.items()}, str(out / "model.pt"))
     del state
@@ -97,7 +101,8 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         checked = verify(graph, "torch", lambda xs: _run(model, xs),
                          lambda xs: _trace(module, xs), value_names)
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names, "verify": checked, **({"precision": {
+            "value_names": value_names, "verify": checked, "parameters": parameters,
+            **({"precision": {
                 "autocast": "forward runs under torch.autocast(float16); weights stay fp32; "
                             "torch keeps its own fp32 op list"}} if mixed else {})}
 

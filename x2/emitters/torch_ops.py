@@ -25,6 +25,9 @@ class TorchContext(EmitContext):
     def scalar_tensor(self, value, dtype: str) -> Expr:
         return call("torch.tensor", value, dtype=self.dtype(dtype))
 
+    def parameter_init(self, array: np.ndarray) -> Expr:
+        return call("nn.Parameter", self.buffer_init(array))
+
     def data_format(self, node) -> dict:
         return {}  # --layout nhwc is channels_last memory format, not an argument
 

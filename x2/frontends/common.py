@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ConversionError, SelectionError, UnsupportedOpsError, X2Error
 from ..ir import Graph, Origin, TensorInfo
+from ..ir.provenance import rearranges_weight
 from ..ir.bounds import foldable
 from ..ir.ops import evaluate
 from ..registry import Registry
@@ -34,6 +35,7 @@ class SourceOp:
     attrs: dict[str, Any] = field(default_factory=dict)
     const_value: np.ndarray | None = None   # for constant ops
     param: str = ""                          # constants: the source's parameter name, if one
+    trainable: bool = False                  # constants: the source learns it (x2/ir/provenance.py)
 
 
 @dataclass
@@ -58,10 +60,13 @@ class SourceGraph:
 class MapContext:
     """Handed to each mapper: read source facts, emit IR nodes."""
 
-    def __init__(self, graph: Graph, source: SourceGraph, registry: Registry | None = None,
-                 evaluate=None):
+    def __init__(self, graph: Graph, source: SourceGraph, keep_trainable: bool = False,
+                 registry: Registry | None = None, evaluate=None):
         self.graph = graph
         self.source = source
+        # x2 convert --for training: arithmetic on a learned weight is not
+        # evaluated here, so the weight stays a parameter (x2/passes/fold.py).
+        self.keep_trainable = keep_trainable
         self.registry = registry
         self.evaluate = evaluate
         self.current: SourceOp | None = None
@@ -84,13 +89,26 @@ class MapContext:
         passed = list(dict.fromkeys(passed))
         origin = self.graph.origin
         ops = [SourceOp("Initializer", v, [], [v], {}, np.asarray(self.graph.constants[o]),
-                        param=origin[o].param if o in origin else "")
+                        param=origin[o].param if o in origin else "",
+                        trainable=o in origin and origin[o].trainable)
                for v, o in constant.items()] + list(sub.ops)
         info = {v: self.graph.info[o] for v, o in bound.items() if o in self.graph.info}
         info.update(sub.info)
         inner = SourceGraph(sub.framework, ops, [*own, *passed], list(sub.outputs), info,
                             version=sub.version, path=sub.path)
-        return map_graph(inner, self.registry, self.evaluate), [bound[v] for v in passed]
+        return map_graph(inner, self.registry, self.evaluate, self.keep_trainable), \
+            [bound[v] for v in passed]
+
+    def _on_trainable(self, op: str, inputs: list[str]) -> bool:
+        """Whether `op` computes on a source variable that --for training keeps."""
+        if not self.keep_trainable:
+            return False
+        # Any source variable: a learned weight, or statistics kept beside it
+        # (BatchNorm's moving mean/variance, which x2/passes/training.py needs).
+        origins = [self.graph.origin.get(v) for v in inputs]
+        learned = [o for o in origins if o is not None and (o.trainable or o.param)]
+        return bool(learned) and not (len(learned) == 1 and origins[0] is learned[0]
+                                      and rearranges_weight(op, learned[0]))
 
     # facts about source values
     def shape(self, value: str):
@@ -136,6 +154,7 @@ class MapContext:
             self.graph.info[outputs[0]] = TensorInfo(str(array.dtype), tuple(array.shape))
             return outputs[0]
         if outputs is not None and inputs and all(v in self.graph.constants for v in inputs) \
+                and not self._on_trainable(op, inputs) \
                 and foldable(op, [self.graph.constants[v] for v in inputs], attrs or {}):
             folded = evaluate(op, [self.graph.constants[v] for v in inputs], attrs or {})
             if folded is not None:
@@ -146,6 +165,9 @@ class MapContext:
                 if op in ("transpose", "identity"):
                     # A transposed weight is still that parameter (names the emitted layer).
                     self.graph.derive_origin(outputs[0], inputs[0], (attrs or {}).get("perm"))
+                elif self.keep_trainable and rearranges_weight(
+                        op, self.graph.origin.get(inputs[0])):
+                    self.graph.derive_origin(outputs[0], inputs[0])
                 return outputs[0]
         name = self.graph.fresh_name(f"{self.current.name}/{hint or op}") if outputs is None \
             else outputs[0]
@@ -276,10 +298,12 @@ def apply_input_shapes(source: SourceGraph, shapes: dict[str, list[int]] | None)
         source.info[name] = TensorInfo(info.dtype, tuple(dims))
 
 
-def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
+def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
+              keep_trainable: bool = False) -> Graph:
     """Map every source op to IR nodes. All unsupported ops are found first;
     unmapped ops that only compute constants are run by `evaluate` instead
-    (x2/frontends/source_fold.py), and reported only if that fails."""
+    (x2/frontends/source_fold.py), and reported only if that fails.
+    `keep_trainable`: computations on learned weights stay nodes (--for training)."""
     unsupported: dict[str, list[str]] = {}
     mappers = _find_mappers(source, registry, evaluate, unsupported)
     if unsupported:
@@ -290,14 +314,15 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None) -> Graph:
     for value in source.inputs:
         info = source.info[value]
         graph.add_input(value, info.dtype, info.shape)
-    ctx = MapContext(graph, source, registry, evaluate)
+    ctx = MapContext(graph, source, keep_trainable, registry, evaluate)
     for op, fn in zip(source.ops, mappers):
         ctx.current = op
         if op.const_value is not None:
             graph.constants[op.outputs[0]] = op.const_value
             graph.info[op.outputs[0]] = TensorInfo(str(op.const_value.dtype),
                                                    tuple(op.const_value.shape))
-            graph.origin[op.outputs[0]] = Origin(op.outputs[0], param=op.param)
+            graph.origin[op.outputs[0]] = Origin(op.outputs[0], param=op.param,
+                                                 trainable=op.trainable)
             continue
         if fn is _fold:
             arrays = [graph.constants.get(v) if v else None for v in op.inputs]

@@ -56,8 +56,12 @@ __all__ = ["NeedsTensorFlow", "read_savedmodel_direct"]
 
 @dataclass
 class Resource:
-    """A captured variable (or constant) reaching a function as a resource input."""
+    """A captured variable (or constant) reaching a function as a resource input;
+    `variable` is the variable's name and `trainable` whether Keras trains it
+    (both become the IR value's Origin, so the emitters make it a parameter)."""
     value: np.ndarray
+    variable: str = ""
+    trainable: bool = False
 
 
 def shape_of(proto) -> tuple | None:
@@ -284,7 +288,8 @@ class _Inliner:
                 raise NeedsTensorFlow(f"{name} reads a resource that is not a captured variable")
             if op == "Identity":
                 return [inputs[0]]
-            return [self.const(name, inputs[0].value)]
+            return [self.const(name, inputs[0].value, inputs[0].variable,
+                               inputs[0].trainable)]
         if any(isinstance(v, Resource) for v in inputs):
             raise NeedsTensorFlow(f"{op} {name} uses a variable directly (resource op)")
         if op in NOT_CORE:
@@ -320,8 +325,10 @@ class _Inliner:
         for value, result in zip(values, results or []):
             self.known[value] = result
 
-    def const(self, name: str, value: np.ndarray) -> str:
-        self.ops.append(SourceOp("Const", name, [], [name], {}, value))
+    def const(self, name: str, value: np.ndarray, param: str = "", trainable: bool = False
+              ) -> str:
+        self.ops.append(SourceOp("Const", name, [], [name], {}, value, param=param,
+                                 trainable=trainable))
         if value.dtype != object:
             self.info[name] = TensorInfo(str(value.dtype), tuple(value.shape))
             if is_small_plain(value):
@@ -468,7 +475,10 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None,
         value = _captured(meta, top, variables, bound[captured])
         captured += 1
         if arg.type == DT_RESOURCE:
-            args[arg.name] = Resource(value)
+            saved = meta.object_graph_def.nodes[bound[captured - 1]]
+            variable = saved.variable if saved.HasField("variable") else None
+            args[arg.name] = Resource(value, variable.name if variable else "",
+                                      bool(variable and variable.trainable))
         else:  # a captured tensor (an eager constant) arrives as a plain input
             args[arg.name] = inliner.const(arg.name, value)
     if len(inputs) != len(sig.inputs):

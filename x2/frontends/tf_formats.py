@@ -157,7 +157,7 @@ def read_ir(request: ReadRequest):
     record.update(feeds=[tensor_name(v) for v in source.inputs],
                   fetches=[tensor_name(v) for v in source.outputs],
                   pruned=bool(request.inputs or request.outputs))
-    graph = map_graph(source, TF, evaluate_tf)
+    graph = map_graph(source, TF, evaluate_tf, request.options.keep_trainable)
     graph.meta.source_model = request.model
     # Keras/TF image tensors are NHWC at the interface (--io-layout nchw changes that).
     graph.meta.source_layout = "NHWC"

@@ -75,7 +75,7 @@ _SCHEMA: dict[str, list[tuple]] = {
     "TupleValue": [("values", 1, "StructuredValue", "*")],
     "DictValue": [("fields", 1, "map<string,StructuredValue>")],
     "SavedVariable": [("dtype", 1, "enum"), ("shape", 2, "TensorShapeProto"),
-                      ("name", 6, "string")],
+                      ("trainable", 3, "bool"), ("name", 6, "string")],
     "SavedConstant": [("operation", 1, "string")],
     "SavedResource": [("device", 1, "string")],
     "CapturedTensor": [("name", 1, "string"), ("concrete_function", 2, "string")],

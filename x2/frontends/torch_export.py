@@ -697,7 +697,8 @@ def describe_program(program) -> SourceGraph:
         tensor = program.state_dict.get(key)
         if tensor is None:
             tensor = program.constants[key]
-        return key, tensor.detach().cpu().numpy(), key if key in program.state_dict else ""
+        return (key, tensor.detach().cpu().numpy(), key if key in program.state_dict else "",
+                key in program.graph_signature.parameters)
 
     ops, info, outs = _describe_graph(program.graph, program.graph_module, consts, constant)
     named = _output_names(program, len(outs))
@@ -738,7 +739,7 @@ def _control_flow_op(node, ref, submodules) -> SourceOp:
 
 def _describe_graph(fx_graph, owner, consts: dict, constant):
     """(ops, info, output values) of an FX graph; `constant(node)` gives a
-    placeholder in `consts` as (state_dict key, array, parameter name)."""
+    placeholder in `consts` as (state_dict key, array, parameter name, trainable)."""
     torch = _torch()
     # Ops whose result depends on their input's memory layout, not only on its
     # values: their mappers get that layout.
@@ -765,9 +766,10 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
     for node in fx_graph.nodes:
         if node.op == "placeholder":
             if node.name in consts:
-                key, array, param = constant(node)
+                key, array, param, trainable = constant(node)
                 rename[node.name] = key
-                ops.append(SourceOp("constant", key, [], [key], const_value=array, param=param))
+                ops.append(SourceOp("constant", key, [], [key], const_value=array, param=param,
+                                    trainable=trainable))
             elif (i := _info(node)) is not None:
                 info[node.name] = i
             continue
@@ -911,7 +913,7 @@ def read_ir(request: ReadRequest):
     if arguments is not None and inputs and all(n in arguments for n in inputs):
         inputs = None  # they chose forward() arguments, not a subgraph
     source = select_subgraph(source, inputs, request.outputs)
-    graph = map_graph(source, TORCH, evaluate_aten)
+    graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
     graph.meta.source_model = request.model
     record = {}
     if arguments is not None:

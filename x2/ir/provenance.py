@@ -15,11 +15,17 @@ from typing import Sequence
 @dataclass(frozen=True)
 class Origin:
     """The value equals source tensor `tensor` with its axes permuted by
-    `perm` (value = transpose(tensor, perm); None: not permuted). `param` is
-    the source's parameter name (a state_dict key) when the value holds one."""
+    `perm` (value = transpose(tensor, perm); None: not permuted). A learned
+    weight that --for training kept may also be reshaped first (RESHAPES):
+    value = transpose(tensor.reshape(s), perm) for the value's own shape. `param` is
+    the source's parameter name (a state_dict key, a TF variable's name) when
+    the value holds one; `trainable` whether the source learns it (a torch
+    parameter, a trainable TF variable; not BatchNorm statistics or buffers):
+    the emitters make exactly these trainable parameters of the output."""
     tensor: str
     perm: tuple[int, ...] | None = None
     param: str = ""
+    trainable: bool = False
 
     def permuted(self, perm: Sequence[int]) -> "Origin":
         """The origin of transpose(value, perm)."""
@@ -28,16 +34,29 @@ class Origin:
             raise ValueError(f"perm {list(perm)} does not fit a rank-{len(base)} value")
         composed = tuple(base[p] for p in perm)
         return Origin(self.tensor, None if composed == tuple(range(len(composed))) else composed,
-                      self.param)
+                      self.param, self.trainable)
 
     def to_json(self) -> dict:
         return {"tensor": self.tensor, "perm": None if self.perm is None else list(self.perm),
-                "param": self.param}
+                "param": self.param, **({"trainable": True} if self.trainable else {})}
 
     @staticmethod
     def from_json(d: dict) -> "Origin":
         return Origin(d["tensor"], None if d.get("perm") is None else tuple(d["perm"]),
-                      d.get("param", ""))
+                      d.get("param", ""), bool(d.get("trainable", False)))
+
+
+# Ops that only lay a weight out anew: their folded result is still the weight
+# (transpose records its perm in the Origin; these keep the row-major order,
+# so value.reshape(source shape) is the source tensor when perm is None).
+RESHAPES = ("reshape", "squeeze", "unsqueeze")
+
+
+def rearranges_weight(op: str, origin: "Origin | None") -> bool:
+    """Whether `op` on a value of `origin` gives the same weight laid out anew
+    (--for training folds only these on a learned weight)."""
+    return op in ("transpose", "identity") or (
+        op in RESHAPES and origin is not None and origin.perm is None and origin.trainable)
 
 
 @dataclass

@@ -8,11 +8,12 @@ import time
 from ..ir import Graph
 from ..ir.control_flow import GRAPH_ATTRS
 from .cleanup import merge_reshapes, remove_dead, remove_identities
-from .fold import fold_constants
+from .fold import fold_constants, fold_constants_for_training
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
 from .recurrent import merge_bidirectional
+from .training import batch_norm_from_affine, conv_bias_from_add, matmul_to_dense_keeping_bias
 
 PIPELINE = [
     ("remove_identities", remove_identities),
@@ -47,18 +48,37 @@ def in_subgraphs(fn, graph: Graph) -> Graph:
     return fn(graph)
 
 
-def pipeline_for(layout: str = "nchw", io_layout: str = "source") -> list:
+# x2 convert --for: "inference" folds BatchNorm and arithmetic on weights into
+# new constants; "training" keeps the source's parameter set (x2/passes/fold.py).
+PURPOSES = ("inference", "training")
+# Passes that change the parameter set: left out --for training.
+_INFERENCE_ONLY = {"fold_affine_into_conv"}
+
+
+def pipeline_for(layout: str = "nchw", io_layout: str = "source",
+                 purpose: str = "inference") -> list:
     """The passes for a layout choice: --io-layout nchw renames the interface
     first; --layout nhwc moves layout-sensitive ops back to NHWC after the
-    NCHW cleanup, then eliminates the Transposes that creates."""
+    NCHW cleanup, then eliminates the Transposes that creates. --for training
+    folds nothing computed from a learned weight and keeps BatchNorm apart."""
     passes = list(PIPELINE)
+    if purpose == "training":
+        passes = [(name, fold_constants_for_training if fn is fold_constants else fn)
+                  for name, fn in passes if name not in _INFERENCE_ONLY]
+        at = [name for name, _ in passes].index("fold_constants") + 1
+        passes.insert(at, ("batch_norm_from_affine", batch_norm_from_affine))
+        at = [name for name, _ in passes].index("merge_reshapes") + 1
+        passes.insert(at, ("conv_bias_from_add", conv_bias_from_add))
+        passes = [(name, matmul_to_dense_keeping_bias if fn is matmul_to_dense else fn)
+                  for name, fn in passes]
     if io_layout == "nchw":
         passes.insert(1, ("nchw_interface", nchw_interface))
     if layout == "nhwc":
         at = [name for name, _ in passes].index("remove_identities_after_layout") + 1
         passes[at:at] = [("nhwc_ops", nhwc_ops),
                          ("eliminate_transposes_nhwc", eliminate_transposes),
-                         ("fold_constants_nhwc", fold_constants),
+                         ("fold_constants_nhwc", fold_constants if purpose != "training"
+                          else fold_constants_for_training),
                          ("remove_identities_nhwc", remove_identities)]
     return passes
 

@@ -15,6 +15,7 @@ from ..errors import ConversionError
 from ..ir import Graph, TensorInfo
 from ..ir.bounds import foldable
 from ..ir.ops import OPS, evaluate
+from ..ir.provenance import rearranges_weight
 
 # Ops that move shape values around without computing on them: numpy runs
 # them on object arrays holding None for unknown dims.
@@ -30,12 +31,19 @@ _PARTIAL_REDUCE = {"reduce_prod": lambda xs: int(np.prod(xs)),
                    "reduce_sum": lambda xs: int(np.sum(xs)),
                    "reduce_max": lambda xs: int(np.max(xs)),
                    "reduce_min": lambda xs: int(np.min(xs))}
-def fold_constants(graph: Graph) -> Graph:
+def fold_constants(graph: Graph, keep_trainable: bool = False) -> Graph:
+    """Evaluate every node whose inputs are constants. `keep_trainable`
+    (x2 convert --for training): a node computing on a weight the source
+    learns stays in the graph (a transpose of it still folds, keeping its
+    origin), so the weight itself stays a trainable parameter of the output."""
     partial: dict[str, np.ndarray] = {}
     kept = []
     for node in graph.nodes:
         _refine_elementwise_shape(graph, node)
-        if _try_fold(graph, node):
+        if keep_trainable and _computes_on_trainable(graph, node):
+            kept.append(node)
+            continue
+        if _try_fold(graph, node, keep_trainable):
             continue
         value = _partial_value(graph, node, partial)
         if value is not None:
@@ -172,7 +180,20 @@ def _check_reshape(graph: Graph, node, in_shape, target: list) -> None:
             f"{list(in_shape)} ({total} elements) to the computed shape {list(target)}")
 
 
-def _try_fold(graph: Graph, node) -> bool:
+def fold_constants_for_training(graph: Graph) -> Graph:
+    return fold_constants(graph, keep_trainable=True)
+
+
+def _computes_on_trainable(graph: Graph, node) -> bool:
+    """Whether folding `node` would turn a source variable (a learned weight,
+    BatchNorm statistics) into a new constant."""
+    origins = [graph.origin.get(v) if v in graph.constants else None for v in node.inputs]
+    learned = [o for o in origins if o is not None and (o.trainable or o.param)]
+    return bool(learned) and not (len(learned) == 1 and origins[0] is learned[0]
+                                  and rearranges_weight(node.op, learned[0]))
+
+
+def _try_fold(graph: Graph, node, keep_trainable: bool = False) -> bool:
     if not node.inputs or not all(v in graph.constants for v in node.inputs if v):
         return False
     if node.op == "shape":
@@ -192,4 +213,6 @@ def _try_fold(graph: Graph, node) -> bool:
         graph.info[name] = TensorInfo(str(value.dtype), tuple(value.shape))
     if node.op in ("transpose", "identity"):
         graph.derive_origin(node.outputs[0], node.inputs[0], node.attrs.get("perm"))
+    elif keep_trainable and rearranges_weight(node.op, graph.origin.get(node.inputs[0])):
+        graph.derive_origin(node.outputs[0], node.inputs[0])
     return True

@@ -129,6 +129,10 @@ class _Rewriter:
                         v + "_nchw", np.ascontiguousarray(expanded.transpose(inv)))
                     if const.ndim == rank:
                         self.graph.derive_origin(permuted, v, inv)
+                    elif _is_learned(self.graph, v) and sum(d != 1 for d in const.shape) <= 1:
+                        # One axis of size > 1 moved among 1s: the same elements in
+                        # the same order, so still the learned weight (--for training).
+                        self.graph.derive_origin(permuted, v)
                     v = permuted
                 new_inputs.append(v)
             elif v in plain:
@@ -267,3 +271,8 @@ def transposes_to_reshapes(graph: Graph) -> Graph:
             node.inputs = [first.inputs[0]]
             node.attrs = {**node.attrs, "shape": merged}
     return graph.remove_unused()
+
+
+def _is_learned(graph, value: str) -> bool:
+    origin = graph.origin.get(value)
+    return origin is not None and origin.trainable and origin.perm is None

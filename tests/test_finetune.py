@@ -1,0 +1,217 @@
+"""Fine-tunable output (x2 convert --for training, x2 check --grad): every
+learned weight of the source is a trainable parameter of the converted
+model, BatchNorm stays a BatchNorm layer, gradients match the source's and
+an optimizer step on the converted model lowers the loss.
+
+Models: a Keras CNN with BatchNorm (tests/tf_models.py finetune_cnn, random
+BatchNorm statistics) and a PyTorch transformer encoder
+(tests/torch_models.py encoder). Converted models are loaded in subprocesses
+(one framework each; TF never meets paddle)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ENV, ROOT, run_cli
+
+TORCH_MODELS = str(ROOT / "tests" / "torch_models.py")
+BATCHNORM = {"torch": "nn.BatchNorm2d(", "paddle": "nn.BatchNorm2D("}
+
+# Loads a converted model (load_model: weights in, eval mode) and reports its
+# trainable parameter count, its BatchNorm layer classes, and the loss
+# sum(outputs * W) (W as x2 check --grad draws it) before and after one SGD step.
+_PROBE = r'''
+import json, sys
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from x2.emitters.codegen import import_generated
+from x2.gradcheck_runtime import loss_weights
+from x2.parity import make_inputs
+framework, out, source = sys.argv[2], Path(sys.argv[3]), sys.argv[4]
+report = json.loads((out / "report.json").read_text())
+arrays = make_inputs({"inputs": report["inputs"]}, 0, 2)
+model = import_generated(out / "model.py").load_model()
+result = {}
+if framework == "torch":
+    import torch
+    params = [p for p in model.parameters() if p.requires_grad]
+    result["layers"] = sorted({type(m).__name__ for m in model.modules()})
+    def loss_of():
+        y = model(*[torch.from_numpy(a) for a in arrays])
+        return (y * torch.from_numpy(loss_weights(tuple(y.shape), 0, 0))).sum()
+    opt = torch.optim.SGD(params, lr=1e-2)
+    if source:
+        sys.path.insert(0, str(Path(sys.argv[1]) / "tests"))
+        import torch_models
+        src = getattr(torch_models, source)()
+        result["source_trainable"] = sum(p.numel() for p in src.parameters() if p.requires_grad)
+else:
+    import paddle
+    params = [p for p in model.parameters() if not p.stop_gradient]
+    result["layers"] = sorted({type(m).__name__ for m in model.sublayers()})
+    def loss_of():
+        y = model(*[paddle.to_tensor(a) for a in arrays])
+        return (y * paddle.to_tensor(loss_weights(tuple(y.shape), 0, 0))).sum()
+    opt = paddle.optimizer.SGD(learning_rate=1e-2, parameters=params)
+result["trainable"] = int(sum(int(np.prod(p.shape)) for p in params))
+loss = loss_of()
+loss.backward()
+opt.step()
+result["loss_before"] = float(loss)
+result["loss_after"] = float(loss_of())
+print(json.dumps(result))
+'''
+
+
+def probe(framework: str, out, source: str = "") -> dict:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, str(ROOT), framework, str(out), source],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def convert(tmp_path, source: str, target: str, model: str, *extra: str, purpose="training"):
+    out = tmp_path / f"{target}_{purpose}"
+    proc = run_cli("convert", "--quiet", "--for", purpose, "--from", source, "--to", target,
+                   "--model", model, "--out", str(out), *extra)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def grad_check(tmp_path, source: str, target: str, model: str, out) -> dict:
+    report = tmp_path / f"grad_{target}.json"
+    proc = run_cli("check", "--grad", "--from", source, "--to", target, "--model", model,
+                   "--converted", str(out), "--json", str(report))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    result = json.loads(report.read_text())
+    assert "worst" in proc.stdout and "max rel err" in proc.stdout
+    return result
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_keras_cnn_for_training(tmp_path, tf_model, target):
+    src = tf_model("finetune_cnn")
+    out = convert(tmp_path, "tf", target, str(src))
+    text = (out / "model.py").read_text()
+    # Both Keras BatchNormalization layers come back as BatchNorm layers, named
+    # after them, with their running statistics loaded; nothing else is a buffer.
+    assert text.count(BATCHNORM[target]) == 2
+    assert f"self.bn1 = {BATCHNORM[target]}" in text
+    assert "register_buffer" not in text
+    assert json.loads((out / "report.json").read_text())["target_details"]["for"] == "training"
+
+    found = probe(target, out)
+    expected = json.loads((src / "trainable.json").read_text())["trainable"]
+    assert found["trainable"] == expected == 868
+    assert ("BatchNorm2d" if target == "torch" else "BatchNorm2D") in found["layers"]
+
+    grads = grad_check(tmp_path, "tf", target, str(src), out)
+    assert grads["passed"] and grads["source_weights"] == 9
+    assert grads["worst"]["max_rel"] < 1e-4
+    assert {r["source"] for r in grads["parameters"]} >= {"bn1/gamma", "bn2/beta",
+                                                         "conv1/kernel", "head/bias"}
+    # The loss the probe lowers is the one --grad differentiated, on both sides.
+    assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
+    assert found["loss_after"] < found["loss_before"]
+
+
+def test_keras_cnn_for_inference_folds_batchnorm(tmp_path, tf_model):
+    """The default stays what it was: BatchNorm folded into the convolutions."""
+    out = convert(tmp_path, "tf", "torch", str(tf_model("finetune_cnn")), purpose="inference")
+    text = (out / "model.py").read_text()
+    assert "BatchNorm" not in text and text.count("nn.Conv2d(") == 2
+    assert json.loads((out / "report.json").read_text())["target_details"]["for"] == "inference"
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_torch_encoder_for_training(tmp_path, target):
+    model = f"{TORCH_MODELS}:encoder"
+    out = convert(tmp_path, "torch", target, model, "--input-shape", "tokens:2,16",
+                  "--input-dtype", "int64")
+    text = (out / "model.py").read_text()
+    # Embedding table, learned positions, q/k/v projection and LayerNorm
+    # gamma/beta are parameters: an optimizer updates them.
+    for name in ("embed_weight", "pos", "encoder_layers_0_self_attn_in_proj_bias",
+                 "encoder_layers_1_norm2_weight"):
+        assert f"self.{name} = " in text and f"'c_{name}'" not in text
+
+    found = probe(target, out, "encoder" if target == "torch" else "")
+    assert found["trainable"] == 19429
+    if target == "torch":
+        assert found["source_trainable"] == found["trainable"]
+    assert found["loss_after"] < found["loss_before"]
+    if target == "paddle":
+        grads = grad_check(tmp_path, "torch", target, model, out)
+        assert grads["passed"] and grads["source_weights"] == 30
+        assert grads["worst"]["max_rel"] < 1e-4
+        assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
+
+
+def test_grad_check_fails_on_a_wrong_gradient(tmp_path, tf_model):
+    """A converted weight that differs from the source's gives other gradients:
+    --grad names it and exits 1."""
+    src = tf_model("finetune_cnn")
+    out = convert(tmp_path, "tf", "torch", str(src))
+    code = f'''
+import torch
+state = torch.load({str(out / "model.pt")!r})
+state["conv2.weight"] = state["conv2.weight"] * 1.5
+torch.save(state, {str(out / "model.pt")!r})
+'''
+    subprocess.run([sys.executable, "-c", code], check=True, env=ENV)
+    proc = run_cli("check", "--grad", "--from", "tf", "--to", "torch", "--model", str(src),
+                   "--converted", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAIL" in proc.stdout
+
+
+def _keras_batchnorm_graph():
+    """Keras 3's inference BatchNormalization as the direct reader maps it:
+    x * m + (beta - mean * m), m = rsqrt(moving_variance + eps) * gamma."""
+    import numpy as np
+    from x2.ir import Graph, Origin
+    rng = np.random.default_rng(0)
+    g = Graph()
+    g.add_input("x", "float32", (2, 5, 5, 3))
+    for name, value, trainable in (("gamma", rng.uniform(0.5, 1.5, 3), True),
+                                   ("beta", rng.normal(0, 0.1, 3), True),
+                                   ("mean", rng.normal(0, 0.1, 3), False),
+                                   ("var", rng.uniform(0.5, 1.5, 3), False)):
+        g.add_constant(name, value.astype(np.float32))
+        g.origin[name] = Origin(name, param=f"bn/{name}", trainable=trainable)
+    g.add_constant("eps", np.array(1e-3, np.float32))
+    for op, inputs, out in (("add", ["var", "eps"], "v"), ("rsqrt", ["v"], "r"),
+                            ("mul", ["r", "gamma"], "m"), ("mul", ["x", "m"], "xm"),
+                            ("mul", ["mean", "m"], "mm"), ("sub", ["beta", "mm"], "shift"),
+                            ("add", ["xm", "shift"], "y")):
+        g.add_node(op, inputs, name=out, outputs=[out])
+    g.outputs = ["y"]
+    return g
+
+
+def test_keras_batchnorm_arithmetic_becomes_batch_norm():
+    """--for training's passes on the IR: nothing computed from the variables
+    is folded, the arithmetic becomes one batch_norm node (NCHW between two
+    transposes) that computes the same (numpy kernels)."""
+    import numpy as np
+    from x2.ir.interpret import interpret
+    from x2.passes import pipeline_for, run_pipeline
+    from x2.passes.fold import fold_constants_for_training
+    from x2.passes.training import batch_norm_from_affine
+    x = np.random.default_rng(1).standard_normal((2, 5, 5, 3)).astype(np.float32)
+    expected = interpret(_keras_batchnorm_graph(), [x])[0]
+    graph = batch_norm_from_affine(fold_constants_for_training(_keras_batchnorm_graph()))
+    assert graph.op_counts() == {"transpose": 2, "batch_norm": 1}
+    assert [graph.origin[v].param for v in graph.nodes[1].inputs[1:]] == \
+        ["bn/gamma", "bn/beta", "bn/mean", "bn/var"]
+    np.testing.assert_allclose(interpret(graph, [x])[0], expected, rtol=1e-6, atol=1e-6)
+    # The whole training pipeline keeps it; the inference one folds it to constants.
+    trained, _ = run_pipeline(_keras_batchnorm_graph(), pipeline_for(purpose="training"))
+    assert trained.count("batch_norm") == 1
+    folded, _ = run_pipeline(_keras_batchnorm_graph(), pipeline_for())
+    assert folded.count("batch_norm") == 0 and folded.count("rsqrt") == 0
+    np.testing.assert_allclose(interpret(trained, [x])[0], expected, rtol=1e-6, atol=1e-6)
