@@ -114,6 +114,10 @@ def run_case(backend, case) -> tuple[str, str]:
         try:
             with np.errstate(all="ignore"):
                 outputs = list(rep.run([_normalize_tensor(i) for i in inputs]))
+        except (InternalError, StepCrashed) as exc:
+            return "broken", f"run: {_line(exc)}"
+        except X2Error as exc:  # converted at run (inputs x2 needs as constants): refused
+            return "refused", _line(exc)
         except Exception as exc:  # noqa: BLE001
             return "broken", f"run: {type(exc).__name__}: {_line(exc)}"
         try:
@@ -222,10 +226,25 @@ def backend_test(target: str, names: set[str] | None = None,
         @classmethod
         def prepare(cls, model, device="CPU", **kwargs):
             try:
-                return base.prepare(model, device, **kwargs)
+                rep = base.prepare(model, device, **kwargs)
             except (InternalError, StepCrashed):
                 raise
             except X2Error as exc:  # a clear refusal: counted, not a failure
+                raise unittest.SkipTest(f"refused: {_line(exc)}") from None
+            return RefusingRep(rep)
+
+    class RefusingRep:
+        """A model converted at `run` (X2DeferredRep) can refuse there."""
+
+        def __init__(self, rep):
+            self.rep = rep
+
+        def run(self, inputs, **kwargs):
+            try:
+                return self.rep.run(inputs, **kwargs)
+            except (InternalError, StepCrashed):
+                raise
+            except X2Error as exc:
                 raise unittest.SkipTest(f"refused: {_line(exc)}") from None
 
     with warnings.catch_warnings():
