@@ -16,6 +16,7 @@ frameworks segfault in one process), in which case it runs in a worker.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import tempfile
@@ -31,6 +32,15 @@ from .errors import X2Error
 from .isolation import in_process
 
 TARGETS = ("torch", "paddle")
+
+# The refusal of a value that must be a constant (x2/frontends/common.py require_const).
+_NEEDS_CONSTANT = re.compile(r"must be a constant at conversion time, but '(.+?)' is "
+                             r"computed by the graph")
+# Past this many frozen-value sets, a model whose "constant" inputs change
+# every call is refused rather than converted again and again.
+MAX_SPECIALIZATIONS = 16
+# Frozen inputs are parameters (axes, sizes, pads, bounds), not data tensors.
+MAX_FROZEN_SIZE = 64
 
 
 class X2Rep(BackendRep):
@@ -64,6 +74,88 @@ class X2Rep(BackendRep):
         return tuple(_to_numpy(r) for r in result)
 
 
+class X2DeferredRep(BackendRep):
+    """A model converted at `run`, with the inputs in `frozen` (those x2
+    needs as constants) taken as initializers of their run-time values; one
+    converted model per distinct set of values."""
+
+    def __init__(self, model, target: str, frozen: list[str], kwargs: dict):
+        self.model, self.target, self.kwargs = model, target, kwargs
+        initializers = {i.name for i in model.graph.initializer}
+        self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
+        self.frozen = frozen
+        self.converted: dict[tuple, X2Rep] = {}
+
+    def run(self, inputs, **kwargs) -> tuple[np.ndarray, ...]:
+        if isinstance(inputs, dict):
+            values = dict(inputs)
+        else:
+            arrays = list(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+            if len(arrays) != len(self.input_names):
+                raise X2Error(f"the model takes {len(self.input_names)} inputs "
+                              f"({', '.join(self.input_names)}); {len(arrays)} were given")
+            values = dict(zip(self.input_names, arrays))
+        missing = [n for n in self.input_names if n not in values]
+        if missing:
+            raise X2Error(f"inputs missing: {', '.join(missing)}")
+        values = {n: np.asarray(values[n]) for n in self.input_names}
+        for _ in range(len(self.input_names) + 1):  # each round freezes more inputs
+            large = [n for n in self.frozen if values[n].size > MAX_FROZEN_SIZE]
+            if large:  # a data tensor, not an axes/sizes-like parameter
+                raise X2Error(f"x2 needs input(s) {', '.join(large)} as constants at "
+                              f"conversion time, and they are data ({MAX_FROZEN_SIZE}+ values)")
+            key = tuple((n, values[n].dtype.str, values[n].shape, values[n].tobytes())
+                        for n in self.frozen)
+            rep = self.converted.get(key)
+            if rep is None:
+                if len(self.converted) >= MAX_SPECIALIZATIONS:
+                    raise X2Error(f"inputs {', '.join(self.frozen)} must be constants for "
+                                  f"x2; they took {MAX_SPECIALIZATIONS} different values "
+                                  f"already")
+                fixed = _freeze(self.model, {n: values[n] for n in self.frozen})
+                rep = X2Backend.prepare(fixed, "CPU", self.target, **self.kwargs)
+                if isinstance(rep, X2DeferredRep):  # another value x2 needs as a constant
+                    self.frozen += [n for n in rep.frozen if n not in self.frozen]
+                    self.converted.clear()
+                    continue
+                self.converted[key] = rep
+            return rep.run([values[n] for n in rep.input_names])
+        raise X2Error(f"x2 needs inputs {', '.join(self.frozen)} as constants")  # unreachable
+
+
+def _freeze(model, values: dict[str, np.ndarray]):
+    """A copy of `model` with these graph inputs as initializers."""
+    from onnx import numpy_helper
+    fixed = onnx.ModelProto()
+    fixed.CopyFrom(model)
+    kept = [i for i in fixed.graph.input if i.name not in values]
+    del fixed.graph.input[:]
+    fixed.graph.input.extend(kept)
+    fixed.graph.initializer.extend(numpy_helper.from_array(np.asarray(v), n)
+                                   for n, v in values.items())
+    return fixed
+
+
+def _inputs_behind(model, value: str) -> list[str]:
+    """The graph inputs `value` is computed from, not counting those it
+    depends on only through their shape (Shape, Size)."""
+    initializers = {i.name for i in model.graph.initializer}
+    inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    producer = {out: node for node in model.graph.node for out in node.output}
+    found, todo, seen = set(), [value], set()
+    while todo:
+        name = todo.pop()
+        if name in seen or not name:
+            continue
+        seen.add(name)
+        if name in inputs:
+            found.add(name)
+        node = producer.get(name)
+        if node is not None and node.op_type not in ("Shape", "Size"):
+            todo.extend(node.input)
+    return [n for n in inputs if n in found]
+
+
 def _to_numpy(value) -> np.ndarray:
     if hasattr(value, "detach"):  # torch
         return value.detach().cpu().numpy()
@@ -75,9 +167,11 @@ def _to_numpy(value) -> np.ndarray:
 class X2Backend(Backend):
     @classmethod
     def prepare(cls, model, device: str = "CPU", target: str = "torch",
-                **kwargs) -> X2Rep:
+                **kwargs) -> X2Rep | X2DeferredRep:
         """Convert `model` (a ModelProto or a path to a .onnx file) to `target`
-        and load it. Raises an X2Error subclass when x2 refuses the model."""
+        and load it. Raises an X2Error subclass when x2 refuses the model;
+        a model that x2 refuses only for want of input values as constants
+        is converted at `run` (X2DeferredRep)."""
         if target not in TARGETS:
             raise X2Error(f"target {target!r}: choose from {', '.join(TARGETS)}")
         if not cls.supports_device(device):
@@ -94,9 +188,16 @@ class X2Backend(Backend):
             tasks = {"onnx.read", "torch.emit"}
             if "tensorflow" not in sys.modules:
                 tasks.add("paddle.emit")
-            with in_process(tasks):
-                report = convert(path, str(out), source="onnx", target=target,
-                                 **kwargs)
+            try:
+                with in_process(tasks):
+                    report = convert(path, str(out), source="onnx", target=target,
+                                     **kwargs)
+            except X2Error as exc:
+                needed = _NEEDS_CONSTANT.search(str(exc))
+                frozen = _inputs_behind(model, needed.group(1)) if needed else []
+                if not frozen or type(exc).__name__ in ("InternalError", "StepCrashed"):
+                    raise
+                return X2DeferredRep(model, target, frozen, kwargs)
             loaded = import_generated(out / "model.py").load_model()
         finally:  # the weights are loaded: the files are no longer needed
             shutil.rmtree(folder, ignore_errors=True)

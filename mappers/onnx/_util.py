@@ -100,3 +100,12 @@ def norm_axes(ctx, op, value: str, axes: list[int], extra_rank: int = 0) -> list
     if len(set(out)) != len(out):
         raise ConversionError(f"{op.type} '{op.name}': repeated axis in {axes}")
     return out
+
+
+def refuse_empty_max(ctx, op, x: str, axes) -> None:
+    """Refuse a max/min reduction over an axis of size 0: ONNX gives the
+    identity (-inf/+inf, or the dtype's bounds) where torch and paddle raise."""
+    shape = ctx.shape(x)
+    if shape is not None and any(shape[a] == 0 for a in axes):
+        raise ConversionError(f"{op.type} '{op.name}': reducing an axis of size 0 "
+                              f"(input shape {list(shape)}) is not supported")

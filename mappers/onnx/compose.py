@@ -10,7 +10,7 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
-from ._util import check_axis, const_ints, norm_axes, rank_of
+from ._util import check_axis, const_ints, norm_axes, rank_of, refuse_empty_max
 
 
 def _scalar(ctx, value, like: str, hint: str = "const") -> str:
@@ -98,6 +98,7 @@ def reduce_composed(ctx, op):
     elif op.type == "ReduceLogSum":
         ctx.emit("log", [ctx.emit("reduce_sum", [x], reduce)], outputs=op.outputs)
     else:
+        refuse_empty_max(ctx, op, x, axes)
         peak = ctx.emit("reduce_max", [x], {"axes": axes, "keepdims": True})
         # An all -inf slice would give nan from inf - inf: shift by 0 there.
         finite = ctx.emit("where", [ctx.emit("isinf", [peak], dtype="bool"),

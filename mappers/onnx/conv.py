@@ -153,6 +153,13 @@ def _resize(ctx, op, mode: str, coord: str, scales, sizes):
         if not all(np.isfinite(s) and s > 0 for s in scales):
             raise ConversionError(f"{op.type} '{op.name}': scales {scales} must be positive")
         size = [int(np.floor(shape[2] * scales[2])), int(np.floor(shape[3] * scales[3]))]
+        if any(abs(shape[d] * scales[d] - size[d - 2]) > 1e-6 for d in (2, 3)):
+            # ONNX maps coordinates with the scale itself (or the unfloored
+            # length), the IR's resize with the ratio of the sizes: they agree
+            # only when the scaled sizes are whole numbers.
+            raise ConversionError(
+                f"{op.type} '{op.name}': scales {scales} on spatial sizes {shape[2:]} give "
+                f"fractional output sizes; only scales that give whole sizes are supported")
     if mode == "nearest":
         nearest_mode = op.attrs.get("nearest_mode", "round_prefer_floor")
         if coord != "asymmetric" or (op.type == "Resize" and nearest_mode != "floor"):
@@ -166,6 +173,11 @@ def _resize(ctx, op, mode: str, coord: str, scales, sizes):
     else:
         raise ConversionError(f"{op.type} '{op.name}': mode {mode} is not supported "
                               f"(nearest, linear are)")
+    if coord == "pytorch_half_pixel" and any(o == 1 and i != 1
+                                             for o, i in zip(size, shape[2:])):
+        # pytorch_half_pixel samples coordinate 0 for a length-1 output, half_pixel the middle.
+        raise ConversionError(f"{op.type} '{op.name}': pytorch_half_pixel with an output "
+                              f"size of 1 is not supported")
     if coord not in _RESIZE_COORDS:
         raise ConversionError(f"{op.type} '{op.name}': coordinate_transformation_mode "
                               f"{coord} is not supported")

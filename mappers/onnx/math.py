@@ -6,7 +6,7 @@ import numpy as np
 from x2.errors import ConversionError
 from x2.registry import onnx_mapper
 
-from ._util import check_axis, const_ints, rank_of
+from ._util import check_axis, const_ints, rank_of, refuse_empty_max
 
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
            "Equal": "equal", "Greater": "greater", "Less": "less",
@@ -142,6 +142,8 @@ def _reduce(ctx, op, axes):
             return
         axes = list(range(rank))
     axes = sorted({check_axis(op, a, rank, "axis") for a in axes})
+    if op.type in ("ReduceMax", "ReduceMin"):
+        refuse_empty_max(ctx, op, op.inputs[0], axes)
     ctx.emit(_REDUCE[op.type], op.inputs[:1], {"axes": axes,
                                                "keepdims": keepdims}, outputs=op.outputs)
 

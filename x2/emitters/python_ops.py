@@ -60,9 +60,41 @@ def elu(e, node):
 
 _OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "equal": "=="}
 
+# Paddle has no CPU kernels for these ops on these dtypes (its jit.save or
+# run fails): computed in a wider dtype and cast back. Exact for max/min;
+# for sub/mul the cast back wraps as the IR's (numpy's) integers do, and the
+# post-emit check compares with the IR's kernels either way.
+_PADDLE_WIDER = {"int8": "int32", "int16": "int32", "uint8": "int32", "float16": "float32",
+                 "bool": "int32"}
+_PADDLE_NARROW = {"maximum": ("int8", "int16", "uint8", "float16"),
+                  "minimum": ("int8", "int16", "uint8", "float16"),
+                  "reduce_max": ("bool",), "reduce_min": ("bool",),
+                  "mul": ("int8", "int16", "uint8"), "sub": ("int8", "int16", "uint8")}
+
+
+def _paddle_widened(e, node):
+    """Paddle's code for `node` in a wider dtype, or None where none is needed."""
+    if e.framework != "Paddle" or node.op not in _PADDLE_NARROW:
+        return None
+    dtype = e.graph.dtype(node.outputs[0])
+    if dtype not in _PADDLE_NARROW[node.op]:
+        return None
+    wide = [call("paddle.cast", e.value(v, tensor=True), e.dtype(_PADDLE_WIDER[dtype]))
+            for v in node.inputs]
+    if node.op in _OPERATORS:
+        out = binop(wide[0], _OPERATORS[node.op], wide[1])
+    elif node.op in ("maximum", "minimum"):
+        out = e.api(node.op, *wide)
+    else:
+        out = e.api(node.op, wide[0], axis=node.attrs["axes"], keepdim=node.attrs["keepdims"])
+    return call("paddle.cast", out, e.dtype(dtype))
+
 
 @register(*_OPERATORS)
 def operator(e, node):
+    widened = _paddle_widened(e, node)
+    if widened is not None:
+        return widened
     a, b = node.inputs
     # Two Python scalars would make a Python number, not a tensor.
     tensor_a = e.is_scalar(a) and e.is_scalar(b)
@@ -78,11 +110,17 @@ def mod(e, node):
 @register("maximum", "minimum", "greater", "less", "greater_equal", "less_equal", "not_equal",
           "bitwise_and", "bitwise_or", "bitwise_xor", "where", "matmul")
 def on_tensors(e, node):
+    widened = _paddle_widened(e, node)
+    if widened is not None:
+        return widened
     return e.api(node.op, *[e.value(v, tensor=True) for v in node.inputs])
 
 
 @register("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_any")
 def reduce(e, node):
+    widened = _paddle_widened(e, node)
+    if widened is not None:
+        return widened
     return e.api(node.op, e.value(node.inputs[0]), axis=node.attrs["axes"],
                  keepdim=node.attrs["keepdims"])
 
@@ -248,6 +286,20 @@ def layer_norm(e, node):
     x = node.inputs[0]
     shape = list(e.graph.shape(x)[node.attrs["axis"]:])
     extra = [e.value(v) for v in node.inputs[1:]]
+    eps = node.attrs["epsilon"]
+    if e.framework == "Paddle" and (node.attrs["axis"] % len(e.graph.shape(x)) == 0
+                                    or not 0 <= eps <= 1e-3):
+        # paddle's layer_norm op takes begin_norm_axis >= 1 and epsilon in
+        # [0, 0.001] only: spelled out as (x - mean) / sqrt(var + eps).
+        axes = list(range(node.attrs["axis"] % len(e.graph.shape(x)), len(e.graph.shape(x))))
+        v = e.value(x)
+        out = Expr(f"(({v} - {v}.mean(axis={axes}, keepdim=True)) / paddle.sqrt({v}.var("
+                   f"axis={axes}, unbiased=False, keepdim=True) + {float(eps)!r}))")
+        if extra:
+            out = Expr(f"({out} * {extra[0]})")
+        if len(extra) > 1:
+            out = Expr(f"({out} + {extra[1]})")
+        return out
     if e.framework == "Paddle" and len(shape) > 1:
         # paddle's static graph takes a 1-D scale and bias over the normalized dims.
         extra = [Expr(f"{v}.reshape([-1])") for v in extra]
