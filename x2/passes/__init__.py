@@ -8,6 +8,7 @@ import time
 from ..ir import Graph
 from .cleanup import merge_reshapes, remove_dead, remove_identities
 from .fold import fold_constants
+from .fusions import fuse_patterns
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
@@ -16,6 +17,7 @@ from .recurrent import merge_bidirectional
 PIPELINE = [
     ("remove_identities", remove_identities),
     ("fold_constants", fold_constants),
+    ("fuse_patterns", fuse_patterns),
     ("eliminate_transposes", eliminate_transposes),
     ("transposes_to_reshapes", transposes_to_reshapes),
     ("fold_constants_after_layout", fold_constants),
