@@ -171,3 +171,61 @@ def test_pattern_binds_a_repeated_var_to_one_value():
     found = match(g, Op("mul", Var("a"), Op("sigmoid", Var("b"))), m)
     assert found.values == {"a": "x", "b": "y"}
     assert match(g, Op("mul", Var("a"), Const(1.0)), m) is None
+
+
+# -- end to end: an exporter's decomposed ops come out as one call each -----------
+
+_EXPORT_BLOCK = r'''
+import sys, torch
+torch.manual_seed(0)
+
+class Block(torch.nn.Module):
+    """LayerNorm, GELU and SiLU, which the legacy exporter at opset 13 writes
+    as ReduceMean/Sub/Pow/Sqrt/Div, Div/Erf/Add/Mul and Sigmoid/Mul."""
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(16)
+        self.up = torch.nn.Linear(16, 32)
+        self.down = torch.nn.Linear(32, 16)
+    def forward(self, x):
+        h = self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+        return torch.nn.functional.silu(h) + x
+
+with torch.no_grad():
+    block = Block().eval()
+    for p in block.parameters():
+        p.uniform_(-0.5, 0.5)
+torch.onnx.export(block, (torch.randn(2, 5, 16),), sys.argv[1], opset_version=13,
+                  input_names=["x"], output_names=["y"], dynamo=False)
+'''
+
+
+def test_onnx_decomposed_block_becomes_one_call_each(tmp_path):
+    import collections
+    import subprocess
+    import sys
+
+    import onnx
+    from conftest import ENV, ROOT
+    from x2.convert import convert
+    from x2.parity import check
+
+    model = tmp_path / "block.onnx"
+    proc = subprocess.run([sys.executable, "-c", _EXPORT_BLOCK, str(model)], capture_output=True,
+                          text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    source_ops = collections.Counter(n.op_type for n in onnx.load(str(model)).graph.node)
+    assert source_ops["Erf"] == 1 and source_ops["Sigmoid"] == 1 and source_ops["ReduceMean"] == 2
+    for target in ("torch", "onnx"):
+        out = tmp_path / target
+        convert(str(model), str(out), source="onnx", target=target)
+        if target == "torch":
+            code = (out / "model.py").read_text()
+            for call in ("F.gelu(", "F.silu(", "F.layer_norm("):
+                assert code.count(call) == 1, (call, code)
+            assert "erf" not in code and "sigmoid" not in code
+        else:
+            ops = collections.Counter(n.op_type for n in onnx.load(str(out / "model.onnx")).graph.node)
+            assert ops["LayerNormalization"] == 1 and ops["ReduceMean"] == 0, ops
+        result = check(str(model), str(out), source="onnx", target=target, rtol=1e-4)
+        assert result["outputs"] and all(r["passed"] for r in result["outputs"]), result
