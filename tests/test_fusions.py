@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from x2.ir import Graph
-from x2.ir.interpret import interpret
+from x2.ir import Graph, TensorInfo
+from x2.ir.interpret import interpret, interpret_all
 from x2.passes.fusions import fuse_patterns
 from x2.passes.patterns import Const, Op, Var, match
 
@@ -27,8 +27,12 @@ class Builder:
         return self.g.add_constant("c", np.asarray(value, np.float32))
 
     def op(self, op, *inputs, **attrs):
+        """Add a node; its output gets dtype/shape info, as a frontend gives it."""
         names = [self.const(v) if isinstance(v, (int, float, np.ndarray)) else v for v in inputs]
-        return self.g.add_node(op, names, attrs=attrs).outputs[0]
+        out = self.g.add_node(op, names, attrs=attrs).outputs[0]
+        value = interpret_all(self.g, [np.ones(self.shape, np.float32)])[out]
+        self.g.info[out] = TensorInfo(str(value.dtype), tuple(value.shape))
+        return out
 
     def fused(self, output):
         """(graph before as a copy's result, graph after, op counts after)."""
@@ -229,3 +233,32 @@ def test_onnx_decomposed_block_becomes_one_call_each(tmp_path):
             assert ops["LayerNormalization"] == 1 and ops["ReduceMean"] == 0, ops
         result = check(str(model), str(out), source="onnx", target=target, rtol=1e-4)
         assert result["outputs"] and all(r["passed"] for r in result["outputs"]), result
+
+
+@pytest.mark.parametrize("scale", ["div", "mul", "none"])
+@pytest.mark.parametrize("mask", [False, True])
+def test_attention_from_matmul_softmax_matmul(scale, mask):
+    b = Builder((2, 4, 5, 8))  # [batch, heads, seq, dim]
+    q = b.op("mul", b.x, 0.9)
+    k = b.op("mul", b.x, 1.1)
+    v = b.op("neg", b.x)
+    s = b.op("matmul", q, b.op("transpose", k, perm=[0, 1, 3, 2]))
+    s = {"div": lambda: b.op("div", s, math.sqrt(8)), "mul": lambda: b.op("mul", s, 0.25),
+         "none": lambda: s}[scale]()
+    if mask:
+        s = b.op("add", s, np.where(np.tril(np.ones((5, 5))), 0, -1e9).astype(np.float32))
+    y = b.op("matmul", b.op("softmax", s, axis=-1), v)
+    graph, _, counts = b.fused(y)
+    assert counts == {"attention": 1} and sorted(_ops(graph)) == ["attention", "mul", "mul", "neg"]
+    node = next(n for n in graph.nodes if n.op == "attention")
+    assert node.attrs["scale"] == pytest.approx({"div": 1 / math.sqrt(8), "mul": 0.25,
+                                                 "none": 1.0}[scale])
+    assert len(node.inputs) == (4 if mask else 3)
+
+
+def test_softmax_over_another_axis_is_not_attention():
+    b = Builder((2, 5, 5))
+    s = b.op("matmul", b.x, b.op("transpose", b.x, perm=[0, 2, 1]))
+    y = b.op("matmul", b.op("softmax", s, axis=1), b.x)
+    graph, _, counts = b.fused(y)
+    assert counts == {}

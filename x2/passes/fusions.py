@@ -178,7 +178,46 @@ LAYER_NORM_SCALE = Rewrite("layer_norm_scale", Op("mul", Op("layer_norm", _x, na
 LAYER_NORM_BIAS = Rewrite("layer_norm_bias",
                           Op("add", Op("layer_norm", _x, Var("scale"), name="ln"), _c), _absorb(2))
 
-REWRITES = SIMPLIFY + [SILU, GELU_ERF, GELU_TANH, LAYER_NORM, LAYER_NORM_SCALE, LAYER_NORM_BIAS]
+
+# -- attention: softmax(q @ k^T * scale (+ mask)) @ v ------------------------------
+def _swaps_last_two(perm) -> bool:
+    perm = list(perm or ())
+    n = len(perm)
+    return n >= 2 and perm == list(range(n - 2)) + [n - 1, n - 2]
+
+
+_q, _k, _v = Var("q"), Var("k"), Var("v")
+_scores = Op("matmul", _q, Op("transpose", _k, attrs={"perm": _swaps_last_two}))
+_scale_const = Const(lambda a: a.size == 1 and np.issubdtype(a.dtype, np.floating)
+                     and float(a.reshape(())) != 0, name="scale")
+_scaled = Alt(Op("div", _scores, _scale_const, name="div"), Op("mul", _scores, _scale_const),
+              _scores)
+_logits = Alt(Op("add", _scaled, Var("mask")), _scaled)
+
+
+def _attention(graph: Graph, m: Match) -> str | None:
+    q, k, v = m.values["q"], m.values["k"], m.values["v"]
+    shapes = [graph.shape(x) for x in (q, k, v)]
+    if any(s is None or len(s) < 2 for s in shapes) or len({len(s) for s in shapes}) != 1:
+        return None
+    if m.nodes["softmax"].attrs["axis"] % len(shapes[0]) != len(shapes[0]) - 1:
+        return None
+    if "scale" in m.values:
+        c = float(m.const(graph, "scale").reshape(()))
+        scale = 1 / c if "div" in m.nodes else c
+    else:
+        scale = 1.0
+    inputs = [q, k, v] + ([m.values["mask"]] if "mask" in m.values else [])
+    node = graph.add_node("attention", inputs, attrs={"scale": scale},
+                          name=graph.fresh_name("attention"))
+    return node.outputs[0]
+
+
+ATTENTION = Rewrite("attention", Op("matmul", Op("softmax", _logits, name="softmax"), _v),
+                    _attention)
+
+REWRITES = SIMPLIFY + [SILU, GELU_ERF, GELU_TANH, LAYER_NORM, LAYER_NORM_SCALE, LAYER_NORM_BIAS,
+                       ATTENTION]
 
 
 def fuse_patterns(graph: Graph, counts: dict[str, int] | None = None) -> Graph:
