@@ -184,15 +184,23 @@ import sys, torch
 torch.manual_seed(0)
 
 class Block(torch.nn.Module):
-    """LayerNorm, GELU and SiLU, which the legacy exporter at opset 13 writes
-    as ReduceMean/Sub/Pow/Sqrt/Div, Div/Erf/Add/Mul and Sigmoid/Mul."""
+    """A BERT-style layer in eager form (scores / sqrt(d) + additive mask,
+    softmax, @ v), LayerNorm, GELU and SiLU, which the legacy exporter at
+    opset 13 writes as MatMul/Div/Add/Softmax/MatMul, ReduceMean/Sub/Pow/
+    Sqrt/Div, Div/Erf/Add/Mul and Sigmoid/Mul."""
     def __init__(self):
         super().__init__()
+        self.q, self.k, self.v = (torch.nn.Linear(16, 16) for _ in range(3))
         self.norm = torch.nn.LayerNorm(16)
         self.up = torch.nn.Linear(16, 32)
         self.down = torch.nn.Linear(32, 16)
+        self.register_buffer("mask", torch.triu(torch.full((5, 5), -1e4), 1))
     def forward(self, x):
-        h = self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+        q, k, v = (f(x).reshape(-1, 5, 2, 8).transpose(1, 2) for f in (self.q, self.k, self.v))
+        scores = q @ k.transpose(-1, -2) / 8 ** 0.5 + self.mask
+        a = (scores.softmax(-1) @ v).transpose(1, 2).reshape(-1, 5, 16)
+        x = self.norm(x + a)
+        h = self.down(torch.nn.functional.gelu(self.up(x)))
         return torch.nn.functional.silu(h) + x
 
 with torch.no_grad():
@@ -225,12 +233,13 @@ def test_onnx_decomposed_block_becomes_one_call_each(tmp_path):
         convert(str(model), str(out), source="onnx", target=target)
         if target == "torch":
             code = (out / "model.py").read_text()
-            for call in ("F.gelu(", "F.silu(", "F.layer_norm("):
+            for call in ("F.gelu(", "F.silu(", "F.layer_norm(", "F.scaled_dot_product_attention("):
                 assert code.count(call) == 1, (call, code)
             assert "erf" not in code and "sigmoid" not in code
         else:
             ops = collections.Counter(n.op_type for n in onnx.load(str(out / "model.onnx")).graph.node)
             assert ops["LayerNormalization"] == 1 and ops["ReduceMean"] == 0, ops
+            assert ops["Softmax"] == 1 and ops["Erf"] == 1, ops
         result = check(str(model), str(out), source="onnx", target=target, rtol=1e-4)
         assert result["outputs"] and all(r["passed"] for r in result["outputs"]), result
 

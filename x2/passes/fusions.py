@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..ir import Graph
+from ..ir import Graph, TensorInfo
 from .patterns import Alt, Const, Match, Op, Rewrite, Var, apply_rewrites
 
 SQRT2 = math.sqrt(2.0)
@@ -180,14 +180,10 @@ LAYER_NORM_BIAS = Rewrite("layer_norm_bias",
 
 
 # -- attention: softmax(q @ k^T * scale (+ mask)) @ v ------------------------------
-def _swaps_last_two(perm) -> bool:
-    perm = list(perm or ())
-    n = len(perm)
-    return n >= 2 and perm == list(range(n - 2)) + [n - 1, n - 2]
-
-
 _q, _k, _v = Var("q"), Var("k"), Var("v")
-_scores = Op("matmul", _q, Op("transpose", _k, attrs={"perm": _swaps_last_two}))
+# k^T is any transpose: exporters fold the heads' transpose into it ([0, 2, 3, 1]
+# from [batch, seq, heads, dim]); `_attention` gives the op the k it implies.
+_scores = Op("matmul", _q, Op("transpose", _k, name="k_t"))
 _scale_const = Const(lambda a: a.size == 1 and np.issubdtype(a.dtype, np.floating)
                      and float(a.reshape(())) != 0, name="scale")
 _scaled = Alt(Op("div", _scores, _scale_const, name="div"), Op("mul", _scores, _scale_const),
@@ -200,18 +196,24 @@ def _attention(graph: Graph, m: Match) -> str | None:
     shapes = [graph.shape(x) for x in (q, k, v)]
     if any(s is None or len(s) < 2 for s in shapes) or len({len(s) for s in shapes}) != 1:
         return None
-    if m.nodes["softmax"].attrs["axis"] % len(shapes[0]) != len(shapes[0]) - 1:
+    rank = len(shapes[0])
+    perm = list(m.nodes["k_t"].attrs["perm"])
+    if len(perm) != rank or m.nodes["softmax"].attrs["axis"] % rank != rank - 1:
         return None
     if "scale" in m.values:
         c = float(m.const(graph, "scale").reshape(()))
         scale = 1 / c if "div" in m.nodes else c
     else:
         scale = 1.0
+    perm[-2:] = perm[-1], perm[-2]  # k^T = transpose(k_source, perm_t), so k = this
+    if perm != list(range(rank)):
+        k = graph.add_node("transpose", [k], attrs={"perm": perm},
+                           name=graph.fresh_name("transpose")).outputs[0]
+        graph.info[k] = TensorInfo(graph.dtype(m.values["k"]), tuple(shapes[1][p] for p in perm))
     inputs = [q, k, v] + ([m.values["mask"]] if "mask" in m.values else [])
     node = graph.add_node("attention", inputs, attrs={"scale": scale},
                           name=graph.fresh_name("attention"))
     return node.outputs[0]
-
 
 ATTENTION = Rewrite("attention", Op("matmul", Op("softmax", _logits, name="softmax"), _v),
                     _attention)
