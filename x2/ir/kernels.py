@@ -299,7 +299,8 @@ def gather_nd(xs, a):
 
 
 def attention(xs, a):
-    """softmax(q @ k^T * scale + mask) @ v; `causal` hides keys after each query."""
+    """softmax(q @ k^T * scale + mask) @ v; `causal` hides key j from query i
+    when j > i (top-left aligned, as torch's is_causal)."""
     q, k, v = xs[:3]
     mask = xs[3] if len(xs) > 3 else None
     scale = a.get("scale")
@@ -309,5 +310,5 @@ def attention(xs, a):
         scores = scores + mask
     if a.get("causal"):
         sq, sk = scores.shape[-2:]
-        scores = np.where(np.tril(np.ones((sq, sk), bool), sk - sq), scores, -np.inf)
+        scores = np.where(np.tril(np.ones((sq, sk), bool)), scores, -np.inf)
     return [np.matmul(softmax([scores], {"axis": -1})[0], v).astype(q.dtype)]
