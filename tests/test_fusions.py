@@ -271,3 +271,37 @@ def test_softmax_over_another_axis_is_not_attention():
     y = b.op("matmul", b.op("softmax", s, axis=1), b.x)
     graph, _, counts = b.fused(y)
     assert counts == {}
+
+
+_EXPORT_ENCODER = r'''
+import sys, torch
+torch.manual_seed(0)
+layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, activation="gelu",
+                                         batch_first=True).eval()
+torch.export.save(torch.export.export(layer, (torch.randn(2, 5, 16),)), sys.argv[1])
+'''
+
+
+def test_torch_encoder_layer_keeps_its_high_level_ops(tmp_path):
+    """The torch route maps linear, gelu, layer_norm and scaled_dot_product_attention
+    as torch.export captured them (only ops without a mapper are decomposed)."""
+    import subprocess
+    import sys
+
+    from conftest import ENV, ROOT
+    from x2.convert import convert
+    from x2.parity import check
+
+    model = tmp_path / "encoder.pt2"
+    proc = subprocess.run([sys.executable, "-c", _EXPORT_ENCODER, str(model)], capture_output=True,
+                          text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "torch"
+    convert(str(model), str(out), source="torch", target="torch")
+    code = (out / "model.py").read_text()
+    counts = {call: code.count(call) for call in
+              ("F.scaled_dot_product_attention(", "F.gelu(", "F.layer_norm(", "F.softmax(")}
+    assert counts == {"F.scaled_dot_product_attention(": 1, "F.gelu(": 1, "F.layer_norm(": 2,
+                      "F.softmax(": 0}, counts
+    result = check(str(model), str(out), source="torch", target="torch", rtol=1e-4)
+    assert result["outputs"] and all(r["passed"] for r in result["outputs"]), result
