@@ -26,13 +26,31 @@ def mlp():
     return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
                                torch.nn.Linear(128, 64), torch.nn.SiLU()).eval()
 
+class Block(torch.nn.Module):
+    """A pre-norm transformer block written with F.scaled_dot_product_attention
+    (nn.TransformerEncoderLayer does not export with the legacy exporter of
+    torch 2.13: its MultiheadAttention passes is_causal as a tensor)."""
+    def __init__(self, d=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv, self.out = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.norm1, self.norm2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 2 * d), torch.nn.GELU(),
+                                       torch.nn.Linear(2 * d, d))
+
+    def forward(self, src):
+        b, s, d = src.shape
+        q, k, v = self.qkv(self.norm1(src)).reshape(b, s, 3, self.heads, d // self.heads) \
+            .permute(2, 0, 3, 1, 4)
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        src = src + self.out(a.transpose(1, 2).reshape(b, s, d))
+        return src + self.mlp(self.norm2(src))
+
 def encoder_layer():
-    return torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, activation="gelu",
-                                            batch_first=True).eval()
+    return Block().eval()
 
 def encoder():
-    layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
-    return torch.nn.TransformerEncoder(layer, 4, enable_nested_tensor=False).eval()
+    return torch.nn.Sequential(*[Block() for _ in range(4)]).eval()
 
 SHAPES = {"mlp": (8, 64), "encoder_layer": (2, 16, 64), "encoder": (2, 16, 64)}
 '''
@@ -67,7 +85,7 @@ def main() -> None:
         Path(tmp, "bench_modules.py").write_text(MODULES)
         rows = []
         for name in ("mlp", "encoder_layer", "encoder"):
-            arg, shape = ("input", "8,64") if name == "mlp" else ("src", "2,16,64")
+            arg, shape = ("src", "2,16,64") if name == "encoder_layer" else ("input", {"mlp": "8,64"}.get(name, "2,16,64"))
             x2_cmd = [sys.executable, "-m", "x2", "convert", "--from", "torch", "--to", "onnx",
                       "--model", f"{tmp}/bench_modules.py:{name}",
                       "--input-shape", f"{arg}:{shape}"]
