@@ -207,7 +207,7 @@ for name, coef in (("hann_window", 0.5), ("hamming_window", 0.54)):
 api("tf.cond", "control", ("If", "StatelessIf"), "paddle.static.nn.cond",
     "tf.cond(pred, true_fn=None, false_fn=None, name=None)",
     "paddle.static.nn.cond(pred, true_fn=None, false_fn=None, name=None, return_names=None)",
-    [A("pred", "pred"), A("true_fn", "true_fn"), A("false_fn", "false_fn"), NAME],
+    [A("pred", "pred"), A("true_fn", "true_fn"), A("false_fn", "false_fn"), A("name", "name")],
     "out = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)",
     "t = paddle.to_tensor(x)\nout = paddle.static.nn.cond(t.sum() > 0, lambda: t * 2.0, lambda: t - 1.0)",
     ("x2 writes a Python `if` on the predicate tensor; `paddle.jit.to_static` turns it into "
@@ -220,7 +220,7 @@ api("tf.while_loop", "control", ("While", "StatelessWhile"), "paddle.static.nn.w
     [A("cond", "cond"), A("body", "body"), A("loop_vars", "loop_vars", "semantics",
                                               "TF a tuple or nest, Paddle a list"),
      A("maximum_iterations", "—", "unsupported", "no counterpart: put a counter in the condition"),
-     NAME],
+     A("name", "name")],
     "_, out = tf.while_loop(lambda i, v: tf.reduce_sum(tf.abs(v)) < 100.0,\n"
     "                       lambda i, v: (i + 1, v * 2.0), (tf.constant(0), x))",
     "i0 = paddle.zeros([], dtype='int32')\n"

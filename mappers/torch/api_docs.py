@@ -99,6 +99,18 @@ module("torch.nn.functional.gelu", "activation", ["gelu.default"], "paddle.nn.fu
        "torch.nn.functional.gelu(input, approximate='none')", "paddle.nn.functional.gelu(x, approximate=False, name=None)",
        [INPUT, a("approximate", "approximate", "semantics", "'tanh' is True")],
        f"out = F.gelu({T}, approximate='tanh')", f"out = F.gelu({P}, approximate=True)")
+module("torch.nn.functional.scaled_dot_product_attention", "activation",
+       ["scaled_dot_product_attention.default"], "paddle.nn.functional.scaled_dot_product_attention",
+       "torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False)",
+       "paddle.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, training=True, name=None)",
+       [a("query", "query", "semantics", "torch [batch, heads, seq, dim], Paddle [batch, seq, heads, dim]"),
+        a("scale", "—", "unsupported", "Paddle always scales by 1/sqrt(dim)"),
+        a("enable_gqa", "—", "unsupported")],
+       "out = F.scaled_dot_product_attention(t, u, t)",
+       "out = paddle.matmul(F.softmax(paddle.matmul(t, u, transpose_y=True) / 8 ** 0.5, axis=-1), t)",
+       "Paddle's function runs on GPU builds only (flash attention), so x2 writes the Paddle "
+       "side out as matmul/softmax/matmul; the torch side is one F.scaled_dot_product_attention.",
+       shape=(2, 2, 5, 8), atol=1e-5)
 module("torch.nn.LeakyReLU", "activation", ["leaky_relu.default"], "paddle.nn.LeakyReLU",
        "torch.nn.LeakyReLU(negative_slope=0.01, inplace=False)", "paddle.nn.LeakyReLU(negative_slope=0.01, name=None)",
        [a("negative_slope", "negative_slope", "same", "0.01 on both (TF 0.2, Keras 0.3)"), a("inplace", "—", "unsupported")],

@@ -199,3 +199,37 @@ def leaky_relu(ctx, op):
     """`leaky_relu(negative_slope)`."""
     x, slope = args(op, None, 0.01)
     ctx.emit("leaky_relu", [x], {"alpha": float(slope)}, outputs=op.outputs)
+
+
+@torch_mapper("aten.scaled_dot_product_attention.default")
+def scaled_dot_product_attention(ctx, op):
+    """`attention` (a boolean mask, True = attend, becomes an additive 0/-inf one)."""
+    q, k, v, mask, dropout, causal = args(op, None, None, None, None, 0.0, False)[:6]
+    kwargs = op.attrs["kwargs"]
+    mask, causal = kwargs.get("attn_mask", mask), kwargs.get("is_causal", causal)
+    dropout, scale = kwargs.get("dropout_p", dropout), kwargs.get("scale")
+    if kwargs.get("enable_gqa"):
+        raise unsupported(op, "enable_gqa (grouped-query attention) is not supported")
+    if dropout:
+        raise unsupported(op, f"dropout_p={dropout} (a training-time op) is not supported")
+    inputs = [q, k, v]
+    if mask is not None:
+        if ctx.dtype(mask) == "bool":
+            dtype = ctx.dtype(q)
+            mask = ctx.emit("where", [mask, ctx.constant(np.array(0, dtype), "zero"),
+                                      ctx.constant(np.array(-np.inf, dtype), "minus_inf")],
+                            shape=ctx.shape(mask), dtype=dtype, hint="additive_mask")
+    if causal:
+        # A constant additive mask, so every target writes it the same way.
+        sq, sk = ctx.shape(q)[-2], ctx.shape(k)[-2]
+        if not isinstance(sq, int) or not isinstance(sk, int):
+            raise unsupported(op, "is_causal with a sequence length unknown at conversion time")
+        dtype = ctx.dtype(q)
+        causal_mask = ctx.constant(np.where(np.tril(np.ones((sq, sk), bool)), 0, -np.inf)
+                                   .astype(dtype), "causal_mask")
+        mask = causal_mask if mask is None else ctx.emit(
+            "add", [mask, causal_mask], hint="causal_mask")
+    if mask is not None:
+        inputs.append(mask)
+    ctx.emit("attention", inputs, {"scale": None if scale is None else float(scale)},
+             outputs=op.outputs[:1])

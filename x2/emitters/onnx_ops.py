@@ -490,3 +490,26 @@ def recurrent(e, node):
     perm = [2, 0, 1, 3] if a["batch_first"] else [0, 2, 1, 3]
     y_time = e.node("Transpose", [y_split], [e.fresh(node, "y_t")], perm=perm)
     e.node("Reshape", [y_time, e.ints([0, 0, -1])], node.outputs[:1])
+
+
+@onnx_op("attention")
+def attention(e, node):
+    """Written out (MatMul, Mul, Add, Softmax, MatMul): ONNX's Attention op
+    needs opset 23, which onnxruntime does not run on every build."""
+    q, k, v = node.inputs[:3]
+    shape = e.graph.shape(q)
+    if shape is None or not isinstance(shape[-1], int):
+        raise e.unsupported(node, "attention whose head size is unknown")
+    if node.attrs.get("causal"):
+        raise e.unsupported(node, "causal attention (the fusions never make it)")
+    rank = len(shape)
+    scale = node.attrs.get("scale")
+    scale = 1 / float(np.sqrt(shape[-1])) if scale is None else float(scale)
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    k_t = e.node("Transpose", [k], [e.fresh(node, "k_t")], perm=perm)
+    scores = e.node("MatMul", [q, k_t], [e.fresh(node, "scores")])
+    scores = e.node("Mul", [scores, e.scalar(scale, e.dtype(q))], [e.fresh(node, "scaled")])
+    if len(node.inputs) > 3 and node.inputs[3]:
+        scores = e.node("Add", [scores, node.inputs[3]], [e.fresh(node, "masked")])
+    weights = e.node("Softmax", [scores], [e.fresh(node, "weights")], axis=-1)
+    e.node("MatMul", [weights, v], node.outputs)

@@ -188,3 +188,23 @@ def resize(e, node):
         extra["align_mode"] = 1 if a["coord"] == "asymmetric" else 0
     return call("F.interpolate", e.value(node.inputs[0]), size=a["size"], mode=a["mode"],
                 **extra)
+
+
+@PADDLE_OPS.register("attention")
+def attention(e, node):
+    """Written out: Paddle's F.scaled_dot_product_attention takes [batch, seq,
+    heads, dim] and runs only on GPU builds (flash attention), while the IR's
+    layout is torch's [batch, heads, seq, dim]."""
+    q, k, v = (e.value(x) for x in node.inputs[:3])
+    if node.attrs.get("causal"):
+        raise e.unsupported(node, "causal attention (the fusions never make it)")
+    scale = node.attrs.get("scale")
+    if scale is None:
+        dim = (e.graph.shape(node.inputs[0]) or [None])[-1]
+        if not isinstance(dim, int):
+            raise e.unsupported(node, "attention whose head size is unknown")
+        scale = 1 / float(np.sqrt(dim))
+    scores = binop(call("paddle.matmul", q, k, transpose_y=True), "*", float(scale))
+    if len(node.inputs) > 3 and node.inputs[3]:
+        scores = binop(scores, "+", e.value(node.inputs[3]))
+    return call("paddle.matmul", call("F.softmax", scores, axis=-1), v)

@@ -210,3 +210,15 @@ def resize(e, node):
     extra = {"align_corners": a["coord"] == "align_corners"} if a["mode"] == "bilinear" else {}
     return call("F.interpolate", e.value(node.inputs[0]), size=a["size"], mode=a["mode"],
                 **extra)
+
+
+@TORCH_OPS.register("attention")
+def attention(e, node):
+    q, k, v = (e.value(x) for x in node.inputs[:3])
+    mask = node.inputs[3] if len(node.inputs) > 3 and node.inputs[3] else None
+    kwargs = {"attn_mask": e.value(mask)} if mask else {}
+    if node.attrs.get("causal"):
+        kwargs["is_causal"] = True
+    if node.attrs.get("scale") is not None:
+        kwargs["scale"] = float(node.attrs["scale"])
+    return call("F.scaled_dot_product_attention", q, k, v, **kwargs)

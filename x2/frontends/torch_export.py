@@ -651,7 +651,21 @@ def _decompose(program):
             changed = True
     if changed:
         program.graph_module.recompile()
-    return program.run_decompositions()
+    return program.run_decompositions(_decomposition_table())
+
+
+def _decomposition_table() -> dict:
+    """Core ATen's decompositions less those of ops a mapper takes as they
+    are: linear, gelu, scaled_dot_product_attention... stay one op (and one
+    call in the generated model) instead of becoming the arithmetic the
+    fusions would have to find again."""
+    torch = _torch()
+    from ..registry import TORCH
+    table = torch.export.default_decompositions()
+    for op in list(table):
+        if TORCH.lookup(str(op)) is not None:
+            del table[op]
+    return table
 
 
 def _dims(shape) -> tuple:

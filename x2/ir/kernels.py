@@ -296,3 +296,19 @@ def gather_nd(xs, a):
     b = a["batch_dims"]
     index = gather_nd_index(x.shape[:b], idx.ndim, idx.shape[-1], lambda i: idx[..., i])
     return [x[index]]
+
+
+def attention(xs, a):
+    """softmax(q @ k^T * scale + mask) @ v; `causal` hides key j from query i
+    when j > i (top-left aligned, as torch's is_causal)."""
+    q, k, v = xs[:3]
+    mask = xs[3] if len(xs) > 3 else None
+    scale = a.get("scale")
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * np.asarray(scale, q.dtype)
+    if mask is not None:
+        scores = scores + mask
+    if a.get("causal"):
+        sq, sk = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((sq, sk), bool)), scores, -np.inf)
+    return [np.matmul(softmax([scores], {"axis": -1})[0], v).astype(q.dtype)]

@@ -228,6 +228,12 @@ op("loop", "max_trip? cond? x*", CF.loop_kernel, "ONNX Loop with closed `body` (
    outputs=None, body=Attr("graph"), carried=Attr("int", 0))
 
 
+# -- attention (x2/passes/fusions.py makes it from the matmul/softmax/matmul chain) --
+op("attention", "q k v mask?", K.attention, "softmax(q @ k^T * scale + mask) @ v over the "
+   "last two axes ([..., seq, dim], torch's layout); `mask` is additive and broadcasts to "
+   "the scores; `causal` masks keys after the query's position",
+   scale=Attr("float", None, doc="None: 1/sqrt(dim)"), causal=Attr("bool", False))
+
 def evaluate(op: str, inputs: list[np.ndarray], attrs: dict) -> list[np.ndarray] | None:
     """Run the op's kernel; None when it has none. Mappers fold constants
     before their node exists, so the schema defaults are filled in here too."""

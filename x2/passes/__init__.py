@@ -10,6 +10,7 @@ from ..ir.control_flow import GRAPH_ATTRS
 from .cleanup import merge_reshapes, remove_dead, remove_identities
 from .fold import fold_constants, fold_constants_for_training
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
+from .fusions import fuse_patterns
 from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
 from .recurrent import merge_bidirectional
@@ -18,6 +19,7 @@ from .training import batch_norm_from_affine, conv_bias_from_add, matmul_to_dens
 PIPELINE = [
     ("remove_identities", remove_identities),
     ("fold_constants", fold_constants),
+    ("fuse_patterns", fuse_patterns),
     ("eliminate_transposes", eliminate_transposes),
     ("transposes_to_reshapes", transposes_to_reshapes),
     ("fold_constants_after_layout", fold_constants),
@@ -35,7 +37,8 @@ PIPELINE = [
 # output, by position) also run inside the subgraphs of control-flow nodes,
 # innermost first. The others change the interface (nchw_interface) or decide
 # for the whole model (nhwc_ops); a subgraph's interface stays as its node uses it.
-_SUBGRAPH_PASSES = {remove_identities, fold_constants, eliminate_transposes,
+_SUBGRAPH_PASSES = {remove_identities, fold_constants, fold_constants_for_training,
+                    fuse_patterns, eliminate_transposes,
                     transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
                     fold_pad_into_conv, matmul_to_dense, merge_bidirectional, remove_dead}
 
