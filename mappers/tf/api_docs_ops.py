@@ -229,3 +229,12 @@ api("tf.while_loop", "control", ("While", "StatelessWhile"), "paddle.static.nn.w
     ("x2 writes a Python `while` over tensors (the loop state, the step counter and the "
      "condition are tensors), which `paddle.jit.to_static` turns into this while_loop.",),
     category="source-more")
+TABLE.add_forms({
+    "tf.cond": "pred=tf.reduce_sum(t) > 0 | t.sum() > 0; true_fn=lambda: t * 2.0; "
+               "false_fn=lambda: t - 1.0",
+    "tf.while_loop": ("cond=lambda i, v: tf.reduce_sum(tf.abs(v)) < 100.0 | "
+                      "lambda i, v: v.abs().sum() < 100.0; "
+                      "body=lambda i, v: (i + 1, v * 2.0) | lambda i, v: [i + 1, v * 2.0]; "
+                      "loop_vars=(tf.constant(0), t) | [paddle.zeros([], dtype='int32'), t]",
+                      {"post": "{}[1]"}),
+})

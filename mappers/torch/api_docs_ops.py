@@ -195,3 +195,47 @@ api("torch.Tensor.softmax", "tensor", aten("_softmax.default"), "paddle.nn.funct
     "torch.Tensor.softmax(dim, dtype=None)", "paddle.nn.functional.softmax(x, axis=-1, dtype=None, name=None)",
     [A("dim", "axis", "renamed")], "out = [t.softmax(1), t.softmax(dim=-1)]", "out = [F.softmax(t, 1), F.softmax(t, axis=-1)]",
     "paddle.Tensor has no softmax method: call the function.", category="api-name")
+
+# ---------------------------------------------------------------- control flow
+api("torch.cond", "control", ("cond",), "paddle.static.nn.cond",
+    "torch.cond(pred, true_fn, false_fn, operands=())",
+    "paddle.static.nn.cond(pred, true_fn=None, false_fn=None, name=None, return_names=None)",
+    [A("pred", "pred"), A("true_fn", "true_fn", "semantics", "torch passes the operands, Paddle none"),
+     A("false_fn", "false_fn", "semantics", "torch passes the operands, Paddle none"),
+     A("operands", "—", "unsupported", "Paddle's branches read Python closures")],
+    "t = torch.tensor(x)\nout = torch.cond(t.sum() > 0, lambda v: v * 2.0, lambda v: v - 1.0, (t,))",
+    "t = paddle.to_tensor(x)\nout = paddle.static.nn.cond(t.sum() > 0, lambda: t * 2.0, lambda: t - 1.0)",
+    ("x2 writes a Python `if` on the predicate tensor, which `paddle.jit.to_static` turns "
+     "into this cond in the inference model.",), category="arg-types")
+api("torch._higher_order_ops.while_loop", "control", ("while_loop",), "paddle.static.nn.while_loop",
+    "torch._higher_order_ops.while_loop(cond_fn, body_fn, carried_inputs, additional_inputs=())",
+    "paddle.static.nn.while_loop(cond, body, loop_vars, is_test=False, name=None)",
+    [A("cond_fn", "cond", "renamed"), A("body_fn", "body", "renamed"),
+     A("carried_inputs", "loop_vars", "renamed", "torch a tuple, Paddle a list"),
+     A("additional_inputs", "—", "unsupported", "Paddle's functions read Python closures")],
+    "from torch._higher_order_ops.while_loop import while_loop\n"
+    "_, out = while_loop(lambda i, v: v.abs().sum() < 100.0, lambda i, v: (i + 1, v * 2.0),\n"
+    "                    (torch.zeros((), dtype=torch.int64), torch.tensor(x)))",
+    "i0 = paddle.zeros([], dtype='int64')\n"
+    "_, out = paddle.static.nn.while_loop(lambda i, v: v.abs().sum() < 100.0,\n"
+    "                                     lambda i, v: [i + 1, v * 2.0], [i0, paddle.to_tensor(x)])",
+    ("x2 writes a Python `while` over tensors, which `paddle.jit.to_static` turns into this "
+     "while_loop.",), category="arg-types")
+TABLE.add_forms({
+    "torch.cond": "pred=t.sum() > 0; true_fn=lambda v: v * 2.0 | lambda: t * 2.0; "
+                  "false_fn=lambda v: v - 1.0 | lambda: t - 1.0; operands>-=(t,)",
+    "torch._higher_order_ops.while_loop": (
+        "cond_fn>cond=lambda i, v: v.abs().sum() < 100.0; "
+        "body_fn>body=lambda i, v: (i + 1, v * 2.0) | lambda i, v: [i + 1, v * 2.0]; "
+        "carried_inputs>loop_vars=(torch.zeros((), dtype=torch.int64), t) | "
+        "[paddle.zeros([], dtype='int64'), t]",
+        {"post": "{}[1]", "src_fn": "while_loop", "pd_pre": "",
+         "pre": "from torch._higher_order_ops.while_loop import while_loop"}),
+})
+TABLE.add_forms({
+    "torch.nn.functional.scaled_dot_product_attention": (
+        "query=t; key=u; value=t",
+        {"pd_fn": "_pd", "pd_pre": "def _pd(query, key, value):\n"
+                                   "    scores = paddle.matmul(query, key, transpose_y=True) / 8 ** 0.5\n"
+                                   "    return paddle.matmul(F.softmax(scores, axis=-1), value)"}),
+})
