@@ -58,7 +58,7 @@ def torch_source_grads(args: dict) -> dict:
                       f"(file.py:factory or a pickled nn.Module); {request.model} is a "
                       f"{kind}, whose parameters autograd cannot reach")
     module.eval()
-    tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in _load(args["inputs"])]
+    tensors = [torch.from_numpy(np.array(a, order="C")) for a in _load(args["inputs"])]
     arguments = request.options.forward_args
     result = module(**dict(zip(arguments, tensors))) if arguments else module(*tensors)
     outputs = [t for t in _pytree.tree_leaves(result) if isinstance(t, torch.Tensor)]

@@ -65,8 +65,8 @@ class X2Rep(BackendRep):
         if self.target == "torch":
             import torch
             with torch.no_grad():
-                result = self.model(*[torch.from_numpy(np.ascontiguousarray(a))
-                                      for a in arrays])
+                # np.array, not np.ascontiguousarray, which makes a 0-d input 1-d
+                result = self.model(*[torch.from_numpy(np.array(a, order="C")) for a in arrays])
         else:
             import paddle
             result = self.model(*[paddle.to_tensor(a) for a in arrays])

@@ -58,7 +58,7 @@ def round_to(array: np.ndarray, precision: str) -> np.ndarray:
         return array
     if precision == "fp16":
         return array.astype(np.float16).astype(array.dtype)
-    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32)
+    bits = np.array(array, dtype=np.float32, order="C").view(np.uint32)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     return rounded.view(np.float32).astype(array.dtype)
 
@@ -218,7 +218,7 @@ def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[st
                      f"(every op computes in {str(dtype).split('.')[-1]})")
     tensors = []
     for x, written in zip(inputs, args.get("input_dtypes") or [None] * len(inputs)):
-        t = torch.from_numpy(np.ascontiguousarray(x)).to(dev)
+        t = torch.from_numpy(np.array(x, order="C")).to(dev)
         if written is not None:  # a model converted to reduced precision: its own dtypes
             tensors.append(t.to(getattr(torch, written)) if t.is_floating_point() else t)
         else:

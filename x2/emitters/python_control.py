@@ -58,8 +58,20 @@ def loop(e, node):
     inner += [Assign([], Expr(f"{name}.append({value})")) for name, value in zip(lists, new_scans)]
     inner.append(Assign([iteration], Expr(f"{iteration} + 1")))
     code.append(While(Expr(" and ".join(tests)), inner))
-    code += [Assign([out], e.api("stack", Expr(name))) for out, name in zip(scans, lists)]
+    for out, name, value in zip(scans, lists, body.outputs[1 + count:]):
+        code.append(Assign([out], _stacked(e, name, body.info.get(value))))
     return code
+
+
+def _stacked(e, name: str, element) -> Expr:
+    """The steps stacked; a loop that ran no step gives an empty stack of the
+    element's shape (as ONNX Loop does) when that shape is known."""
+    stack = e.api("stack", Expr(name))
+    shape = None if element is None else element.shape
+    if shape is None or any(not isinstance(d, int) for d in shape):
+        return stack
+    empty = e.api("zeros", [0, *shape], dtype=e.dtype(element.dtype))
+    return Expr(f"{stack} if len({name}) > 0 else {empty}")
 
 
 def _always_true(graph, value: str) -> bool:

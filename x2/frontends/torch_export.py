@@ -944,7 +944,7 @@ def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None =
     options = options or ReadOptions()
     kind, obj = load_model(spec, options.trust_pickle)
     model = obj.module() if kind == "program" else obj
-    tensors = [torch.from_numpy(np.ascontiguousarray(x)) for x in inputs]
+    tensors = [torch.from_numpy(np.array(x, order="C")) for x in inputs]  # (ascontiguousarray makes 0-d 1-d)
     arguments = options.forward_args
     with torch.no_grad():
         if arguments and kind == "module":
