@@ -133,11 +133,12 @@ def test_torch_encoder_for_training(tmp_path, target):
     out = convert(tmp_path, "torch", target, model, "--input-shape", "tokens:2,16",
                   "--input-dtype", "int64")
     text = (out / "model.py").read_text()
-    # Embedding table, learned positions, q/k/v projection and LayerNorm
-    # gamma/beta are parameters: an optimizer updates them.
-    for name in ("embed_weight", "pos", "encoder_layers_0_self_attn_in_proj_bias",
-                 "encoder_layers_1_norm2_weight"):
+    # Embedding table, learned positions and LayerNorm gamma/beta are
+    # parameters, and the q/k/v projection a Linear layer named after its
+    # source weight: an optimizer updates them.
+    for name in ("embed_weight", "pos", "encoder_layers_1_norm2_weight"):
         assert f"self.{name} = " in text and f"'c_{name}'" not in text
+    assert "self.encoder_layers_0_self_attn_in_proj = " in text, text
 
     found = probe(target, out, "encoder" if target == "torch" else "")
     assert found["trainable"] == 19429

@@ -356,9 +356,9 @@ class EmitContext:
         base = parts[-2] if len(parts) >= 2 else (parts[-1] if parts else kind)
         weight = name_from or next(iter(params.values()), None)
         origin = self.graph.origin.get(weight) if isinstance(weight, str) else None
-        if origin is not None and origin.param.endswith(".weight"):
-            # A source parameter ("layer1.conv1.weight") names the layer.
-            base = origin.param.removesuffix(".weight")
+        if origin is not None and origin.param.endswith((".weight", "_weight")):
+            # A source parameter ("layer1.conv1.weight", "attn.in_proj_weight") names the layer.
+            base = origin.param[:-len(".weight")]
         elif origin is not None and origin.trainable and "/" in origin.param:
             # A TF variable ("stem_bn/gamma") names the layer after its Keras layer.
             base = origin.param.rpartition("/")[0]

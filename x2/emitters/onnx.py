@@ -14,7 +14,6 @@ from ..contracts import EmitRequest
 from ..errors import ConversionError, X2Error
 from ..ir import Graph
 from ..ir.serialize import copy_file_range_of
-from . import onnx_control  # noqa: F401  (registers `if` and `loop` in ONNX_OPS)
 from .onnx_ops import ONNX_OPS
 
 DEFAULT_OPSET = 17

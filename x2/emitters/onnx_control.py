@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .onnx_ops import ONNX_OPS, onnx_op
 
 
 def _subgraph(e, graph, name: str, outer: dict[str, str], formal: list[str]):
     """GraphProto for IR subgraph `graph`: its inputs in `outer` read those
     outer values, the `formal` ones are the GraphProto's own inputs."""
     from onnx import numpy_helper
+
+    from .onnx_ops import ONNX_OPS   # (at call time: onnx_ops registers this module's ops)
     helper = e.helper
     inner = type(e)(graph, e.opset)
     inner._node_names = e._node_names  # node names unique across the whole model
@@ -65,7 +66,6 @@ def _info(e, graph, value: str, onnx_name: str):
          for i, d in enumerate(info.shape)])
 
 
-@onnx_op("if")
 def if_(e, node):
     operands = list(node.inputs[1:])
     branches = {}
@@ -76,7 +76,6 @@ def if_(e, node):
     e.node("If", [_as(e, node.inputs[0], "bool")], list(node.outputs), **branches)
 
 
-@onnx_op("loop")
 def loop(e, node):
     body = node.attrs["body"]
     count = node.attrs["carried"]

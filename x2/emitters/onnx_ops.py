@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import onnx_control
 from .registry import OpRegistry
 
 ONNX_OPS = OpRegistry("ONNX")
 onnx_op = ONNX_OPS.register
+onnx_op("if")(onnx_control.if_)
+onnx_op("loop")(onnx_control.loop)
 
 
 _SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "Sigmoid",
