@@ -36,6 +36,7 @@ class OnnxContext:
         self._counter = 0
         self._node_names: set[str] = set()
         self.current = None
+        self.ops = ONNX_OPS  # the op table, for subgraphs (x2/emitters/onnx_control.py)
 
     def fresh(self, node, hint: str) -> str:
         while True:

@@ -15,14 +15,13 @@ def _subgraph(e, graph, name: str, outer: dict[str, str], formal: list[str]):
     """GraphProto for IR subgraph `graph`: its inputs in `outer` read those
     outer values, the `formal` ones are the GraphProto's own inputs."""
     from onnx import numpy_helper
-
-    from .onnx_ops import ONNX_OPS   # (at call time: onnx_ops registers this module's ops)
     helper = e.helper
     inner = type(e)(graph, e.opset)
     inner._node_names = e._node_names  # node names unique across the whole model
+    inner.ops = e.ops
     for node in graph.nodes:
         inner.current = node
-        ONNX_OPS[node.op](inner, node)
+        e.ops[node.op](inner, node)
     inner.current = None
 
     def renamed(value: str) -> str:

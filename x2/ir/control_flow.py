@@ -14,12 +14,11 @@ own, and the use lists of the outer graph stay complete.
       node outputs: carried final values, then each scan output stacked on a new axis 0
 
 The loop runs while (no max_trip or iteration < max_trip) and cond, as ONNX Loop.
+Their numpy semantics are in x2/ir/interpret.py, which runs subgraphs.
 """
 from __future__ import annotations
 
 from typing import Iterator
-
-import numpy as np
 
 GRAPH_ATTRS = {"if": ("then_branch", "else_branch"), "loop": ("body",)}
 
@@ -42,41 +41,6 @@ def walk_graphs(graph) -> Iterator:
 
 def has_control_flow(graph) -> bool:
     return any(node.op in GRAPH_ATTRS for node in graph.nodes)
-
-
-def if_kernel(xs, attrs):
-    from .interpret import interpret
-    branch = attrs["then_branch"] if bool(np.asarray(xs[0]).reshape(-1)[0]) \
-        else attrs["else_branch"]
-    return [np.asarray(v) for v in interpret(branch, list(xs[1:]))]
-
-
-def loop_kernel(xs, attrs):
-    from .interpret import interpret
-    body, carried_count = attrs["body"], attrs["carried"]
-    max_trip = None if xs[0] is None else int(np.asarray(xs[0]).reshape(-1)[0])
-    cond = True if len(xs) < 2 or xs[1] is None else bool(np.asarray(xs[1]).reshape(-1)[0])
-    carried = list(xs[2:2 + carried_count])
-    invariants = list(xs[2 + carried_count:])
-    scans: list[list[np.ndarray]] = [[] for _ in body.outputs[1 + carried_count:]]
-    iteration = 0
-    while (max_trip is None or iteration < max_trip) and cond:
-        outs = interpret(body, [np.array(iteration, np.int64), np.array(cond), *carried,
-                                *invariants])
-        cond = bool(np.asarray(outs[0]).reshape(-1)[0])
-        carried = [np.asarray(v) for v in outs[1:1 + carried_count]]
-        for collected, value in zip(scans, outs[1 + carried_count:]):
-            collected.append(np.asarray(value))
-        iteration += 1
-    stacked = []
-    for collected, name in zip(scans, body.outputs[1 + carried_count:]):
-        if collected:
-            stacked.append(np.stack(collected))
-        else:  # no iteration ran: an empty stack of the declared element shape
-            info = body.info.get(name)
-            shape = tuple(d or 0 for d in (info.shape or ())) if info else ()
-            stacked.append(np.zeros((0, *shape), dtype=info.dtype if info else np.float32))
-    return carried + stacked
 
 
 def inline(graph, sub, inputs: list[str], prefix: str, source: dict | None = None) -> list[str]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels as K
-from . import control_flow as CF
 from . import rnn_kernels as RK
 from .kernels import reshape_target, strided_slice_index  # noqa: F401  (re-exported)
 from .schema import Attr, OpDef, parse_inputs
@@ -218,11 +217,12 @@ op("rnn", "x w r b? seq_lens? h0?", RK.recurrent("rnn"), "Elman RNN; " + _RNN_DO
    activation=Attr("str", "tanh", ("tanh", "relu")))
 
 # Structured control flow (x2/ir/control_flow.py): subgraphs are closed, what
-# they read from outside is an input of the node.
-op("if", "cond x*", CF.if_kernel, "run `then_branch` or `else_branch` (closed subgraphs taking "
+# they read from outside is an input of the node. No kernel here: running a
+# subgraph is the interpreter's (x2/ir/interpret.py), and folding never runs a loop.
+op("if", "cond x*", None, "run `then_branch` or `else_branch` (closed subgraphs taking "
    "the x) as the bool scalar `cond` says; the outputs are the branch's", outputs=None,
    then_branch=Attr("graph"), else_branch=Attr("graph"))
-op("loop", "max_trip? cond? x*", CF.loop_kernel, "ONNX Loop with closed `body` (iteration, "
+op("loop", "max_trip? cond? x*", None, "ONNX Loop with closed `body` (iteration, "
    "cond, carried..., invariants...) -> (cond, carried..., scans...); x = the `carried` initial "
    "values, then invariants; outputs: final carried values, then scans stacked on axis 0",
    outputs=None, body=Attr("graph"), carried=Attr("int", 0))
