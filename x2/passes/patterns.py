@@ -212,9 +212,13 @@ def apply_rewrites(graph: Graph, rewrites: list[Rewrite],
                 found = match(graph, rewrite.pattern, node)
                 if found is None:
                     continue
+                before = len(graph.nodes)
                 new = rewrite.replace(graph, found)
                 if new is None:
                     continue
+                for made in graph.nodes[before:]:
+                    # Provenance: the fused nodes come from the matched root's source node.
+                    made.source = made.source or dict(node.source)
                 _take_place(graph, node, new)
                 if counts is not None:
                     counts[rewrite.name] = counts.get(rewrite.name, 0) + 1
@@ -246,6 +250,7 @@ def _take_place(graph: Graph, root: Node, new: str) -> None:
         producer.outputs = [old if o == new else o for o in producer.outputs]
         graph.forget(new)
     else:
-        graph.add_node("identity", [new], outputs=[old], name=graph.fresh_name("identity"))
+        graph.add_node("identity", [new], outputs=[old], name=graph.fresh_name("identity"),
+                       source=dict(root.source))
     if info is not None:
         graph.info[old] = info
