@@ -35,7 +35,8 @@ FP16_SAFE = FP16_MAX / 2
 # Kept in float32 unless --keep-fp32 says otherwise: ops whose result loses
 # far more than one rounding in half precision (sums of exponentials,
 # variances, powers) or overflows easily.
-KEEP_FP32 = ("softmax", "log_softmax", "layer_norm", "batch_norm", "group_norm", "exp", "log",
+KEEP_FP32 = ("softmax", "log_softmax", "attention", "layer_norm", "batch_norm", "group_norm",
+             "exp", "log",
              "pow", "softplus", "reduce_sum", "reduce_mean", "reduce_prod")
 REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_prod")
 # A reduction over fewer elements than this is short enough for half precision.
