@@ -1,7 +1,7 @@
 """Conditionals and while loops whose branches, condition and body are
 source subgraphs taking their operands explicitly (torch.cond/while_loop,
 TensorFlow's functional If/While), shared by the PyTorch and TF mappers.
-ONNX's by-name captures are in mappers/onnx/control.py."""
+ONNX's If binds its by-name captures with `take_operands` too."""
 from __future__ import annotations
 
 from x2.ir import Graph
@@ -17,22 +17,25 @@ def emit_if(ctx, op, pred: str, operands: list[str], then_src, else_src) -> None
         passed += values
     passed = list(dict.fromkeys(passed))
     for graph, values in branches:
-        _take(ctx, graph, values, passed)
+        take_operands(ctx, graph, passed, dict(zip(values, graph.inputs)))
     ctx.emit("if", [pred, *passed], {"then_branch": branches[0][0],
                                      "else_branch": branches[1][0]}, outputs=op.outputs)
 
 
-def _take(ctx, graph: Graph, values: list[str], passed: list[str]) -> None:
-    """Make the graph's inputs take `passed` in order (adding unused ones)."""
-    by_value = dict(zip(values, graph.inputs))
-    names = []
+def take_operands(ctx, graph: Graph, passed: list[str], bound: dict[str, str],
+                  own: tuple[str, ...] = ()) -> None:
+    """Make `graph` take its own inputs, then one input per value in `passed`,
+    in that order. `bound` maps an outer value to the input that already
+    receives it; a value the graph does not read gets a new, unused input (both
+    branches of a conditional take the same operands)."""
+    names = list(own)
     for value in passed:
-        if value not in by_value:
+        if value not in bound:
             info = ctx.graph.info.get(value)
-            by_value[value] = graph.add_input(graph.fresh_name("unused"),
-                                              info.dtype if info else "float32",
-                                              info.shape if info else None)
-        names.append(by_value[value])
+            bound[value] = graph.add_input(graph.fresh_name("unused"),
+                                           info.dtype if info else "float32",
+                                           info.shape if info else None)
+        names.append(bound[value])
     graph.inputs = names
 
 

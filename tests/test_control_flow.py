@@ -141,9 +141,9 @@ def _assert_parity(result):
         assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
 
 
-def _check_cases(model, out, target, cases):
+def _check_cases(model, out, target, cases, source="onnx"):
     for inputs in cases:
-        _assert_parity(check(str(model), str(out), source="onnx", target=target, rtol=RTOL,
+        _assert_parity(check(str(model), str(out), source=source, target=target, rtol=RTOL,
                              inputs=inputs))
 
 
@@ -213,9 +213,7 @@ def test_torch_cond_takes_both_branches(tmp_path, target):
     x = rng.standard_normal((2, 4)).astype(np.float32)
     # The predicate is mean(tanh(inp(x))) > 0: x and -x land on either side
     # (the layer's bias is small next to the input's spread).
-    for inputs in ([x * 3], [-x * 3]):
-        _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL,
-                             inputs=inputs))
+    _check_cases(model, out, target, [[x * 3], [-x * 3]], source="torch")
     _assert_structure(out, target, python="if ", onnx="If")
     if target != "onnx":   # the branch's layer stays a layer, named after its parameter
         assert "self.up(" in (out / "model.py").read_text()
@@ -228,8 +226,7 @@ def test_torch_while_loop_runs_as_long_as_the_input_says(tmp_path, target):
     convert(model, str(out), source="torch", target=target,
             input_shapes={"x": [2, 3], "limit": [1]})
     x = np.full((2, 3), 0.25, np.float32)
-    for limit in (1.0, 5.0, 100.0):   # 0, 1 and 5 steps
-        result = check(model, str(out), source="torch", target=target, rtol=RTOL,
-                       inputs=[x, np.array([limit], np.float32)])
-        _assert_parity(result)
+    limits = (1.0, 5.0, 100.0)   # 0, 1 and 5 steps
+    _check_cases(model, out, target, [[x, np.array([v], np.float32)] for v in limits],
+                 source="torch")
     _assert_structure(out, target, python="while ", onnx="Loop")

@@ -132,16 +132,26 @@ def test_input_shape_falls_back_to_tensorflow_and_says_why(sample, tmp_path):
     assert "read by" in summary and "TensorFlow (--input-shape" in summary, summary
 
 
-def test_direct_only_refuses_control_flow_clearly(tf_model, tmp_path):
+def test_direct_reader_keeps_a_runtime_cond_as_a_conditional(tf_model, tmp_path):
+    """tf.cond on a value known only at run time: the direct reader (no
+    TensorFlow) reads both branches from the function library into one `if`."""
+    from x2.parity import check
+    model = str(tf_model("control_flow"))
     out = str(tmp_path / "out")
-    proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model",
-                   str(tf_model("control_flow")), "--out", out, "--tf-reader", "direct")
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr
-    text = " ".join(proc.stderr.split())
-    assert "direct SavedModel reader cannot read this model" in text
-    assert "control flow" in text and "--tf-reader auto" in text
-    assert not os.path.exists(out)
+    proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model", model, "--out", out,
+                   "--tf-reader", "direct")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(open(os.path.join(out, "report.json")).read())
+    assert report["source"]["reader"] == {"name": "direct"}
+    import onnx
+    assert "If" in [n.op_type for n in onnx.load(os.path.join(out, "model.onnx")).graph.node]
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32) * 3
+    # sum > 0 takes x * 2, else x - 1; the relu after it keeps both outputs varied
+    cases = [x + 1, x - 1.2]
+    assert cases[0].sum() > 0 > cases[1].sum()
+    for case in cases:
+        result = check(model, out, source="tf", target="onnx", inputs=[case])
+        assert all(r["passed"] for r in result["outputs"]), result["outputs"]
 
 
 def _copy(model, tmp_path):

@@ -286,8 +286,7 @@ def tf_extras(out):
 
 
 def control_flow(out):
-    """A tf.cond inside the signature: a function-valued op the direct reader
-    leaves to TensorFlow."""
+    """A tf.cond inside the signature on a value known only at run time."""
     tf = _tf()
 
     class M(tf.Module):

@@ -10,6 +10,7 @@ from x2.ir import Graph, TensorInfo
 from x2.ir.control_flow import inline
 from x2.registry import onnx_mapper
 
+from .._control import take_operands
 from ._util import check_axis, rank_of
 
 _TO_THE_START = -(1 << 62)
@@ -23,13 +24,9 @@ def _own_inputs(op) -> list[str]:
 def _take(ctx, graph: Graph, operands: list[str]) -> None:
     """Make `graph`'s captured inputs exactly `operands`, in that order (a
     branch takes the values the other branch captures too, unused)."""
-    own = [v for v in graph.inputs if v not in operands]
-    for value in operands:
-        if value not in graph.inputs:
-            info = ctx.graph.info.get(value)
-            graph.add_input(value, info.dtype if info else "float32",
-                            info.shape if info else None)
-    graph.inputs = own + list(operands)
+    own = tuple(v for v in graph.inputs if v not in operands)
+    captured = {v: v for v in graph.inputs if v in operands}
+    take_operands(ctx, graph, operands, captured, own)
 
 
 @onnx_mapper("If")

@@ -79,16 +79,11 @@ def structured_if(inliner, node, name: str, inputs: list, function, call) -> lis
                           [i or TensorInfo("float32", None) for i in infos])
 
 
-def structured_while(inliner, node, name: str, inputs: list, function, call) -> list:
+def structured_while(inliner, node, name: str, inputs: list, cond_fdef, body_fdef,
+                     call) -> list:
     """One While SourceOp: its loop variables split into carried state and
     invariants; returns a binding per loop variable."""
     _refuse_lists(node, name, inputs)
-    cond_fdef = function(inliner, node, name, "cond")
-    body_fdef = function(inliner, node, name, "body")
-    if len(body_fdef.signature.output_arg) != len(inputs):
-        raise ConversionError(f"{node.op} node '{name}': its body returns "
-                              f"{len(body_fdef.signature.output_arg)} values for {len(inputs)} "
-                              f"loop variables")
     body, results = _branch(inliner, body_fdef, f"{name}/body/", inputs, call)
     tensors = [i for i, v in enumerate(inputs) if _is_tensor(v)]
     position = {p: i for i, p in zip(tensors, body.inputs)}

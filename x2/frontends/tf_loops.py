@@ -104,17 +104,17 @@ def _if(inliner, node, name: str, inputs: list) -> list:
 
 
 def _while(inliner, node, name: str, inputs: list) -> list:
-    layer = _recurrent_layer(inliner, node, name, inputs)
-    if layer is not None:
-        return layer
-    if not inliner.unroll_loops:
-        return tf_control.structured_while(inliner, node, name, inputs, _function, _call)
     cond = _function(inliner, node, name, "cond")
     body = _function(inliner, node, name, "body")
     if len(body.signature.output_arg) != len(inputs):
         raise ConversionError(f"{node.op} node '{name}': its body returns "
                               f"{len(body.signature.output_arg)} values for {len(inputs)} "
                               f"loop variables")
+    layer = _recurrent_layer(inliner, node, name, inputs, cond, body)
+    if layer is not None:
+        return layer
+    if not inliner.unroll_loops:
+        return tf_control.structured_while(inliner, node, name, inputs, cond, body, _call)
     state = list(inputs)
     start = len(inliner.ops)
     with inliner.in_loop():
@@ -133,13 +133,10 @@ def _while(inliner, node, name: str, inputs: list) -> list:
                           f"{MAX_ITERATIONS} iterations")
 
 
-def _recurrent_layer(inliner, node, name: str, inputs: list) -> list | None:
+def _recurrent_layer(inliner, node, name: str, inputs: list, cond, body) -> list | None:
     """The loop's new state when it is a Keras recurrent layer (tf_recurrent.py),
     made by one layer op; None for any other loop."""
-    body = _function(inliner, node, name, "body")
-    cond = _function(inliner, node, name, "cond")
-    if len(body.node_def) > tf_recurrent.MAX_BODY_NODES or \
-            len(body.signature.output_arg) != len(inputs):
+    if len(body.node_def) > tf_recurrent.MAX_BODY_NODES:
         return None
     found = tf_recurrent.match(
         tf_recurrent.Trees(body, inliner.protos), inputs, lambda v: _array(inliner, v),
