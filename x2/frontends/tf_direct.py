@@ -292,11 +292,11 @@ class _Inliner:
                                inputs[0].trainable)]
         if any(isinstance(v, Resource) for v in inputs):
             raise NeedsTensorFlow(f"{op} {name} uses a variable directly (resource op)")
-        if op in NOT_CORE:
-            raise NeedsTensorFlow(f"{op} is not a core TensorFlow op")
         if op.startswith("x2."):   # x2's own synthetic ops are made by the reader only
             raise ConversionError(f"node '{name}' has op type '{op}', which is not a "
                                   f"TensorFlow op", details={"node": name, "op": op})
+        if op in NOT_CORE:
+            raise NeedsTensorFlow(f"{op} is not a core TensorFlow op")
         if op == "Const":
             return [self.const(name, tensor_value(node.attr["value"].tensor))]
         attrs = dict(DEFAULTS.get(op, {}))
