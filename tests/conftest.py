@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # suite runs, in-process and in the CLI subprocesses (x2/passes/__init__.py).
 os.environ.setdefault("X2_LINT", "1")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
+ENV.pop("X2_REUSE_WORKERS", None)   # CLI runs keep x2's default (see warm_workers)
 
 
 def _build(args: list[str], out: Path) -> Path:
@@ -22,6 +23,17 @@ def _build(args: list[str], out: Path) -> Path:
                               env=ENV, cwd=ROOT)
         assert proc.returncode == 0, f"building {args} failed:\n{proc.stderr[-3000:]}"
     return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_workers():
+    """Steps the suite runs in this process share warm workers, one per
+    framework family (x2/isolation.py): a fresh worker per step would import
+    TensorFlow or Paddle again hundreds of times. The CLI subprocesses the
+    suite starts keep x2's default, a fresh worker per step."""
+    from x2.isolation import reuse_workers
+    with reuse_workers():
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -1,12 +1,23 @@
-"""Run one framework step in its own worker process (see x2/worker.py)."""
+"""Run one framework step in its own worker process (see x2/worker.py).
+
+By default every step gets a fresh worker: a crash, a leak or a framework's
+global state never outlives one conversion. `reuse_workers` (or
+X2_REUSE_WORKERS=1) keeps one warm worker per framework family for many
+steps instead: for long trusted runs (a test suite, a model zoo, an ONNX
+backend preparing many models) where importing TensorFlow or Paddle again
+for every step costs more than the step itself.
+"""
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -126,9 +137,149 @@ def in_process(tasks: set[str]):
         _IN_PROCESS.difference_update(added)
 
 
-def start_step(task: str, scratch: Path | None = None) -> Step | InProcessStep:
+class _Server:
+    """A reusable worker process (`python -m x2.worker --serve FAMILY`)."""
+
+    # A worker is replaced after this many steps: frameworks keep caches and
+    # loaded models alive, so memory only grows.
+    MAX_STEPS = 40
+
+    def __init__(self, family: str):
+        self.family = family
+        self.steps = 0
+        self.device = None
+        self.log = tempfile.TemporaryFile(prefix="x2-worker-")
+        read_fd, write_fd = os.pipe()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "x2.worker", "--serve", family, str(write_fd)],
+            stdin=subprocess.PIPE, stdout=self.log, stderr=self.log, text=True, env=_env(),
+            pass_fds=(write_fd,), preexec_fn=die_with_parent)
+        os.close(write_fd)
+        self.reply = os.fdopen(read_fd, "r")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def log_size(self) -> int:
+        return os.fstat(self.log.fileno()).st_size
+
+    def log_since(self, start: int) -> str:
+        """What the worker printed since `start` (pread: the worker shares the
+        file's offset, so this process never moves it)."""
+        size = self.log_size()
+        return os.pread(self.log.fileno(), size - start, start).decode(errors="replace")
+
+    def close(self) -> None:
+        if self.alive():
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.reply.close()
+        self.log.close()
+
+
+class _Pool:
+    def __init__(self):
+        self.idle: dict[tuple, list[_Server]] = {}
+
+    def take(self, key: tuple) -> _Server:
+        servers = self.idle.setdefault(key, [])
+        while servers:
+            server = servers.pop()
+            if server.alive():
+                return server
+            server.close()
+        return _Server(key[0])
+
+    def give_back(self, key: tuple, server: _Server) -> None:
+        if server.alive() and server.steps < _Server.MAX_STEPS:
+            self.idle.setdefault(key, []).append(server)
+        else:
+            server.close()
+
+    def close(self) -> None:
+        for servers in self.idle.values():
+            for server in servers:
+                server.close()
+        self.idle.clear()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.close)
+_REUSE = [os.environ.get("X2_REUSE_WORKERS") == "1"]
+
+
+@contextmanager
+def reuse_workers():
+    """Within the block, steps run in warm workers kept for the next step of
+    the same framework (the pool is emptied when the block ends)."""
+    before = _REUSE[0]
+    _REUSE[0] = True
+    try:
+        yield
+    finally:
+        _REUSE[0] = before
+        if not before:
+            _POOL.close()
+
+
+class PooledStep:
+    """A step run by a warm worker of its framework family, taken from the
+    pool when the step starts and given back when it ends."""
+
+    def __init__(self, task: str, scratch: Path | None = None):
+        self.task = task
+        self.scratch = scratch
+        self.key = (task.split(".")[0],)
+        self.server: _Server | None = _POOL.take(self.key)
+
+    def run(self, args: dict, *, timeout: float | None = None) -> dict:
+        server, self.server = self.server, None
+        device = args.get("device")
+        if server.steps and device != server.device and device is not None:
+            # Device settings apply before a framework import: a new worker.
+            server.close()
+            server = _Server(self.key[0])
+        server.device = device if device is not None else server.device
+        tmp = make_dir("x2-step-", self.scratch)
+        result_path = tmp / "result.json"
+        start = server.log_size()
+        try:
+            server.proc.stdin.write(json.dumps({**args, "task": self.task,
+                                                "result": str(result_path)}) + "\n")
+            server.proc.stdin.flush()
+            ready, _, _ = select.select([server.reply], [], [], timeout)
+            if not ready:
+                server.proc.kill()
+                raise StepCrashed(f"step '{self.task}' did not finish within {timeout} s")
+            answered = server.reply.readline()
+        except (BrokenPipeError, OSError):
+            answered = ""
+        try:
+            if not answered:   # the worker died during the step
+                server.proc.wait()
+                return _result(self.task, result_path, server.proc.returncode or -9,
+                               server.log_since(start))
+            server.steps += 1
+            return _result(self.task, result_path, int(answered), server.log_since(start))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            _POOL.give_back(self.key, server)
+
+    def cancel(self) -> None:
+        if self.server is not None:
+            _POOL.give_back(self.key, self.server)
+            self.server = None
+
+
+def start_step(task: str, scratch: Path | None = None) -> Step | InProcessStep | PooledStep:
     if task in _IN_PROCESS:
         return InProcessStep(task)
+    if _REUSE[0]:
+        return PooledStep(task, scratch)
     return Step(task, scratch)
 
 

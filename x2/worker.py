@@ -176,14 +176,8 @@ _grad_tasks()
 PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch"}
 
 
-def main() -> int:
-    name = sys.argv[1]
-    if name in PREWARM:
-        try:
-            importlib.import_module(PREWARM[name])
-        except ImportError:
-            pass  # reported properly when the task itself imports it
-    args = json.loads(sys.stdin.read())
+def run_task(name: str, args: dict) -> int:
+    """Run one task; its result or error goes to args["result"] as JSON."""
     result_path = args["result"]
     if args.get("device"):
         # Device visibility and GPU memory settings, before any framework import.
@@ -213,6 +207,39 @@ def main() -> int:
     with open(result_path, "w") as fh:
         json.dump(result, fh)
     return code
+
+
+def _prewarm(name: str) -> None:
+    if name in PREWARM:
+        try:
+            importlib.import_module(PREWARM[name])
+        except ImportError:
+            pass  # reported properly when the task itself imports it
+
+
+def serve(family: str, reply_fd: int) -> int:
+    """A reusable worker (x2/isolation.py `reuse_workers`): runs tasks of one
+    framework family, one JSON line each on stdin, and answers each on
+    `reply_fd` once its result file is written. Ends when stdin closes."""
+    _prewarm(f"{family}.emit")
+    with open(reply_fd, "w") as reply:
+        for line in sys.stdin:
+            args = json.loads(line)
+            name = args.pop("task")
+            if name.split(".")[0] != family:
+                raise SystemExit(f"worker for {family} was sent task {name}")
+            code = run_task(name, args)
+            reply.write(f"{code}\n")
+            reply.flush()
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1] == "--serve":
+        return serve(sys.argv[2], int(sys.argv[3]))
+    name = sys.argv[1]
+    _prewarm(name)
+    return run_task(name, json.loads(sys.stdin.read()))
 
 
 if __name__ == "__main__":
