@@ -53,6 +53,7 @@ from x2.contracts import Report  # noqa: E402
 from x2.convert import convert  # noqa: E402
 from x2.errors import UnsupportedOpsError, X2Error  # noqa: E402
 from x2.executors import Task, make_executor  # noqa: E402
+from x2.isolation import reuse_workers  # noqa: E402
 from x2.parity import check, make_inputs  # noqa: E402
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
@@ -266,7 +267,8 @@ def main(argv=None) -> int:
     finished = 0
     total = len(todo) * len(targets)
     # The Ray workers import this script's functions and the registry.
-    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tools" / "zoo_models")])}
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tools" / "zoo_models")]),
+           "X2_REUSE_WORKERS": "1"}
     try:
         executor = make_executor(args.executor if todo else "local", args.jobs,
                                  args.ray_address if todo else None, retries=2, env=env)
@@ -274,24 +276,31 @@ def main(argv=None) -> int:
         sys.exit(f"error: {exc.message}")
     tasks = [Task(key=e.name, arg=(e.name, str(work), targets, not args.no_latency))
              for e in todo]
-    for i, result in executor.run(entry_task, tasks, entry_lost):
-        entry = todo[i]
-        for row in result["targets"].values():
-            finished += 1
-            mark = "[green]pass[/]" if row["passed"] else "[red]FAIL[/]"
-            detail = (f"max rel {row['max_rel']:.3e}" if row.get("max_rel") is not None
-                      else "") + (f"  {row['reason']}" if row.get("reason") else "")
-            console.print(f"[{finished}/{total}] {escape(entry.name)} -> {row['target']}: "
-                          f"{mark} {escape(detail)}", highlight=False, soft_wrap=True)
-        if result.get("lost"):
-            continue  # no result file: the next run does it again
-        if entry.name in done and not args.force:
-            result["targets"] = {**done[entry.name]["targets"], **result["targets"]}
-        (work / "results" / f"{entry.name}.json").write_text(json.dumps(result, indent=2))
+    with reuse_workers():   # one TensorFlow/Paddle/torch import per worker, not per step
+        for i, result in executor.run(entry_task, tasks, entry_lost):
+            _record(todo[i], result, targets, done, work, args.force, finished, total)
+            finished += len(result["targets"])
     results = load_results(work)
     write_outputs(results, work / "zoo.json", Path(args.md))
     print_table(summary_table(results))
     return 0
+
+
+def _record(entry, result: dict, targets: list[str], done: dict, work: Path, force: bool,
+            finished: int, total: int) -> None:
+    """Print an entry's rows and keep its result (merged with earlier targets)."""
+    for row in result["targets"].values():
+        finished += 1
+        mark = "[green]pass[/]" if row["passed"] else "[red]FAIL[/]"
+        detail = (f"max rel {row['max_rel']:.3e}" if row.get("max_rel") is not None
+                  else "") + (f"  {row['reason']}" if row.get("reason") else "")
+        console.print(f"[{finished}/{total}] {escape(entry.name)} -> {row['target']}: "
+                      f"{mark} {escape(detail)}", highlight=False, soft_wrap=True)
+    if result.get("lost"):
+        return  # no result file: the next run does it again
+    if entry.name in done and not force:
+        result["targets"] = {**done[entry.name]["targets"], **result["targets"]}
+    (work / "results" / f"{entry.name}.json").write_text(json.dumps(result, indent=2))
 
 
 def select(models: str | None, family: str | None) -> list[registry.Entry]:

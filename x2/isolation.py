@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -182,29 +183,36 @@ class _Server:
 
 
 class _Pool:
+    """Idle warm workers by family; steps on several threads (the zoo's
+    --jobs) each take their own."""
+
     def __init__(self):
         self.idle: dict[tuple, list[_Server]] = {}
+        self.lock = threading.Lock()
 
     def take(self, key: tuple) -> _Server:
-        servers = self.idle.setdefault(key, [])
-        while servers:
-            server = servers.pop()
-            if server.alive():
-                return server
-            server.close()
+        with self.lock:
+            servers = self.idle.setdefault(key, [])
+            while servers:
+                server = servers.pop()
+                if server.alive():
+                    return server
+                server.close()
         return _Server(key[0])
 
     def give_back(self, key: tuple, server: _Server) -> None:
         if server.alive() and server.steps < _Server.MAX_STEPS:
-            self.idle.setdefault(key, []).append(server)
+            with self.lock:
+                self.idle.setdefault(key, []).append(server)
         else:
             server.close()
 
     def close(self) -> None:
-        for servers in self.idle.values():
-            for server in servers:
-                server.close()
-        self.idle.clear()
+        with self.lock:
+            servers = [s for idle in self.idle.values() for s in idle]
+            self.idle.clear()
+        for server in servers:
+            server.close()
 
 
 _POOL = _Pool()
