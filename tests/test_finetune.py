@@ -31,7 +31,7 @@ sys.path.insert(0, sys.argv[1])
 from x2.emitters.codegen import import_generated
 from x2.gradcheck_runtime import loss_weights
 from x2.parity import make_inputs
-framework, out, source = sys.argv[2], Path(sys.argv[3]), sys.argv[4]
+framework, out = sys.argv[2], Path(sys.argv[3])
 report = json.loads((out / "report.json").read_text())
 arrays = make_inputs({"inputs": report["inputs"]}, 0, 2)
 model = import_generated(out / "model.py").load_model()
@@ -44,11 +44,6 @@ if framework == "torch":
         y = model(*[torch.from_numpy(a) for a in arrays])
         return (y * torch.from_numpy(loss_weights(tuple(y.shape), 0, 0))).sum()
     opt = torch.optim.SGD(params, lr=1e-2)
-    if source:
-        sys.path.insert(0, str(Path(sys.argv[1]) / "tests"))
-        import torch_models
-        src = getattr(torch_models, source)()
-        result["source_trainable"] = sum(p.numel() for p in src.parameters() if p.requires_grad)
 else:
     import paddle
     params = [p for p in model.parameters() if not p.stop_gradient]
@@ -67,11 +62,32 @@ print(json.dumps(result))
 '''
 
 
-def probe(framework: str, out, source: str = "") -> dict:
-    proc = subprocess.run([sys.executable, "-c", _PROBE, str(ROOT), framework, str(out), source],
+def probe(framework: str, out) -> dict:
+    proc = subprocess.run([sys.executable, "-c", _PROBE, str(ROOT), framework, str(out)],
                           capture_output=True, text=True, env=ENV, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# The trainable parameter count of a torch source FILE.py:factory.
+_SOURCE_TRAINABLE = r'''
+import importlib.util, sys
+from pathlib import Path
+path, factory = sys.argv[1].rsplit(":", 1)
+sys.path.insert(0, str(Path(path).parent))
+spec = importlib.util.spec_from_file_location("source_models", path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+model = getattr(module, factory)()
+print(sum(p.numel() for p in model.parameters() if p.requires_grad))
+'''
+
+
+def torch_source_trainable(spec: str) -> int:
+    proc = subprocess.run([sys.executable, "-c", _SOURCE_TRAINABLE, spec], capture_output=True,
+                          text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return int(proc.stdout.strip().splitlines()[-1])
 
 
 def convert(tmp_path, source: str, target: str, model: str, *extra: str, purpose="training"):
@@ -133,22 +149,77 @@ def test_torch_encoder_for_training(tmp_path, target):
     out = convert(tmp_path, "torch", target, model, "--input-shape", "tokens:2,16",
                   "--input-dtype", "int64")
     text = (out / "model.py").read_text()
-    # Embedding table, learned positions and LayerNorm gamma/beta are
-    # parameters, and the q/k/v projection a Linear layer named after its
-    # source weight: an optimizer updates them.
-    for name in ("embed_weight", "pos", "encoder_layers_1_norm2_weight"):
-        assert f"self.{name} = " in text and f"'c_{name}'" not in text
-    assert "self.encoder_layers_0_self_attn_in_proj = " in text, text
+    # The embedding table and the LayerNorms are layers, the learned positions a
+    # parameter, and the q/k/v projection a Linear layer named after its source
+    # weight: an optimizer updates them all.
+    for layer in ("embed = nn.Embedding(", "encoder_layers_1_norm2 = nn.LayerNorm(",
+                  "encoder_layers_0_self_attn_in_proj = nn.Linear("):
+        assert f"self.{layer}" in text, text
+    assert "self.pos = " in text and "register_buffer('c_pos'" not in text
 
-    found = probe(target, out, "encoder" if target == "torch" else "")
-    assert found["trainable"] == 19429
-    if target == "torch":
-        assert found["source_trainable"] == found["trainable"]
+    found = probe(target, out)
+    assert found["trainable"] == torch_source_trainable(model) == 19429
     assert found["loss_after"] < found["loss_before"]
     if target == "paddle":
         grads = grad_check(tmp_path, "torch", target, model, out)
         assert grads["passed"] and grads["source_weights"] == 30
         assert grads["worst"]["max_rel"] < 1e-4
+        assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
+
+
+# One call per function the source calls once, on the code text (issue 17).
+CALLS = {"torch": {"gelu": "F.gelu(", "silu": "F.silu(", "layer_norm": "nn.LayerNorm(",
+                   "attention": "F.scaled_dot_product_attention(", "embedding": "nn.Embedding("},
+         # Paddle's attention is one expression: softmax(q @ k^T * scale) @ v
+         "paddle": {"gelu": "F.gelu(", "silu": "F.silu(", "layer_norm": "nn.LayerNorm(",
+                    "attention": "F.softmax(", "embedding": "nn.Embedding("}}
+
+
+def _assert_calls(text: str, target: str, **counts: int) -> None:
+    for function, count in counts.items():
+        assert text.count(CALLS[target][function]) == count, (function, text)
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_keras_transformer_for_training(tmp_path, tf_model, target):
+    """A Keras transformer block: each function is one call (the moments-form
+    LayerNorm, the erfc-form GELU, swish and MultiHeadAttention fused), the
+    EinsumDense/Tensordot projections are Linear layers holding their biases,
+    values are named after the layers that make them, and every trainable
+    Keras weight is one trainable parameter with matching gradients."""
+    src = tf_model("finetune_transformer")
+    out = convert(tmp_path, "tf", target, str(src))
+    text = (out / "model.py").read_text()
+    _assert_calls(text, target, gelu=1, silu=1, layer_norm=2, attention=1, embedding=1)
+    assert text.count("nn.Linear(") == 8 and "_nchw" not in text
+    assert "norm1 = self.norm1(" in text and "ffn_up = self.ffn_up(norm1)" in text
+    assert "create_parameter" not in text and "nn.Parameter" not in text
+
+    found = probe(target, out)
+    expected = json.loads((src / "trainable.json").read_text())["trainable"]
+    assert found["trainable"] == expected == 3204
+    grads = grad_check(tmp_path, "tf", target, str(src), out)
+    assert grads["passed"] and grads["source_weights"] == grads["converted_parameters"] == 21
+    assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
+    assert found["loss_after"] < found["loss_before"]
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_hugging_face_bert_for_training(tmp_path, target):
+    """transformers' BertForSequenceClassification (small config, random
+    init) from the un-decomposed export: embeddings, LayerNorms and GELUs as
+    one call each, every parameter trainable, gradients as torch's."""
+    model = f"{ROOT / 'tools' / 'zoo_models' / 'hf.py'}:bert_classifier"
+    out = convert(tmp_path, "torch", target, model, "--input-shape", "input_ids:2,16",
+                  "--input-dtype", "int64")
+    text = (out / "model.py").read_text()
+    _assert_calls(text, target, gelu=2, layer_norm=5, attention=2, embedding=3)
+    found = probe(target, out)
+    assert found["trainable"] == torch_source_trainable(model) == 24581
+    assert found["loss_after"] < found["loss_before"]
+    if target == "paddle":
+        grads = grad_check(tmp_path, "torch", target, model, out)
+        assert grads["passed"] and grads["converted_parameters"] == grads["source_weights"]
         assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
 
 

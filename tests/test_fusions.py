@@ -233,7 +233,7 @@ def test_onnx_decomposed_block_becomes_one_call_each(tmp_path):
         convert(str(model), str(out), source="onnx", target=target)
         if target == "torch":
             code = (out / "model.py").read_text()
-            for call in ("F.gelu(", "F.silu(", "F.layer_norm(", "F.scaled_dot_product_attention("):
+            for call in ("F.gelu(", "F.silu(", "nn.LayerNorm(", "F.scaled_dot_product_attention("):
                 assert code.count(call) == 1, (call, code)
             assert "erf" not in code and "sigmoid" not in code
         elif target == "onnx":
@@ -300,8 +300,8 @@ def test_torch_encoder_layer_keeps_its_high_level_ops(tmp_path):
     convert(str(model), str(out), source="torch", target="torch")
     code = (out / "model.py").read_text()
     counts = {call: code.count(call) for call in
-              ("F.scaled_dot_product_attention(", "F.gelu(", "F.layer_norm(", "F.softmax(")}
-    assert counts == {"F.scaled_dot_product_attention(": 1, "F.gelu(": 1, "F.layer_norm(": 2,
+              ("F.scaled_dot_product_attention(", "F.gelu(", "nn.LayerNorm(", "F.softmax(")}
+    assert counts == {"F.scaled_dot_product_attention(": 1, "F.gelu(": 1, "nn.LayerNorm(": 2,
                       "F.softmax(": 0}, counts
     result = check(str(model), str(out), source="torch", target="torch", rtol=1e-4)
     assert result["outputs"] and all(r["passed"] for r in result["outputs"]), result

@@ -410,6 +410,30 @@ def finetune_cnn(out):
         json.dump({"trainable": count}, fh)
 
 
+def finetune_transformer(out):
+    """A Keras transformer block as people write one (random init): token and
+    position embeddings, MultiHeadAttention with a residual, LayerNorm, a
+    GELU feed-forward, a swish projection and a dense head, for --for
+    training; OUT/trainable.json holds its trainable parameter count."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import json
+    import keras
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    tokens = keras.Input((8,), dtype="int32", name="tokens")
+    x = layers.Embedding(40, 16, name="embed")(tokens)
+    x = layers.LayerNormalization(name="norm1")(
+        x + layers.MultiHeadAttention(num_heads=2, key_dim=8, name="attn")(x, x))
+    hidden = layers.Dense(32, activation="gelu", name="ffn_up")(x)
+    x = layers.LayerNormalization(name="norm2")(x + layers.Dense(16, name="ffn_down")(hidden))
+    x = layers.Dense(16, activation="swish", name="proj")(layers.GlobalAveragePooling1D()(x))
+    model = keras.Model(tokens, layers.Dense(4, name="head")(x))
+    model.export(out, verbose=False)
+    count = int(sum(v.numpy().size for v in model.trainable_variables))
+    with open(os.path.join(out, "trainable.json"), "w") as fh:
+        json.dump({"trainable": count}, fh)
+
+
 def mobilenet_bn_pair(out):
     """A small MobileNetV2 twice: OUT/random_bn with random BatchNorm
     statistics (its logits barely depend on the image: a vacuous reference)
@@ -581,7 +605,7 @@ def keras_text_rnn(out):
                                                          verbose=False)
 
 
-MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, finetune_cnn, unsupported, two_inputs,
+MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
                                   keras_rnns, tf_loops, keras_text_rnn)}

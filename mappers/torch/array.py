@@ -164,9 +164,10 @@ def split(ctx, op):
 
 @torch_mapper("aten.embedding.default")
 def embedding(ctx, op):
-    """`gather` of rows (axis 0) of the weight."""
-    weight, indices = args(op)[:2]
-    ctx.emit("gather", [weight, indices], {"axis": 0}, outputs=op.outputs)
+    """`gather` of rows (axis 0) of the weight, keeping padding_idx (a row never trained)."""
+    weight, indices, *rest = args(op)
+    padding = rest[0] if rest and isinstance(rest[0], int) and rest[0] >= 0 else None
+    ctx.emit("gather", [weight, indices], {"axis": 0, "padding_idx": padding}, outputs=op.outputs)
 
 
 @torch_mapper("aten.gather.default")

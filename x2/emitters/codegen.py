@@ -217,11 +217,15 @@ class Namer:
         self.names[self.key(value)] = text
 
 
+_LAYER_CALL = re.compile(r"self\.([A-Za-z_][A-Za-z0-9_]*)\(")
+
+
 def _identifier(text: str) -> str:
     parts = [p for p in re.split(r"[/:]", text) if p and not p.endswith("PartitionedCall")]
     tail = parts[-2:] if len(parts) >= 2 else parts
     # Drop the numeric suffix fresh_name adds ("relu__12" -> "relu").
-    name = "_".join(re.sub(r"__\d+$", "", p) for p in tail) or "v"
+    # ... and the layout pass's "_nchw" (x2/passes/layout.py): provenance, not a name.
+    name = "_".join(re.sub(r"_nchw$", "", re.sub(r"__\d+$", "", p)) for p in tail) or "v"
     name = unicodedata.normalize("NFKC", name).lower()
     name = re.sub(r"[^a-z0-9]+", "_", name).strip("_") or "v"
     return f"v_{name}" if name[0].isdigit() else name
@@ -387,11 +391,21 @@ class EmitContext:
             src = node.source
             comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
             if isinstance(written, Expr):
-                written = [Assign([self.namer(o) for o in node.outputs], written)]
+                hint = self._layer_called(written, node)
+                written = [Assign([self.namer(o, hint) for o in node.outputs], written)]
             if written and not written[0].comment:
                 written[0].comment = comment  # once per node, on its first statement
             out.extend(written)
         return out
+
+    def _layer_called(self, written: Expr, node) -> str | None:
+        """The submodule a node's one output comes from (`self.conv1(x)`), which
+        names the value as a person would (`conv1 = self.conv1(x)`); graph
+        outputs keep their interface names."""
+        found = _LAYER_CALL.match(str(written))
+        if found is None or len(node.outputs) != 1 or node.outputs[0] in self.graph.outputs:
+            return None
+        return found.group(1)
 
     def block(self, graph, inputs: list[str], scope: str) -> tuple[list, list[Expr]]:
         """The statements of subgraph `graph` with its inputs written as the

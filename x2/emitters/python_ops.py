@@ -186,7 +186,12 @@ def gather(e, node):
         # One constant index (ONNX Gather on a shape or a qkv stack): plain indexing.
         return take(e.value(x), axis, Expr(str(int(e.const(idx)))))
     if axis == 0 and e.is_const(x) and e.const(x).ndim == 2:
-        return e.api("embedding", e.value(idx), e.value(x))
+        rows, width = e.const(x).shape
+        padding = node.attrs.get("padding_idx")
+        extra = {} if padding is None else {"padding_idx": padding}
+        layer = e.layer(node, "embedding", e.api("Embedding", rows, width, **extra),
+                        {"weight": x})
+        return call(f"self.{layer}", e.value(idx))
     if e.has_api("index_select") and len(e.graph.shape(idx) or (0, 0)) == 1:
         return e.api("index_select", e.value(x), e.value(idx), axis=axis)
     # Tensor indexing on one axis is numpy.take for any index shape.
@@ -285,10 +290,18 @@ def pad(e, node):
 def layer_norm(e, node):
     x = node.inputs[0]
     shape = list(e.graph.shape(x)[node.attrs["axis"]:])
-    extra = [e.value(v) for v in node.inputs[1:]]
     eps = node.attrs["epsilon"]
-    if e.framework == "Paddle" and (node.attrs["axis"] % len(e.graph.shape(x)) == 0
-                                    or not 0 <= eps <= 1e-3):
+    # (paddle compares its float32 epsilon with 0.001f: Keras's 1e-3 is in range)
+    spelled_out = e.framework == "Paddle" and (node.attrs["axis"] % len(e.graph.shape(x)) == 0
+                                               or not 0 <= np.float32(eps) <= np.float32(1e-3))
+    if len(shape) == 1 and len(node.inputs) == 3 and not spelled_out and \
+            all(e.is_const(v) for v in node.inputs[1:]):
+        # A learned scale and bias over one axis: nn.LayerNorm, as one writes it.
+        layer = e.layer(node, "norm", e.api("LayerNorm", shape[0], epsilon=eps),
+                        _params(*node.inputs[1:]))
+        return call(f"self.{layer}", e.value(x))
+    extra = [e.value(v) for v in node.inputs[1:]]
+    if spelled_out:
         # paddle's layer_norm op takes begin_norm_axis >= 1 and epsilon in
         # [0, 0.001] only: spelled out as (x - mean) / sqrt(var + eps).
         axes = list(range(node.attrs["axis"] % len(e.graph.shape(x)), len(e.graph.shape(x))))

@@ -115,6 +115,8 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "Conv2d":       ("nn.Conv2D",                     "nn.Conv2d"),
     "ConvTranspose2d": ("nn.Conv2DTranspose",         "nn.ConvTranspose2d"),
     "Linear":        "nn.Linear",
+    "LayerNorm":     "nn.LayerNorm",
+    "Embedding":     "nn.Embedding",
     "BatchNorm1d":  ("nn.BatchNorm1D",                "nn.BatchNorm1d"),
     "BatchNorm2d":  ("nn.BatchNorm2D",                "nn.BatchNorm2d"),
     "lstm":          "nn.LSTM",

@@ -161,7 +161,9 @@ op("slice", "x", K.slice_, "ONNX Slice with constant bounds (ends clamp)", layou
 op("split", "x", K.split, "pieces of `sizes` along `axis`, one output each", outputs=None,
    axis=INT, sizes=INTS)
 op("gather", "x indices", lambda xs, a: [np.take(xs[0], xs[1].astype(np.int64), axis=a["axis"])],
-   "`numpy.take` (embedding lookup: axis 0)", axis=INT)
+   "`numpy.take` (embedding lookup: axis 0)", axis=INT,
+   padding_idx=Attr("int", None, doc="an embedding row that gets no gradient (torch's "
+                                     "padding_idx; inference ignores it)"))
 op("gather_elements", "x indices", K.gather_elements,
    "out[..i..] = x[..indices[..i..] at `axis`..]: output has the index's shape, x is read "
    "only where the index reaches (torch.gather, ONNX GatherElements)", axis=INT)

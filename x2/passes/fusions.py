@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..ir import Graph, TensorInfo
+from . import dense_rewrites
 from .patterns import Alt, Const, Match, Op, Rewrite, Var, apply_rewrites
 
 SQRT2 = math.sqrt(2.0)
@@ -76,6 +77,14 @@ def _half_x_times(a):
 
 
 GELU_ERF = Rewrite("gelu_erf", _half_x_times(_one_plus_erf), _unary("gelu", approximate=False))
+
+# -- gelu, erfc form (TF's and Keras's gelu): 0.5 * x * erfc(-x / sqrt(2)) ------
+# erfc(z) arrives as 1 - erf(z); erfc(-x / sqrt(2)) = 1 + erf(x / sqrt(2)).
+_neg_x = Op("neg", _x)
+_erfc_of_neg = Op("sub", Const(1.0), Op("erf", Alt(Op("mul", _neg_x, Const(1 / SQRT2)),
+                                                   Op("div", _neg_x, Const(SQRT2)),
+                                                   Op("neg", _erf_arg))))
+GELU_ERFC = Rewrite("gelu_erfc", _half_x_times(_erfc_of_neg), _unary("gelu", approximate=False))
 
 # -- gelu, tanh form: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))) ----
 _cube = Alt(Op("pow", _x, Const(3.0)), Op("mul", _x, Op("mul", _x, _x)),
@@ -137,13 +146,69 @@ def _layer_norm(graph: Graph, m: Match) -> str | None:
 LAYER_NORM = Rewrite("layer_norm", LAYER_NORM_PATTERN, _layer_norm)
 
 
-def _normalized_vector(graph: Graph, ln, value: str) -> np.ndarray | None:
-    """The constant broadcast to the normalized shape, if it varies only there."""
+# -- layer_norm, TF's moments form (Keras LayerNormalization, tf.nn.batch_normalization):
+#    x * m + (beta - mean * m), m = rsqrt(var + eps) * gamma; the scale and the
+#    centring each optional.
+_rsqrt = Op("rsqrt", _denominator, name="rsqrt")
+_m = Alt(Op("mul", _rsqrt, Var("gamma", lambda graph, v: graph.is_constant(v))), _rsqrt)
+_mean_again = Op("reduce_mean", _x, attrs={"keepdims": _keepdims}, name="mean_again")
+_shift = Alt(Op("add", Op("mul", Op("neg", _mean_again), _m), Var("beta")),
+             Op("sub", Var("beta"), Op("mul", _mean_again, _m)),
+             Op("mul", Op("neg", _mean_again), _m))
+TF_LAYER_NORM_PATTERN = Alt(Op("add", Op("mul", _x, _m), _shift),
+                            Op("sub", Op("mul", _x, _m), Op("mul", _mean_again, _m)))
+
+
+def _tf_layer_norm(graph: Graph, m: Match) -> str | None:
+    """The moments form as layer_norm(x, gamma, beta): gamma and beta keep
+    their source provenance (a trainable weight stays one, reshaped)."""
+    if m.nodes["mean_again"].attrs["axes"] != m.nodes["mean"].attrs["axes"]:
+        return None
+    if "beta" in m.values and not graph.is_constant(m.values["beta"]):
+        return None
+    x = m.values["x"]
+    axis = _trailing_axis(graph, x, m.nodes["mean"], m.nodes["var"])
+    if axis is None or graph.dtype(x) not in ("float32", "float64", "float16", "bfloat16"):
+        return None
+    vectors = {key: _normalized_vector(graph, x, axis, m.values[key])
+               for key in ("gamma", "beta") if key in m.values}
+    if any(v is None for v in vectors.values()):
+        return None
+    name = graph.fresh_name("layer_norm")
+    inputs = [x]
+    if vectors:
+        inputs.append(_vector_constant(graph, name + "/scale", vectors["gamma"], m.values["gamma"])
+                      if "gamma" in vectors else   # beta without gamma: a scale of ones
+                      graph.add_constant(name + "/scale", np.ones_like(vectors["beta"])))
+    if "beta" in vectors:
+        inputs.append(_vector_constant(graph, name + "/bias", vectors["beta"], m.values["beta"]))
+    epsilon = float(m.const(graph, "eps").reshape(()))
+    node = graph.add_node("layer_norm", inputs, attrs={"axis": axis, "epsilon": epsilon}, name=name)
+    return node.outputs[0]
+
+
+def _vector_constant(graph: Graph, name: str, vector: np.ndarray, source: str) -> str:
+    """A constant holding `vector`, the constant `source` laid out anew: a
+    learned weight keeps its provenance when only its shape changed."""
+    made = graph.add_constant(name, vector)
+    origin = graph.origin.get(source)
+    if origin is not None and origin.perm is None and \
+            vector.size == graph.constants[source].size:
+        graph.origin[made] = origin
+    return made
+
+
+TF_LAYER_NORM = Rewrite("layer_norm_moments", TF_LAYER_NORM_PATTERN, _tf_layer_norm)
+
+
+def _normalized_vector(graph: Graph, x: str, axis: int, value: str) -> np.ndarray | None:
+    """The constant broadcast to the shape normalized from `axis` of x, if it
+    varies only there."""
     const = graph.constants.get(value)
-    shape = graph.shape(ln.inputs[0])
+    shape = graph.shape(x)
     if const is None or shape is None or not np.issubdtype(const.dtype, np.floating):
         return None
-    norm_shape = tuple(shape[ln.attrs["axis"] % len(shape):])
+    norm_shape = tuple(shape[axis % len(shape):])
     if const.ndim > len(shape):
         return None
     lead = const.shape[:max(0, const.ndim - len(norm_shape))]
@@ -151,7 +216,7 @@ def _normalized_vector(graph: Graph, ln, value: str) -> np.ndarray | None:
         return None
     tail = const.reshape(const.shape[len(lead):])
     try:
-        return np.broadcast_to(tail, norm_shape).astype(graph.dtype(ln.inputs[0]))
+        return np.broadcast_to(tail, norm_shape).astype(graph.dtype(x))
     except ValueError:
         return None
 
@@ -162,10 +227,11 @@ def _absorb(slot: int):
         ln = m.nodes["ln"]
         if len(ln.inputs) != slot:
             return None
-        vector = _normalized_vector(graph, ln, m.values["c"])
+        vector = _normalized_vector(graph, ln.inputs[0], ln.attrs["axis"], m.values["c"])
         if vector is None:
             return None
-        name = graph.add_constant(ln.name + ("/scale" if slot == 1 else "/bias"), vector)
+        name = _vector_constant(graph, ln.name + ("/scale" if slot == 1 else "/bias"), vector,
+                                m.values["c"])
         node = graph.add_node("layer_norm", list(ln.inputs) + [name], attrs=dict(ln.attrs),
                               name=graph.fresh_name("layer_norm"))
         return node.outputs[0]
@@ -218,8 +284,8 @@ def _attention(graph: Graph, m: Match) -> str | None:
 ATTENTION = Rewrite("attention", Op("matmul", Op("softmax", _logits, name="softmax"), _v),
                     _attention)
 
-REWRITES = SIMPLIFY + [SILU, GELU_ERF, GELU_TANH, LAYER_NORM, LAYER_NORM_SCALE, LAYER_NORM_BIAS,
-                       ATTENTION]
+REWRITES = SIMPLIFY + [SILU, GELU_ERF, GELU_ERFC, GELU_TANH, LAYER_NORM, TF_LAYER_NORM,
+                       LAYER_NORM_SCALE, LAYER_NORM_BIAS, ATTENTION, *dense_rewrites.REWRITES]
 
 
 def fuse_patterns(graph: Graph, counts: dict[str, int] | None = None) -> Graph:
