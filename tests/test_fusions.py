@@ -75,6 +75,35 @@ def test_times_one_that_broadcasts_or_changes_dtype_stays():
     assert _ops(graph) == ["mul"] and counts == {}
 
 
+@pytest.mark.parametrize("scale", ["div", "mul"])
+def test_hard_sigmoid_and_hard_swish_from_relu6(scale):
+    """Keras's relu6(x + 3) / 6 and x * that; torch's decomposition (x * relu6(x + 3)) / 6."""
+    def over_six(b, v):
+        return b.op("div", v, 6.0) if scale == "div" else b.op("mul", v, 1 / 6)
+
+    b = Builder()
+    gate = over_six(b, b.op("clip", b.op("add", b.x, 3.0), min=0.0, max=6.0))
+    graph, _, counts = b.fused(gate)
+    assert _ops(graph) == ["hard_sigmoid"] and counts == {"hard_sigmoid": 1}
+
+    b = Builder()
+    gate = over_six(b, b.op("clip", b.op("add", b.x, 3.0), min=0.0, max=6.0))
+    graph, _, _ = b.fused(b.op("mul", b.x, gate))
+    assert _ops(graph) == ["hard_swish"]
+
+    b = Builder()
+    relu6 = b.op("clip", b.op("add", b.x, 3.0), min=0.0, max=6.0)
+    graph, n_before, _ = b.fused(over_six(b, b.op("mul", b.x, relu6)))
+    assert n_before == 4 and _ops(graph) == ["hard_swish"]
+
+
+def test_a_clip_to_other_bounds_is_no_hard_sigmoid():
+    b = Builder()
+    graph, _, counts = b.fused(b.op("div", b.op("clip", b.op("add", b.x, 3.0), min=0.0, max=5.0),
+                                    6.0))
+    assert counts == {} and "hard_sigmoid" not in _ops(graph)
+
+
 def test_sigmoid_of_another_value_is_not_silu():
     b = Builder()
     y = b.op("mul", b.x, b.op("sigmoid", b.op("neg", b.x)))

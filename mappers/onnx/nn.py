@@ -57,13 +57,15 @@ def gelu(ctx, op):
 
 @onnx_mapper("HardSigmoid")
 def hard_sigmoid(ctx, op):
-    """`clip(alpha * x + beta, 0, 1)`."""
+    """`clip(alpha * x + beta, 0, 1)`; `hard_sigmoid` at torch's alpha 1/6, beta 1/2."""
+    alpha, beta = op.attrs.get("alpha", 0.2), op.attrs.get("beta", 0.5)
+    if np.isclose(alpha, 1 / 6, rtol=1e-6, atol=0) and beta == 0.5:
+        ctx.emit("hard_sigmoid", op.inputs[:1], outputs=op.outputs)
+        return
     dtype = ctx.dtype(op.inputs[0])
     shape = ctx.shape(op.inputs[0])
-    scaled = ctx.emit("mul", [op.inputs[0], ctx.constant(np.array(op.attrs.get("alpha", 0.2),
-                                                                   dtype))], shape=shape)
-    shifted = ctx.emit("add", [scaled, ctx.constant(np.array(op.attrs.get("beta", 0.5), dtype))],
-                       shape=shape)
+    scaled = ctx.emit("mul", [op.inputs[0], ctx.constant(np.array(alpha, dtype))], shape=shape)
+    shifted = ctx.emit("add", [scaled, ctx.constant(np.array(beta, dtype))], shape=shape)
     ctx.emit("clip", [shifted], {"min": 0.0, "max": 1.0}, outputs=op.outputs)
 
 
@@ -118,13 +120,8 @@ def log_softmax(ctx, op):
 
 @onnx_mapper("HardSwish")
 def hard_swish(ctx, op):
-    """`x * clip(x / 6 + 0.5, 0, 1)`."""
-    x = op.inputs[0]
-    dtype, shape = ctx.dtype(x), ctx.shape(x)
-    scaled = ctx.emit("mul", [x, ctx.constant(np.array(1 / 6, dtype), "sixth")], shape=shape)
-    shifted = ctx.emit("add", [scaled, ctx.constant(np.array(0.5, dtype), "half")], shape=shape)
-    gate = ctx.emit("clip", [shifted], {"min": 0.0, "max": 1.0}, shape=shape, hint="gate")
-    ctx.emit("mul", [x, gate], outputs=op.outputs)
+    """`hard_swish`: x * clip(x / 6 + 0.5, 0, 1)."""
+    ctx.emit("hard_swish", op.inputs[:1], outputs=op.outputs)
 
 
 @onnx_mapper("Dropout")

@@ -165,7 +165,7 @@ for name, pd, spec, ops, note in [
         ("celu", "celu", f"input>x=t; alpha=0.5?; {INPLACE}", (), ""),
         ("softplus", "softplus", "input>x=t; beta=2.0?; threshold=10.0?", (), ""),
         ("softsign", "softsign", "input>x=t", (), ""),
-        ("hardsigmoid", "hardsigmoid", f"input>x=t * 4; {INPLACE}", (),
+        ("hardsigmoid", "hardsigmoid", f"input>x=t * 4; {INPLACE}", ("hardsigmoid.default",),
          "Paddle's slope=0.1666667, offset=0.5 defaults equal torch's x/6 + 1/2"),
         ("hardswish", "hardswish", f"input>x=t * 4; {INPLACE}", ("hardswish.default",), ""),
         ("mish", "mish", f"input>x=t; {INPLACE}", (), ""),

@@ -183,15 +183,14 @@ def clamp(ctx, op):
 
 @torch_mapper("aten.hardswish.default")
 def hardswish(ctx, op):
-    """`x * clip(x + 3, 0, 6) / 6`."""
-    x = op.inputs[0]
-    dtype = ctx.dtype(x)
-    shape = ctx.shape(x)
-    shifted = ctx.emit("add", [x, ctx.constant(np.array(3, dtype), "three")], shape=shape,
-                       hint="shift")
-    gate = ctx.emit("clip", [shifted], {"min": 0.0, "max": 6.0}, shape=shape, hint="gate")
-    scaled = ctx.emit("mul", [x, gate], shape=shape, hint="scaled")
-    ctx.emit("div", [scaled, ctx.constant(np.array(6, dtype), "six")], outputs=op.outputs)
+    """`hard_swish`: x * relu6(x + 3) / 6."""
+    ctx.emit("hard_swish", op.inputs[:1], outputs=op.outputs)
+
+
+@torch_mapper("aten.hardsigmoid.default")
+def hardsigmoid(ctx, op):
+    """`hard_sigmoid`: relu6(x + 3) / 6."""
+    ctx.emit("hard_sigmoid", op.inputs[:1], outputs=op.outputs)
 
 
 @torch_mapper("aten.leaky_relu.default")

@@ -59,6 +59,17 @@ def silu(e, node):
     e.node("Mul", [node.inputs[0], gate], node.outputs)
 
 
+@onnx_op("hard_sigmoid")
+def hard_sigmoid(e, node):
+    e.node("HardSigmoid", node.inputs, node.outputs, alpha=1 / 6, beta=0.5)
+
+
+@onnx_op("hard_swish")
+def hard_swish(e, node):
+    gate = e.node("HardSigmoid", node.inputs, [e.fresh(node, "gate")], alpha=1 / 6, beta=0.5)
+    e.node("Mul", [node.inputs[0], gate], node.outputs)
+
+
 @onnx_op("selu")
 def selu(e, node):
     e.node("Selu", node.inputs, node.outputs)

@@ -20,7 +20,7 @@ register = PYTHON_OPS.register
 
 
 @register("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf", "square",
-          "silu", "softplus", "selu", "logical_not", "bitwise_not", "sin", "cos", "floor",
+          "silu", "hard_sigmoid", "hard_swish", "softplus", "selu", "logical_not", "bitwise_not", "sin", "cos", "floor",
           "ceil", "sign", "reciprocal", "isnan", "isinf", "tan", "asin", "acos", "atan", "sinh",
           "cosh", "asinh", "acosh", "atanh")
 def unary(e, node):

@@ -63,6 +63,8 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "isinf":        ("paddle.isinf",                  "torch.isinf"),
     "logical_not":  ("paddle.logical_not",            "torch.logical_not"),
     "silu":          "F.silu",
+    "hard_sigmoid":  "F.hardsigmoid",
+    "hard_swish":    "F.hardswish",
     "softplus":      "F.softplus",
     "selu":          "F.selu",
     "relu6":         "F.relu6",

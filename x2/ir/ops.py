@@ -57,6 +57,8 @@ for _name, _fn in {
     "erf": lambda x, a: K.erf(x),
     "square": lambda x, a: x * x,
     "silu": lambda x, a: x * K.sigmoid(x),
+    "hard_sigmoid": lambda x, a: (np.clip(x + 3, 0, 6) / 6).astype(x.dtype),
+    "hard_swish": lambda x, a: (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype),
     "softplus": lambda x, a: np.logaddexp(0, x).astype(x.dtype),
     "selu": lambda x, a: (1.0507009873554805 * np.where(
         x > 0, x, 1.6732632423543772 * np.expm1(x))).astype(x.dtype),

@@ -63,6 +63,21 @@ def _unary(op: str, **attrs):
 # -- silu / swish: x * sigmoid(x) ----------------------------------------------
 SILU = Rewrite("silu", Op("mul", _x, Op("sigmoid", _x)), _unary("silu"))
 
+# -- hard_sigmoid / hard_swish: relu6(x + 3) / 6, x * relu6(x + 3) / 6 ----------
+_relu6_x_plus_3 = Op("clip", Op("add", _x, Const(3.0)),
+                     attrs={"min": lambda v: v == 0, "max": lambda v: v == 6})
+
+
+def _over_six(a):
+    return Alt(Op("div", a, Const(6.0)), Op("mul", a, Const(1 / 6)))
+
+
+HARD_SIGMOID = Rewrite("hard_sigmoid", _over_six(_relu6_x_plus_3), _unary("hard_sigmoid"))
+HARD_SWISH = Rewrite("hard_swish", Alt(Op("mul", _x, Op("hard_sigmoid", _x)),
+                                       # torch's decomposition: (x * relu6(x + 3)) / 6
+                                       _over_six(Op("mul", _x, _relu6_x_plus_3))),
+                     _unary("hard_swish"))
+
 # -- gelu, erf form: 0.5 * x * (1 + erf(x / sqrt(2))) --------------------------
 _half = Const(0.5)
 _erf_arg = Alt(Op("div", _x, Const(SQRT2)), Op("mul", _x, Const(1 / SQRT2)))
@@ -284,7 +299,7 @@ def _attention(graph: Graph, m: Match) -> str | None:
 ATTENTION = Rewrite("attention", Op("matmul", Op("softmax", _logits, name="softmax"), _v),
                     _attention)
 
-REWRITES = SIMPLIFY + [SILU, GELU_ERF, GELU_ERFC, GELU_TANH, LAYER_NORM, TF_LAYER_NORM,
+REWRITES = SIMPLIFY + [SILU, HARD_SIGMOID, HARD_SWISH, GELU_ERF, GELU_ERFC, GELU_TANH, LAYER_NORM, TF_LAYER_NORM,
                        LAYER_NORM_SCALE, LAYER_NORM_BIAS, ATTENTION, *dense_rewrites.REWRITES]
 
 
