@@ -651,7 +651,24 @@ def _decompose(program):
             changed = True
     if changed:
         program.graph_module.recompile()
+    if _all_mapped(program):
+        # Decomposing would change nothing x2 reads, and costs seconds.
+        return program
     return program.run_decompositions(_decomposition_table())
+
+
+def _all_mapped(program) -> bool:
+    """Whether a mapper takes every op of the program (and its subgraphs) as
+    it is: no in-place or other non-core op is left for the decompositions."""
+    import operator
+    from ..registry import TORCH
+    for module in program.graph_module.modules():
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
+            if node.op == "call_function" and node.target is not operator.getitem and \
+                    str(node.target) not in _CONTROL_FLOW and TORCH.lookup(str(node.target)) is None:
+                return False
+    return True
 
 
 def _decomposition_table() -> dict:
