@@ -356,8 +356,8 @@ def _check_size(ctx, op, dims: list, dtype) -> None:
 
 
 # x2's IR types that numpy holds (bfloat16 is the precision pass's, not a Cast's).
-_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32",
-                  "float64"}
+_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                  "uint64", "float16", "float32", "float64"}
 
 
 @onnx_mapper("Cast")
@@ -375,7 +375,7 @@ def cast(ctx, op):
     if dtype.kind not in "biuf" or dtype.itemsize * 8 not in (8, 16, 32, 64) or \
             dtype.name not in _TARGET_DTYPES:
         raise ConversionError(f"Cast '{op.name}': to {TensorProto.DataType.Name(to)}, a type "
-                              f"x2's IR does not hold (x2 converts bool, int8-64, uint8 and "
+                              f"x2's IR does not hold (x2 converts bool, int8-64, uint8-64 and "
                               f"float16/32/64)")
     dtype = dtype.name
     ctx.emit("cast", op.inputs[:1], {"dtype": dtype}, outputs=op.outputs)
