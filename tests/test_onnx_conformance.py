@@ -184,3 +184,68 @@ def test_conformance_page_matches_its_json():
         assert block["summary"] == onnx_conformance.summary(block["cases"])
     assert onnx_conformance.MD.read_text() == onnx_conformance.render(data), \
         "docs/onnx_conformance.md is stale: run python tools/onnx_conformance.py"
+
+
+def _binary_ops_model(elem_type, ops: list[str], opset: int = 17):
+    """One node per op on inputs x, y (all [4]); output i is op i's."""
+    x = helper.make_tensor_value_info("x", elem_type, [4])
+    y = helper.make_tensor_value_info("y", elem_type, [4])
+    boolean = {"Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Equal"}
+    outs = [helper.make_tensor_value_info(f"z{i}", TensorProto.BOOL if op in boolean
+                                          else elem_type, [4]) for i, op in enumerate(ops)]
+    nodes = [helper.make_node(op, ["x", "y"], [f"z{i}"]) for i, op in enumerate(ops)]
+    return helper.make_model(helper.make_graph(nodes, "g", [x, y], outs),
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+_UNSIGNED_OPS = ["Add", "Sub", "Mul", "Max", "Min", "Greater", "Less", "GreaterOrEqual",
+                 "LessOrEqual", "Equal"]
+
+
+@pytest.mark.parametrize("elem_type, dtype", [(TensorProto.UINT16, np.uint16),
+                                              (TensorProto.UINT32, np.uint32),
+                                              (TensorProto.UINT64, np.uint64)])
+def test_wide_unsigned_ops_in_torch_equal_onnxruntime(elem_type, dtype):
+    """torch has few uint16/32/64 kernels: x2 computes in int64 (uint64 order
+    ops on sign-flipped bits) and casts back. Exact (rtol 0) against
+    onnxruntime, with the ONNX-declared dtypes, on values that wrap (sub,
+    add, mul) and, for uint64, values from 2**63 up. (onnxruntime has no
+    uint16 Max/Min: uint16 is checked against onnx's reference evaluator.)"""
+    from x2.onnx_backend import X2Backend
+    model = _binary_ops_model(elem_type, _UNSIGNED_OPS)
+    top = np.iinfo(dtype).max
+    x = np.array([top, 2, top // 2 + 7, 0], dtype)
+    y = np.array([3, top - 1, top // 2 - 5, 0], dtype)
+    if dtype == np.uint16:
+        from onnx.reference import ReferenceEvaluator
+        expected = ReferenceEvaluator(model).run(None, {"x": x, "y": y})
+    else:
+        import onnxruntime as ort
+        expected = ort.InferenceSession(model.SerializeToString(), providers=[
+            "CPUExecutionProvider"]).run(None, {"x": x, "y": y})
+    rep = X2Backend.prepare(model, target="torch")
+    assert rep.report.target_details["verify"] == {"verified": True}
+    got = rep.run([x, y])
+    for op, want, have in zip(_UNSIGNED_OPS, expected, got):
+        assert have.dtype == want.dtype, (op, have.dtype, want.dtype)
+        np.testing.assert_array_equal(have, want, err_msg=op)
+
+
+def test_wide_unsigned_refusals_name_op_and_dtype():
+    """What x2 cannot write exactly is refused naming the op and the dtype:
+    uint64 Mod in torch (int64 divides values from 2**63 up differently), any
+    uint32 value in Paddle (which has no uint32 tensors)."""
+    from x2.errors import X2Error
+    from x2.onnx_backend import X2Backend
+    with pytest.raises(X2Error, match="mod node .*uint64"):
+        X2Backend.prepare(_binary_ops_model(TensorProto.UINT64, ["Mod"], opset=13),
+                          target="torch")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import onnx\n"
+            "from x2.onnx_backend import X2Backend\n"
+            "try:\n    X2Backend.prepare(onnx.load_from_string(sys.stdin.buffer.read()), "
+            "target='paddle')\nexcept Exception as exc:\n    print(type(exc).__name__, exc)")
+    model = _binary_ops_model(TensorProto.UINT32, ["Add"])
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT)], input=model.SerializeToString(),
+                          capture_output=True, timeout=300)
+    assert b"ConversionError" in proc.stdout and b"Paddle has no uint32 tensors" in proc.stdout, \
+        proc.stdout[-2000:] + proc.stderr[-2000:]
