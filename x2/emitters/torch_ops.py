@@ -193,6 +193,23 @@ def gather_elements(e, node):
     return call("torch.gather", e.value(x), node.attrs["axis"], e.value(idx, tensor=True))
 
 
+_TORCH_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
+
+
+@TORCH_OPS.register("scatter_elements")
+def scatter_elements(e, node):
+    x, idx, updates = node.inputs
+    index = e.value(idx, tensor=True)
+    if e.graph.dtype(idx) != "int64":  # torch indexes with int64 only
+        index = call(f"{index}.to", Expr("torch.int64"))
+    base, axis = e.value(x, tensor=True), node.attrs["axis"]
+    reduction = node.attrs["reduction"]
+    if reduction == "none":
+        return call(f"{base}.scatter", axis, index, e.value(updates, tensor=True))
+    return call(f"{base}.scatter_reduce", axis, index, e.value(updates, tensor=True),
+                reduce=_TORCH_REDUCE[reduction], include_self=True)
+
+
 @TORCH_OPS.register("max_pool2d")
 def max_pool2d(e, node):
     a = node.attrs
