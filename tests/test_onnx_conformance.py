@@ -249,3 +249,80 @@ def test_wide_unsigned_refusals_name_op_and_dtype():
                           capture_output=True, timeout=300)
     assert b"ConversionError" in proc.stdout and b"Paddle has no uint32 tensors" in proc.stdout, \
         proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def _scatter_models():
+    """(name, model, inputs): ScatterElements on axis 1 with negative indices
+    and ScatterND with index tuples addressing rows, for every reduction."""
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    models = []
+    for reduction in ("none", "add", "mul", "max", "min"):
+        extra = {} if reduction == "none" else {"reduction": reduction}
+        # ScatterElements: indices/updates [3, 2, 2] into axis 1 (size 4), some negative;
+        # duplicates only where a reduction makes their order irrelevant.
+        idx = np.array([[[0, -1], [2, 1]], [[-4, 3], [1, 1 if reduction != "none" else 0]],
+                        [[3, 0], [-2, 2]]], np.int64)
+        upd = rng.standard_normal((3, 2, 2)).astype(np.float32)
+        models.append((f"scatter_elements_{reduction}", helper.make_model(helper.make_graph(
+            [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, **extra)], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 2]),
+             helper.make_tensor_value_info("i", TensorProto.INT64, [3, 2, 2]),
+             helper.make_tensor_value_info("u", TensorProto.FLOAT, [3, 2, 2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4, 2])]),
+            opset_imports=[helper.make_opsetid("", 18)]), [data, idx, upd]))
+        # ScatterND: 3 index pairs into the [3, 4] leading dims, updates of rows [2].
+        nd_idx = np.array([[0, 1], [2, 3], [0, 1] if reduction != "none" else [1, 0]], np.int64)
+        nd_upd = rng.standard_normal((3, 2)).astype(np.float32)
+        models.append((f"scatternd_{reduction}", helper.make_model(helper.make_graph(
+            [helper.make_node("ScatterND", ["x", "i", "u"], ["y"], **extra)], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 2]),
+             helper.make_tensor_value_info("i", TensorProto.INT64, [3, 2]),
+             helper.make_tensor_value_info("u", TensorProto.FLOAT, [3, 2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4, 2])]),
+            opset_imports=[helper.make_opsetid("", 18)]), [data, nd_idx, nd_upd]))
+    return models
+
+
+_RUN_ALL_IN_PADDLE = """
+import sys, pickle
+sys.path.insert(0, sys.argv[1])
+from x2.onnx_backend import X2Backend
+models = pickle.loads(sys.stdin.buffer.read())
+pickle.dump({name: X2Backend.prepare(model, target="paddle").run(inputs)[0]
+             for name, model, inputs in models}, sys.stdout.buffer)
+"""
+
+
+def test_scatter_ops_equal_onnxruntime_in_torch_paddle_and_onnx(tmp_path):
+    """ScatterElements / ScatterND with each reduction (and negative
+    ScatterElements indices) give onnxruntime's numbers within rtol 1e-6 in
+    the torch, paddle and onnx targets."""
+    import pickle
+
+    import onnxruntime as ort
+    from x2.convert import convert
+    from x2.onnx_backend import X2Backend
+    models = _scatter_models()
+    serialized = [(n, m.SerializeToString(), i) for n, m, i in models]
+    proc = subprocess.run([sys.executable, "-c", _RUN_ALL_IN_PADDLE, str(ROOT)],
+                          input=pickle.dumps([(n, onnx.load_from_string(m), i)
+                                              for n, m, i in serialized]),
+                          capture_output=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:].decode()
+    paddle_out = pickle.loads(proc.stdout)
+    for name, model, inputs in models:
+        feed = dict(zip(["x", "i", "u"], inputs))
+        (want,) = ort.InferenceSession(model.SerializeToString(),
+                                       providers=["CPUExecutionProvider"]).run(None, feed)
+        (torch_out,) = X2Backend.prepare(model, target="torch").run(inputs)
+        path = tmp_path / f"{name}.onnx"
+        onnx.save_model(model, str(path))
+        convert(str(path), str(tmp_path / name), source="onnx", target="onnx",
+                emit_options={"opset": 18})
+        (onnx_out,) = ort.InferenceSession(str(tmp_path / name / "model.onnx"),
+                                           providers=["CPUExecutionProvider"]).run(None, feed)
+        for target, got in (("torch", torch_out), ("paddle", paddle_out[name]),
+                            ("onnx", onnx_out)):
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7,
+                                       err_msg=f"{name} -> {target}")

@@ -214,7 +214,7 @@ def _scatter_elements(ctx, op, reduction: str) -> None:
              {"axis": axis, "reduction": reduction}, outputs=op.outputs)
 
 
-@onnx_mapper("Scatter", until=11)
+@onnx_mapper("Scatter", since=9, until=11)
 def scatter(ctx, op):
     """`scatter_elements(axis)` (ScatterElements' old name, opsets 9-10)."""
     _scatter_elements(ctx, op, "none")
