@@ -205,12 +205,13 @@ _UNSIGNED_OPS = ["Add", "Sub", "Mul", "Max", "Min", "Greater", "Less", "GreaterO
 @pytest.mark.parametrize("elem_type, dtype", [(TensorProto.UINT16, np.uint16),
                                               (TensorProto.UINT32, np.uint32),
                                               (TensorProto.UINT64, np.uint64)])
-def test_wide_unsigned_ops_in_torch_equal_onnxruntime(elem_type, dtype):
+def test_wide_unsigned_ops_in_torch_and_onnx_equal_onnxruntime(tmp_path, elem_type, dtype):
     """torch has few uint16/32/64 kernels: x2 computes in int64 (uint64 order
     ops on sign-flipped bits) and casts back. Exact (rtol 0) against
     onnxruntime, with the ONNX-declared dtypes, on values that wrap (sub,
-    add, mul) and, for uint64, values from 2**63 up. (onnxruntime has no
-    uint16 Max/Min: uint16 is checked against onnx's reference evaluator.)"""
+    add, mul) and, for uint64, values from 2**63 up; the ONNX target keeps
+    the types. (onnxruntime has no uint16 Max/Min: uint16 is checked against
+    onnx's reference evaluator, in torch only.)"""
     from x2.onnx_backend import X2Backend
     model = _binary_ops_model(elem_type, _UNSIGNED_OPS)
     top = np.iinfo(dtype).max
@@ -225,10 +226,18 @@ def test_wide_unsigned_ops_in_torch_equal_onnxruntime(elem_type, dtype):
             "CPUExecutionProvider"]).run(None, {"x": x, "y": y})
     rep = X2Backend.prepare(model, target="torch")
     assert rep.report.target_details["verify"] == {"verified": True}
-    got = rep.run([x, y])
-    for op, want, have in zip(_UNSIGNED_OPS, expected, got):
-        assert have.dtype == want.dtype, (op, have.dtype, want.dtype)
-        np.testing.assert_array_equal(have, want, err_msg=op)
+    results = {"torch": rep.run([x, y])}
+    if dtype != np.uint16:  # the ONNX target's model, run by onnxruntime
+        import onnxruntime as ort
+        from x2.convert import convert
+        onnx.save_model(model, str(tmp_path / "m.onnx"))
+        convert(str(tmp_path / "m.onnx"), str(tmp_path / "out"), source="onnx", target="onnx")
+        results["onnx"] = ort.InferenceSession(str(tmp_path / "out" / "model.onnx"), providers=[
+            "CPUExecutionProvider"]).run(None, {"x": x, "y": y})
+    for target, got in results.items():
+        for op, want, have in zip(_UNSIGNED_OPS, expected, got):
+            assert have.dtype == want.dtype, (target, op, have.dtype, want.dtype)
+            np.testing.assert_array_equal(have, want, err_msg=f"{op} -> {target}")
 
 
 def test_wide_unsigned_refusals_name_op_and_dtype():
