@@ -242,13 +242,16 @@ def test_wide_unsigned_ops_in_torch_and_onnx_equal_onnxruntime(tmp_path, elem_ty
 
 def test_wide_unsigned_refusals_name_op_and_dtype():
     """What x2 cannot write exactly is refused naming the op and the dtype:
-    uint64 Mod in torch (int64 divides values from 2**63 up differently), any
+    uint64 Mod in torch (int64 divides values from 2**63 up differently),
+    uint64 Div (x2 divides integers in float64, inexact past 2**53), any
     uint32 value in Paddle (which has no uint32 tensors)."""
     from x2.errors import X2Error
     from x2.onnx_backend import X2Backend
     with pytest.raises(X2Error, match="mod node .*uint64"):
         X2Backend.prepare(_binary_ops_model(TensorProto.UINT64, ["Mod"], opset=13),
                           target="torch")
+    with pytest.raises(X2Error, match="Div .*uint64 division"):
+        X2Backend.prepare(_binary_ops_model(TensorProto.UINT64, ["Div"]), target="torch")
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import onnx\n"
             "from x2.onnx_backend import X2Backend\n"
             "try:\n    X2Backend.prepare(onnx.load_from_string(sys.stdin.buffer.read()), "
