@@ -317,7 +317,7 @@ def test_other_enum_attributes(tmp_path):
         "gelu": ([helper.make_node("Gelu", ["x"], ["y"], name="g", approximate="fast")],
                  "approximate='fast'", 20),
         "resize": ([helper.make_node("Resize", ["x", "", "scales"], ["y"], name="g",
-                                     mode="cubic")], "mode='cubic'", 17),
+                                     mode="bicubic")], "mode='bicubic'", 17),
         "autopad": ([helper.make_node("MaxPool", ["x"], ["y"], name="g", kernel_shape=[1, 1],
                                       auto_pad="SIDEWAYS")], "auto_pad='SIDEWAYS'", 17),
         "cast": ([helper.make_node("Cast", ["x"], ["y"], name="g", to=999)], "Cast", 17),

@@ -173,26 +173,101 @@ def gather(ctx, op):
 def gather_elements(ctx, op):
     """`gather_elements(axis)` (numpy.take_along_axis; negative constant indices wrapped)."""
     axis = norm_axes(ctx, op, op.inputs[0], [op.attrs.get("axis", 0)])[0]
-    inputs = list(op.inputs[:2])
-    indices = ctx.const(inputs[1])
-    size = (ctx.shape(op.inputs[0]) or [None] * (axis + 1))[axis]
-    if indices is not None and (indices < 0).any():
-        if size is None:
-            raise ConversionError(f"GatherElements '{op.name}': negative indices on a "
-                                  f"dynamic axis")
-        inputs[1] = ctx.constant(np.where(indices < 0, indices + size, indices), "indices")
-    elif indices is None:
-        # Runtime indices may be negative (ONNX counts them from the end).
-        if size is None:
-            raise ConversionError(f"GatherElements '{op.name}': runtime indices on a dynamic "
-                                  f"axis (they may be negative)")
-        dtype = ctx.dtype(inputs[1]) or "int64"
-        negative = ctx.emit("less", [inputs[1], ctx.constant(np.array(0, dtype), "zero")],
-                            dtype="bool")
-        wrapped = ctx.emit("add", [inputs[1], ctx.constant(np.array(size, dtype), "size")],
-                           dtype=dtype)
-        inputs[1] = ctx.emit("where", [negative, wrapped, inputs[1]], dtype=dtype)
-    ctx.emit("gather_elements", inputs, {"axis": axis}, outputs=op.outputs)
+    indices = _wrapped_indices(ctx, op, op.inputs[1], op.inputs[0], axis)
+    ctx.emit("gather_elements", [op.inputs[0], indices], {"axis": axis}, outputs=op.outputs)
+
+
+def _wrapped_indices(ctx, op, indices: str, data: str, axis: int) -> str:
+    """`indices` into `axis` of `data` with negative ones counted from the end,
+    as ONNX's *Elements ops take them: wrapped now if constant, else by a
+    `where` in the graph (which needs the axis's size)."""
+    const = ctx.const(indices)
+    size = (ctx.shape(data) or [None] * (axis + 1))[axis]
+    if const is not None and not (const < 0).any():
+        return indices
+    if size is None:
+        raise ConversionError(f"{op.type} '{op.name}': "
+                              f"{'negative' if const is not None else 'runtime'} indices on a "
+                              f"dynamic axis (they may be negative)")
+    if const is not None:
+        return ctx.constant(np.where(const < 0, const + size, const), "indices")
+    dtype = ctx.dtype(indices) or "int64"
+    negative = ctx.emit("less", [indices, ctx.constant(np.array(0, dtype), "zero")],
+                        dtype="bool")
+    wrapped = ctx.emit("add", [indices, ctx.constant(np.array(size, dtype), "size")],
+                       dtype=dtype)
+    return ctx.emit("where", [negative, wrapped, indices], dtype=dtype)
+
+
+_SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+def _scatter_elements(ctx, op, reduction: str) -> None:
+    data, indices, updates = op.inputs[:3]
+    axis = norm_axes(ctx, op, data, [op.attrs.get("axis", 0)])[0]
+    if ctx.shape(indices) is not None and ctx.shape(updates) is not None and \
+            tuple(ctx.shape(indices)) != tuple(ctx.shape(updates)):
+        raise ConversionError(f"{op.type} '{op.name}': indices {list(ctx.shape(indices))} and "
+                              f"updates {list(ctx.shape(updates))} must have one shape")
+    indices = _wrapped_indices(ctx, op, indices, data, axis)
+    ctx.emit("scatter_elements", [data, indices, updates],
+             {"axis": axis, "reduction": reduction}, outputs=op.outputs)
+
+
+@onnx_mapper("Scatter", since=9, until=11)
+def scatter(ctx, op):
+    """`scatter_elements(axis)` (ScatterElements' old name, opsets 9-10)."""
+    _scatter_elements(ctx, op, "none")
+
+
+@onnx_mapper("ScatterElements", since=11)
+def scatter_elements(ctx, op):
+    """`scatter_elements(axis, reduction)`: reduction none/add/mul (opset 16),
+    max/min (opset 18); negative indices count from the end."""
+    _scatter_elements(ctx, op, choice(op, "reduction", "none", _SCATTER_REDUCTIONS))
+
+
+@onnx_mapper("ScatterND", since=11)
+def scatter_nd(ctx, op):
+    """`scatter_elements` on axis 0 of data seen as [rows, width] (rows: the
+    dims the index tuples address), at each tuple's row-major row (`mod` by the
+    dims wraps negative components, then `mul` by the strides and `reduce_sum`),
+    `expand`ed over the width; reduction none/add/mul (opset 16), max/min (18)."""
+    reduction = choice(op, "reduction", "none", _SCATTER_REDUCTIONS)
+    data, indices, updates = op.inputs[:3]
+    shape, idx_shape = ctx.shape(data), ctx.shape(indices)
+    if shape is None or idx_shape is None or None in shape or None in idx_shape or \
+            not idx_shape:
+        raise ConversionError(f"ScatterND '{op.name}': the shapes of data and indices must be "
+                              f"known (run onnx shape inference or give --input-shape)")
+    shape, idx_shape = list(shape), list(idx_shape)
+    k = idx_shape[-1]
+    if not 1 <= k <= len(shape):
+        raise ConversionError(f"ScatterND '{op.name}': index tuples of {k} components do not "
+                              f"fit data of rank {len(shape)}")
+    n, rows, width = math.prod(idx_shape[:-1]), math.prod(shape[:k]), math.prod(shape[k:])
+    if ctx.shape(updates) is not None and \
+            list(ctx.shape(updates)) != idx_shape[:-1] + shape[k:]:
+        raise ConversionError(f"ScatterND '{op.name}': updates {list(ctx.shape(updates))} do "
+                              f"not have the shape indices[:-1] + data[k:] "
+                              f"({idx_shape[:-1] + shape[k:]})")
+    dtype = ctx.dtype(indices) or "int64"
+    dims = ctx.constant(np.array(shape[:k], dtype), "dims")
+    strides = ctx.constant(np.array([math.prod(shape[i + 1:k]) for i in range(k)], dtype),
+                           "strides")
+    wrapped = ctx.emit("mod", [indices, dims], dtype=dtype, shape=tuple(idx_shape))
+    offsets = ctx.emit("mul", [wrapped, strides], dtype=dtype, shape=tuple(idx_shape))
+    row = ctx.emit("reduce_sum", [offsets], {"axes": [len(idx_shape) - 1], "keepdims": False},
+                   dtype=dtype, shape=tuple(idx_shape[:-1]))
+    row = ctx.emit("reshape", [row], {"shape": [n, 1]}, dtype=dtype, shape=(n, 1))
+    row = ctx.emit("expand", [row], {"shape": [n, width]}, dtype=dtype, shape=(n, width))
+    flat = ctx.emit("reshape", [data], {"shape": [rows, width]}, shape=(rows, width),
+                    hint="rows")
+    flat_updates = ctx.emit("reshape", [updates], {"shape": [n, width]}, shape=(n, width),
+                            hint="updates")
+    written = ctx.emit("scatter_elements", [flat, row, flat_updates],
+                       {"axis": 0, "reduction": reduction}, shape=(rows, width), hint="written")
+    ctx.emit("reshape", [written], {"shape": shape}, outputs=op.outputs)
 
 
 @onnx_mapper("GatherND", since=11)
@@ -356,8 +431,8 @@ def _check_size(ctx, op, dims: list, dtype) -> None:
 
 
 # x2's IR types that numpy holds (bfloat16 is the precision pass's, not a Cast's).
-_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32",
-                  "float64"}
+_TARGET_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                  "uint64", "float16", "float32", "float64"}
 
 
 @onnx_mapper("Cast")
@@ -375,7 +450,7 @@ def cast(ctx, op):
     if dtype.kind not in "biuf" or dtype.itemsize * 8 not in (8, 16, 32, 64) or \
             dtype.name not in _TARGET_DTYPES:
         raise ConversionError(f"Cast '{op.name}': to {TensorProto.DataType.Name(to)}, a type "
-                              f"x2's IR does not hold (x2 converts bool, int8-64, uint8 and "
+                              f"x2's IR does not hold (x2 converts bool, int8-64, uint8-64 and "
                               f"float16/32/64)")
     dtype = dtype.name
     ctx.emit("cast", op.inputs[:1], {"dtype": dtype}, outputs=op.outputs)

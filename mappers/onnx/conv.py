@@ -10,6 +10,7 @@ from .._conv import emit_conv, emit_conv_transpose
 from .._lrn import emit_lrn
 from .._pool import ceil_pads, emit_avg_pool, emit_max_pool
 
+from ._resize import resize_separable
 from ._util import choice, positive_ints, rank_of, spatial_pads
 
 
@@ -194,10 +195,19 @@ def _optional_const(ctx, op, index):
 
 @onnx_mapper("Resize", since=11)
 def resize(ctx, op):
-    """`resize` (nearest: asymmetric+floor; linear: half_pixel / align_corners / asymmetric)."""
-    _resize(ctx, op, op.attrs.get("mode", "nearest"),
-            op.attrs.get("coordinate_transformation_mode", "half_pixel"),
-            _optional_const(ctx, op, 2), _optional_const(ctx, op, 3))
+    """`resize` where it fits (rank 4; nearest: asymmetric+floor; linear: half_pixel /
+    align_corners / asymmetric); any other Resize per axis as the spec computes it:
+    `gather` (nearest) or `matmul` with constant weights (linear, cubic, antialias),
+    `where` for tf_crop_and_resize's extrapolation (mappers/onnx/_resize.py)."""
+    scales, sizes = _optional_const(ctx, op, 2), _optional_const(ctx, op, 3)
+    try:
+        _resize(ctx, op, op.attrs.get("mode", "nearest"),
+                op.attrs.get("coordinate_transformation_mode", "half_pixel"), scales, sizes)
+    except ConversionError:
+        # Not F.interpolate's: the separable form refuses what it cannot compute exactly.
+        crop = op.attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize"
+        roi = _optional_const(ctx, op, 1) if crop else None
+        resize_separable(ctx, op, roi, scales, sizes)
 
 
 @onnx_mapper("Resize", since=10, until=11)

@@ -19,10 +19,16 @@ _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow",
 def binary(ctx, op):
     """The broadcasting binary IR op (arithmetic, comparisons; And/Or/Xor are the
     bitwise ops on bool). Integer Div truncates toward zero and Pow keeps the
-    base's dtype, as ONNX says (both computed in float64, then cast back)."""
+    base's dtype, as ONNX says (both computed in float64, then cast back;
+    uint64 Div is refused: float64 is not exact for its values)."""
     a, b = op.inputs[:2]
     kind = np.dtype(ctx.dtype(a) or "float32").kind
     if op.type == "Div" and kind in "iu":
+        if ctx.dtype(a) == "uint64":
+            # float64 holds integers exactly only below 2**53; uint64 values reach 2**64.
+            raise ConversionError(f"Div '{op.name}': uint64 division is not supported (x2 "
+                                  f"divides integers in float64, exact below 2**53 only); "
+                                  f"cast to int64 or float64 in the model if its values allow")
         q = ctx.emit("div", [_f64(ctx, a), _f64(ctx, b)], dtype="float64")
         negative = ctx.emit("less", [q, ctx.constant(np.array(0.0), "zero")], dtype="bool")
         q = ctx.emit("where", [negative, ctx.emit("ceil", [q]), ctx.emit("floor", [q])],

@@ -76,7 +76,8 @@ def binop(a, op: str, b) -> Expr:
 
 # dtype names the emitters may spell as `torch.X` / `paddle.X`.
 DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
-                    "int64", "uint8", "bool", "complex64", "complex128"})
+                    "int64", "uint8", "uint16", "uint32", "uint64", "bool", "complex64",
+                    "complex128"})
 
 
 def dtype_name(dtype) -> str:

@@ -459,6 +459,17 @@ def gather_elements(e, node):
     e.node("GatherElements", node.inputs, node.outputs, axis=node.attrs["axis"])
 
 
+@onnx_op("scatter_elements")
+def scatter_elements(e, node):
+    reduction = node.attrs["reduction"]
+    # ONNX ScatterElements took reduction add/mul at opset 16, max/min at 18.
+    needed = {"none": 11, "add": 16, "mul": 16, "max": 18, "min": 18}[reduction]
+    if e.opset < needed:
+        raise e.unsupported(node, f"reduction {reduction!r} needs ONNX opset {needed} or newer")
+    extra = {} if reduction == "none" else {"reduction": reduction}
+    e.node("ScatterElements", node.inputs, node.outputs, axis=node.attrs["axis"], **extra)
+
+
 @onnx_op("gather_nd")
 def gather_nd(e, node):
     e.node("GatherND", node.inputs, node.outputs, batch_dims=node.attrs["batch_dims"])

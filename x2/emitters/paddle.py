@@ -44,6 +44,24 @@ def auto_cast(keep_fp32: list[str] | None):
                           custom_black_list=paddle_black_list(keep_fp32))
 
 
+# Paddle's tensors have no uint16/32/64 element type (its uint16 holds bfloat16 bits).
+_NO_PADDLE_DTYPES = ("uint16", "uint32", "uint64")
+
+
+def _refuse_wide_unsigned(graph: Graph) -> None:
+    """A model whose values are uint16/32/64 cannot keep its dtypes in Paddle:
+    refused rather than converted with other dtypes at its inputs and outputs."""
+    from ..ir.control_flow import walk_graphs
+    for each in walk_graphs(graph):
+        for value, info in each.info.items():
+            if info.dtype in _NO_PADDLE_DTYPES:
+                raise ConversionError(
+                    f"the Paddle emitter cannot write value '{value}': it is {info.dtype}, and "
+                    f"Paddle has no {info.dtype} tensors (uint8 is its only unsigned type); "
+                    f"convert to torch or onnx, or cast the model's {info.dtype} values to "
+                    f"int64 in the source")
+
+
 def generate(graph: Graph, source_desc: str, names: dict | None = None,
              forward_context=None, parameters: dict | None = None
              ) -> tuple[str, dict[str, np.ndarray]]:
@@ -51,6 +69,7 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
     receives IR value -> generated variable name (for `x2 check --bisect`),
     `parameters` each trainable parameter's source weight (`x2 check --grad`)."""
     import paddle
+    _refuse_wide_unsigned(graph)
     e = PaddleContext(graph, dir(paddle.nn.Layer))
     result = generate_module(
         e, PADDLE_OPS,

@@ -116,6 +116,19 @@ class PaddleContext(EmitContext):
 PADDLE_OPS.register("reduce_prod")(reduce)
 
 
+_PADDLE_REDUCE = {"none": "assign", "add": "add", "mul": "mul", "max": "amax", "min": "amin"}
+
+
+@PADDLE_OPS.register("scatter_elements")
+def scatter_elements(e, node):
+    # broadcast=False: the index covers part of x, as in torch.scatter and ONNX.
+    x, idx, updates = node.inputs
+    return call("paddle.put_along_axis", e.value(x, tensor=True), e.value(idx, tensor=True),
+                e.value(updates, tensor=True), node.attrs["axis"],
+                reduce=_PADDLE_REDUCE[node.attrs["reduction"]], include_self=True,
+                broadcast=False)
+
+
 @PADDLE_OPS.register("gather_elements")
 def gather_elements(e, node):
     # Without broadcast=False Paddle broadcasts the index against x; the IR

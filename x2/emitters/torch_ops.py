@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .python_ops import PYTHON_OPS
@@ -21,6 +22,13 @@ class TorchContext(EmitContext):
 
     def dtype(self, name) -> Expr:
         return dtype_ref("torch", name)
+
+    def statements(self, nodes) -> list:
+        out = []
+        for node in nodes:
+            widened = _uint_in_int64(self, node)
+            out.extend(super().statements([node]) if widened is None else widened)
+        return out
 
     def scalar_tensor(self, value, dtype: str) -> Expr:
         return call("torch.tensor", value, dtype=self.dtype(dtype))
@@ -88,6 +96,80 @@ class TorchContext(EmitContext):
         return steps
 
 
+# torch has uint16/32/64 tensors but few CPU kernels for them (no add, lt,
+# maximum, abs, topk...): ops on them run in int64 and cast back. Exact for
+# uint16/32 (every value fits; the cast back wraps as numpy's unsigned ints do).
+_WIDE_UNSIGNED = ("uint16", "uint32", "uint64")
+# Ops torch runs on these dtypes as they are (data movement, casts, equality, bits).
+_UNSIGNED_NATIVE = {"identity", "cast", "reshape", "reshape_dynamic", "transpose", "squeeze",
+                    "unsqueeze", "concat", "stack", "slice", "strided_slice", "split",
+                    "expand", "where", "equal", "not_equal", "bitwise_and", "bitwise_or",
+                    "bitwise_xor", "shape", "if", "loop"}
+# uint64 in int64 (the same 64 bits): wrapping arithmetic and bit ops are exact...
+_UINT64_WRAPPING = {"add", "sub", "mul", "neg", "bitwise_not", "reduce_sum", "cumsum", "tile",
+                    "pad", "gather", "gather_elements", "gather_nd"}
+# ...and order comparisons are, on the bits with the sign bit flipped
+# (x ^ -2**63 maps 0..2**64-1 onto -2**63..2**63-1 in order).
+_UINT64_ORDERED = {"greater", "less", "greater_equal", "less_equal", "maximum", "minimum"}
+_SIGN_BIT = Expr(str(-2 ** 63))
+
+
+def _uint_in_int64(e, node) -> list | None:
+    """The statements of a node on uint16/32/64 values computed in int64 (cast
+    back to the declared dtype), or None when the node needs no widening."""
+    dtypes = {v: e.graph.dtype(v) for v in (*node.inputs, *node.outputs) if v}
+    wide = {v for v, d in dtypes.items() if d in _WIDE_UNSIGNED}
+    if not wide or node.op in _UNSIGNED_NATIVE:
+        return None
+    flip = False
+    if any(dtypes[v] == "uint64" for v in wide):
+        flip = node.op in _UINT64_ORDERED
+        if not flip and node.op not in _UINT64_WRAPPING:
+            raise e.unsupported(node, "torch has no kernel for it on uint64, and int64 "
+                                      "(which x2 computes uint64 in) orders and divides values "
+                                      "from 2**63 up differently; x2 computes uint64 "
+                                      "add/sub/mul, bit ops and comparisons exactly")
+    graph, statements, temporary = e.graph, [], []
+    inputs, outputs = [], []
+    try:
+        for v in node.inputs:
+            if v not in wide:
+                inputs.append(v)
+                continue
+            as_int64 = graph.fresh_name(f"{v}_int64")
+            graph.info[as_int64] = TensorInfo("int64", graph.shape(v))
+            temporary.append(as_int64)
+            expr = call(f"{e.value(v, tensor=True)}.to", Expr("torch.int64"))
+            if flip and dtypes[v] == "uint64":
+                expr = binop(Expr(f"({expr})"), "^", _SIGN_BIT)
+            statements.append(Assign([e.namer(as_int64)], expr))
+            inputs.append(as_int64)
+        cast_back = []
+        for v in node.outputs:
+            if v not in wide:
+                outputs.append(v)
+                continue
+            as_int64 = graph.fresh_name(f"{v}_int64")
+            graph.info[as_int64] = TensorInfo("int64", graph.shape(v))
+            temporary.append(as_int64)
+            result = Expr(e.namer(as_int64))
+            if flip and dtypes[v] == "uint64":
+                result = Expr(f"({binop(result, '^', _SIGN_BIT)})")
+            cast_back.append(Assign([e.namer(v)], call(f"{result}.to", e.dtype(dtypes[v]))))
+            outputs.append(as_int64)
+        in_int64 = Node(node.op, inputs, outputs, node.attrs, node.name, node.source)
+        statements += EmitContext.statements(e, [in_int64]) + cast_back
+    finally:
+        for value in temporary:
+            graph.info.pop(value, None)
+    # The node's provenance comment goes on its first line.
+    note = next((s.comment for s in statements if s.comment), "")
+    for statement in statements:
+        statement.comment = ""
+    statements[0].comment = note
+    return statements
+
+
 def _symmetric(pads: list[int]) -> bool:
     top, left, bottom, right = pads
     return top == bottom and left == right
@@ -109,6 +191,23 @@ def _pool_fits(a) -> bool:
 def gather_elements(e, node):
     x, idx = node.inputs
     return call("torch.gather", e.value(x), node.attrs["axis"], e.value(idx, tensor=True))
+
+
+_TORCH_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
+
+
+@TORCH_OPS.register("scatter_elements")
+def scatter_elements(e, node):
+    x, idx, updates = node.inputs
+    index = e.value(idx, tensor=True)
+    if e.graph.dtype(idx) != "int64":  # torch indexes with int64 only
+        index = call(f"{index}.to", Expr("torch.int64"))
+    base, axis = e.value(x, tensor=True), node.attrs["axis"]
+    reduction = node.attrs["reduction"]
+    if reduction == "none":
+        return call(f"{base}.scatter", axis, index, e.value(updates, tensor=True))
+    return call(f"{base}.scatter_reduce", axis, index, e.value(updates, tensor=True),
+                reduce=_TORCH_REDUCE[reduction], include_self=True)
 
 
 @TORCH_OPS.register("max_pool2d")

@@ -36,13 +36,13 @@ def _np_dtype(elem_type: int) -> np.dtype:
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"element type {elem_type}") from None
     if dtype.kind not in "biuf" or dtype.type not in _IR_TYPES:
-        # bfloat16, float8, int4 (ml_dtypes types), uint16/32/64: not in x2's IR
+        # bfloat16, float8, int4 (ml_dtypes types): not in x2's IR
         raise ValueError(f"element type {TensorProto.DataType.Name(elem_type)}")
     return dtype
 
 
-_IR_TYPES = {np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.float16,
-             np.float32, np.float64}
+_IR_TYPES = {np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+             np.uint64, np.float16, np.float32, np.float64}
 
 
 def _dtype(elem_type: int) -> str:

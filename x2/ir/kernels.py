@@ -272,6 +272,26 @@ def _shift_forward(y, axis):
     return np.take(np.pad(y, width), np.arange(y.shape[axis]), axis=axis)
 
 
+_SCATTER_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def scatter_elements(xs, a):
+    """x with updates[..i..] written at x[..indices[..i..] at `axis`..]; a
+    reduction combines each with the value there (x's, or an earlier
+    update's), in index order; reduction none: the last duplicate wins."""
+    x, idx, updates = xs[0], xs[1].astype(np.int64), xs[2]
+    axis = a["axis"] % x.ndim
+    idx = np.where(idx < 0, idx + x.shape[axis], idx)
+    where = list(np.indices(idx.shape, sparse=True))
+    where[axis] = idx
+    out = x.copy()
+    if a["reduction"] == "none":
+        out[tuple(where)] = updates
+    else:
+        _SCATTER_COMBINE[a["reduction"]].at(out, tuple(where), updates)
+    return [out]
+
+
 def gather_elements(xs, a):
     """take_along_axis without broadcasting: other dims of x cut to the index's."""
     x, idx = xs[0], xs[1].astype(np.int64)

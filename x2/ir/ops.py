@@ -169,6 +169,11 @@ op("gather", "x indices", lambda xs, a: [np.take(xs[0], xs[1].astype(np.int64), 
 op("gather_elements", "x indices", K.gather_elements,
    "out[..i..] = x[..indices[..i..] at `axis`..]: output has the index's shape, x is read "
    "only where the index reaches (torch.gather, ONNX GatherElements)", axis=INT)
+op("scatter_elements", "x indices updates", K.scatter_elements,
+   "x with out[..indices[..i..] at `axis`..] = updates[..i..] (indices and updates of one "
+   "shape, in range); `reduction` combines each update with the value there (torch."
+   "scatter_reduce with include_self, ONNX ScatterElements); none: the last duplicate wins",
+   axis=INT, reduction=Attr("str", "none", ("none", "add", "mul", "max", "min")))
 op("cumsum", "x", K.cumsum, "running sum along `axis`; `exclusive` starts at 0, `reverse` "
    "runs from the end", axis=INT, exclusive=Attr("bool", False), reverse=Attr("bool", False))
 op("expand", "x", lambda xs, a: [xs[0] * np.ones(a["shape"], dtype=xs[0].dtype)],

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 DTYPES = ("float16", "bfloat16", "float32", "float64", "int8", "uint8", "int16",
-          "int32", "int64", "bool")
+          "int32", "int64", "bool", "uint16", "uint32", "uint64")
 
 
 def numpy_dtype(name: str):
