@@ -3,6 +3,7 @@ imported into the pytest process together with paddle)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,22 @@ def _build(args: list[str], out: Path) -> Path:
                               env=ENV, cwd=ROOT)
         assert proc.returncode == 0, f"building {args} failed:\n{proc.stderr[-3000:]}"
     return out
+
+
+# No test takes minutes; one that hangs (a model whose loop never ends on the
+# inputs it was given) fails here instead of holding CI until its limit.
+TEST_TIME_LIMIT_S = 600
+
+
+@pytest.fixture(autouse=True)
+def time_limit():
+    def expired(signum, frame):
+        raise TimeoutError(f"the test ran longer than {TEST_TIME_LIMIT_S} s")
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(TEST_TIME_LIMIT_S)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.fixture(scope="session", autouse=True)

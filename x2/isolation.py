@@ -255,18 +255,18 @@ class PooledStep:
         tmp = make_dir("x2-step-", self.scratch)
         result_path = tmp / "result.json"
         start = server.log_size()
+        answered = None
         try:
-            server.proc.stdin.write(json.dumps({**args, "task": self.task,
-                                                "result": str(result_path)}) + "\n")
-            server.proc.stdin.flush()
-            ready, _, _ = select.select([server.reply], [], [], timeout)
-            if not ready:
-                server.proc.kill()
-                raise StepCrashed(f"step '{self.task}' did not finish within {timeout} s")
-            answered = server.reply.readline()
-        except (BrokenPipeError, OSError):
-            answered = ""
-        try:
+            try:
+                server.proc.stdin.write(json.dumps({**args, "task": self.task,
+                                                    "result": str(result_path)}) + "\n")
+                server.proc.stdin.flush()
+                ready, _, _ = select.select([server.reply], [], [], timeout)
+                if not ready:
+                    raise StepCrashed(f"step '{self.task}' did not finish within {timeout} s")
+                answered = server.reply.readline()
+            except (BrokenPipeError, OSError):
+                answered = ""
             if not answered:   # the worker died during the step
                 server.proc.wait()
                 return _result(self.task, result_path, server.proc.returncode or -9,
@@ -274,6 +274,11 @@ class PooledStep:
             server.steps += 1
             return _result(self.task, result_path, int(answered), server.log_since(start))
         finally:
+            if answered is None and server.alive():
+                # Interrupted mid-step (a timeout, Ctrl-C): the worker may still be
+                # running it, so it can never answer the next step in turn.
+                server.proc.kill()
+                server.proc.wait()
             shutil.rmtree(tmp, ignore_errors=True)
             _POOL.give_back(self.key, server)
 
