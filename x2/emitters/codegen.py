@@ -190,9 +190,10 @@ class Namer:
     are ASCII, so Unicode normalisation (which Python applies to identifiers)
     cannot merge two of them, and never shadow a builtin or module alias."""
 
-    def __init__(self, reserved=()):
+    def __init__(self, reserved=(), scopes: dict[str, str] | None = None):
         self.taken = set(RESERVED) | set(reserved)
         self.names: dict[str, str] = {}
+        self.scopes = scopes or {}   # a source scope -> what names show of it (scope_names)
         # Values of a subgraph are named in its own scope: its value names may
         # repeat the outer graph's (top-level values keep their plain keys).
         self.scope = ""
@@ -204,7 +205,7 @@ class Namer:
         key = self.key(value)
         if key in self.names:
             return self.names[key]
-        base = _identifier(hint or value)
+        base = _identifier(hint or value, self.scopes)
         name, i = base, 1
         while name in self.taken:
             i += 1
@@ -221,8 +222,31 @@ class Namer:
 _LAYER_CALL = re.compile(r"self\.([A-Za-z_][A-Za-z0-9_]*)\(")
 
 
-def _identifier(text: str) -> str:
-    parts = [p for p in re.split(r"[/:]", text) if p and not p.endswith("PartitionedCall")]
+# The scope of a whole Keras model ("functional_1/..."): it says nothing of the layer.
+_MODEL_SCOPE = re.compile(r"^(functional|sequential|model)(_\d+)?$")
+
+
+def scope_names(values) -> dict[str, str]:
+    """How names show the source's scopes: Keras traces layer `norm1` under the
+    scope `norm1_1`; the suffix goes where the shorter name is no scope of
+    its own and no other scope shortens to it. Model scopes show as nothing."""
+    scopes = {part for value in values for part in value.split("/")[:-1]}
+    shortened: dict[str, list[str]] = {}
+    for scope in scopes:
+        found = re.match(r"^(.+)_\d+$", scope)
+        if found and found.group(1) not in scopes:
+            shortened.setdefault(found.group(1), []).append(scope)
+    names = {scope: "" for scope in scopes if _MODEL_SCOPE.match(scope)}
+    names.update({full[0]: short for short, full in shortened.items()
+                  if len(full) == 1 and full[0] not in names})
+    return names
+
+
+def _identifier(text: str, scopes: dict[str, str] | None = None) -> str:
+    scopes = scopes or {}
+    parts = [scopes.get(p, p) for p in re.split(r"[/:]", text)
+             if p and not p.endswith("PartitionedCall")]
+    parts = [p for p in parts if p]
     tail = parts[-2:] if len(parts) >= 2 else parts
     # Drop the numeric suffix fresh_name adds ("relu__12" -> "relu").
     # ... and the layout pass's "_nchw" (x2/passes/layout.py): provenance, not a name.
@@ -246,7 +270,7 @@ class EmitContext:
         """`layer_attributes`: what the framework's base class defines
         (forward, eval, ...), which a submodule name must not replace."""
         self.graph = graph
-        self.namer = Namer()
+        self.namer = Namer(scopes=scope_names(graph.info))
         self.layer_namer = Namer(layer_attributes)
         self.code = ModuleCode(docstring=[], header=[], base_class=self.base_class)
         self.state: dict[str, np.ndarray] = {}
