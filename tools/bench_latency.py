@@ -68,6 +68,7 @@ def latency(framework: str, model: str, inputs: Path, names: list[str]) -> float
 
 def convert(root: Path, name: str, model: str, target: str, out: Path) -> Path:
     source, _, extra = MODELS[name]
+    out.parent.mkdir(parents=True, exist_ok=True)
     _run(["-m", "x2", "convert", "--quiet", "--from", source, "--to", target, "--model", model,
           "--out", str(out), *extra], root)
     return out
