@@ -131,14 +131,20 @@ def _uint_in_int64(e, node) -> list | None:
                                       "add/sub/mul, bit ops and comparisons exactly")
     graph, statements, temporary = e.graph, [], []
     inputs, outputs = [], []
+
+    def int64_twin(v: str) -> str:
+        """A temporary int64 value standing for uint value `v`."""
+        name = graph.fresh_name(f"{v}_int64")
+        graph.info[name] = TensorInfo("int64", graph.shape(v))
+        temporary.append(name)
+        return name
+
     try:
         for v in node.inputs:
             if v not in wide:
                 inputs.append(v)
                 continue
-            as_int64 = graph.fresh_name(f"{v}_int64")
-            graph.info[as_int64] = TensorInfo("int64", graph.shape(v))
-            temporary.append(as_int64)
+            as_int64 = int64_twin(v)
             expr = call(f"{e.value(v, tensor=True)}.to", Expr("torch.int64"))
             if flip and dtypes[v] == "uint64":
                 expr = binop(Expr(f"({expr})"), "^", _SIGN_BIT)
@@ -149,9 +155,7 @@ def _uint_in_int64(e, node) -> list | None:
             if v not in wide:
                 outputs.append(v)
                 continue
-            as_int64 = graph.fresh_name(f"{v}_int64")
-            graph.info[as_int64] = TensorInfo("int64", graph.shape(v))
-            temporary.append(as_int64)
+            as_int64 = int64_twin(v)
             result = Expr(e.namer(as_int64))
             if flip and dtypes[v] == "uint64":
                 result = Expr(f"({binop(result, '^', _SIGN_BIT)})")
