@@ -230,3 +230,77 @@ def test_torch_while_loop_runs_as_long_as_the_input_says(tmp_path, target):
     _check_cases(model, out, target, [[x, np.array([v], np.float32)] for v in limits],
                  source="torch")
     _assert_structure(out, target, python="while ", onnx="Loop")
+
+
+def _exported(out, example):
+    """torch.export of the converted model: the higher-order ops it kept."""
+    import torch
+    from x2.emitters.codegen import import_generated
+    model = import_generated(out / "model.py").load_model()
+    program = torch.export.export(model, tuple(torch.from_numpy(a) for a in example))
+    kept = [str(n.target) for n in program.graph.nodes
+            if n.op == "call_function" and str(n.target) in ("cond", "while_loop")]
+    return model, program.module(), kept
+
+
+def _same(eager, exported, inputs):
+    import torch
+    xs = [torch.from_numpy(a) for a in inputs]
+    want, got = eager(*xs), exported(*xs)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("source", ["torch", "onnx"])
+def test_exportable_torch_output_stays_control_flow_under_torch_export(tmp_path, source):
+    """--exportable: torch.cond / while_loop in model.py, so torch.export of
+    the converted model keeps both branches and any trip count; exported and
+    eager agree on inputs other than the one it was exported with."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    if source == "torch":
+        model, shapes = f"{TORCH_MODULES}:gate", {"x": [2, 4]}
+        cases, call = [[x * 3], [-x * 3]], "torch.cond("
+    else:
+        model, shapes = models.if_model(tmp_path / "if.onnx"), None
+        x = np.abs(rng.standard_normal((3, 4))).astype(np.float32)
+        cases, call = [[x], [-x]], "torch.cond("
+    out = tmp_path / "torch"
+    convert(str(model), str(out), source=source, target="torch", input_shapes=shapes,
+            emit_options={"exportable": True})
+    _check_cases(model, out, "torch", cases, source=source)
+    code = (out / "model.py").read_text()
+    assert call in code and "\n        if " not in code, code
+    eager, exported, kept = _exported(out, cases[0])
+    assert kept == ["cond"], kept
+    for inputs in cases:
+        _same(eager, exported, inputs)
+
+
+def test_exportable_while_loop_keeps_a_runtime_trip_count(tmp_path):
+    model = f"{TORCH_MODULES}:doubling"
+    out = tmp_path / "torch"
+    convert(model, str(out), source="torch", target="torch",
+            input_shapes={"x": [2, 3], "limit": [1]}, emit_options={"exportable": True})
+    x = np.full((2, 3), 0.25, np.float32)
+    cases = [[x, np.array([v], np.float32)] for v in (1.0, 5.0, 100.0)]   # 0, 1, 5 steps
+    _check_cases(model, out, "torch", cases, source="torch")
+    code = (out / "model.py").read_text()
+    assert "torch._higher_order_ops.while_loop(" in code and "while " not in code, code
+    eager, exported, kept = _exported(out, cases[1])
+    assert kept == ["while_loop"], kept
+    for inputs in cases:
+        _same(eager, exported, inputs)
+
+
+def test_exportable_refuses_what_while_loop_cannot_write(tmp_path):
+    from x2.errors import X2Error
+    model = models.loop_model(tmp_path / "loop.onnx")   # stacks a per-step output
+    with pytest.raises(X2Error, match="scan outputs.*without --exportable"):
+        convert(str(model), str(tmp_path / "torch"), source="onnx", target="torch",
+                emit_options={"exportable": True})
+    with pytest.raises(X2Error, match="--exportable.*--to torch only"):
+        convert(str(model), str(tmp_path / "paddle"), source="onnx", target="paddle",
+                emit_options={"exportable": True})
+    assert not (tmp_path / "torch").exists() and not (tmp_path / "paddle").exists()

@@ -451,6 +451,10 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
                    "into constants; training: keep the source's parameter set (BatchNorm "
                    "layers with their running statistics, every learned weight a trainable "
                    "parameter) for fine-tuning.")
+@click.option("--exportable", is_flag=True,
+              help="--to torch: write conditionals and loops as torch.cond / while_loop "
+                   "calls, which torch.export keeps as control flow (default: Python "
+                   "if/while).")
 @click.option("--no-verify", is_flag=True,
               help="--to torch/paddle: skip running the written model once against x2's "
                    "numpy reference (a model that disagrees is otherwise refused).")
@@ -459,7 +463,7 @@ from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
             trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
-            io_dtype, purpose, no_verify, quiet, debug):
+            io_dtype, purpose, exportable, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
@@ -468,7 +472,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last),
                                    precision=precision, keep_fp32=parse_keep_fp32(keep_fp32),
                                    io_dtype=io_dtype, verify=not no_verify,
-                                   purpose=purpose)
+                                   purpose=purpose, exportable=bool(exportable))
     except Exception as exc:
         _fail(exc, debug)
         return

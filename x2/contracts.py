@@ -117,6 +117,7 @@ class EmitOptions:
     io_dtype: str | None = None      # --io-dtype fp32: float32 interface of a half model
     verify: bool = True              # run the written model once against the IR (--no-verify)
     purpose: str = "inference"       # --for inference|training (x2/passes/__init__.py PURPOSES)
+    exportable: bool = False         # --exportable: torch control flow as torch.cond/while_loop
 
     @staticmethod
     def from_json(d: dict) -> "EmitOptions":

@@ -191,6 +191,9 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         raise X2Error(f"--for {emit_options.purpose}: choose {' or '.join(PURPOSES)}")
     if emit_options.precision not in PRECISIONS:
         raise X2Error(f"--precision {emit_options.precision}: choose {', '.join(PRECISIONS)}")
+    if emit_options.exportable and target != "torch":
+        raise X2Error(f"--exportable writes torch.cond / while_loop and applies to --to torch "
+                      f"only; --to {target} keeps control flow as control flow already")
     if layout == "nhwc":
         if target == "onnx":
             raise X2Error("--layout nhwc: ONNX convolutions and pooling are NCHW-only; "

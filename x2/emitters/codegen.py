@@ -115,6 +115,17 @@ class While:
 
 
 @dataclass
+class Def:
+    """def name(args): body; return results (a branch or loop function that
+    torch.cond / while_loop call)."""
+    name: str
+    args: list[str]
+    body: list
+    results: list[Expr]
+    comment: str = ""
+
+
+@dataclass
 class ModuleCode:
     docstring: list[str]                    # lines; each is escaped when rendered
     header: list[str]                       # import lines and guards
@@ -172,6 +183,10 @@ def _render_statements(lines: list[str], statements: list, indent: str) -> None:
         elif isinstance(step, While):
             lines.append(f"{indent}while {step.cond}:{suffix}")
             _render_statements(lines, step.body or [Assign([], Expr("pass"))], inner)
+        elif isinstance(step, Def):
+            lines.append(f"{indent}def {step.name}({', '.join(step.args)}):{suffix}")
+            results = ", ".join(str(r) for r in step.results)
+            _render_statements(lines, step.body + [Assign([], Expr(f"return {results}"))], inner)
         elif step.targets:
             lines.append(f"{indent}{', '.join(step.targets)} = {step.expr}{suffix}")
         else:
@@ -265,6 +280,9 @@ class EmitContext:
     framework = ""      # a column of spelling.SPELLING
     base_class = ""
     negative_slice_steps = True   # x[a:b:-1] works (torch: no)
+    # `if`/`loop` as torch.cond / while_loop calls, which torch.export captures
+    # (x2 convert --exportable); otherwise Python if/while, as a person writes.
+    export_control_flow = False
 
     def __init__(self, graph, layer_attributes=()):
         """`layer_attributes`: what the framework's base class defines

@@ -5,16 +5,22 @@ The code is what a person writes: torch runs it eagerly, and Paddle's
 control flow for the inference model. So the loop state lives in tensors
 (the iteration counter and the condition too), every branch assigns the same
 variables, and scan outputs are collected in a list and stacked after the
-loop (to_static turns the list into a tensor array)."""
+loop (to_static turns the list into a tensor array).
+
+With --exportable (torch), the branches and the loop body become local
+functions called through torch.cond and torch's while_loop, the forms
+torch.export keeps as control flow rather than specialising on one path."""
 from __future__ import annotations
 
-from .codegen import Assign, Expr, If, While
+from .codegen import Assign, Def, Expr, If, While, call
 from .python_ops import register
 
 
 @register("if")
 def if_(e, node):
     """One Python `if`; both branches assign the node's outputs."""
+    if e.export_control_flow:
+        return _cond_call(e, node)
     operands = [e.value(v) for v in node.inputs[1:]]
     targets = [e.namer(o) for o in node.outputs]
     branches = []
@@ -28,6 +34,8 @@ def if_(e, node):
 def loop(e, node):
     """A `while` over the loop state; the carried values are the node's
     outputs' variables, updated together at the end of each step."""
+    if e.export_control_flow:
+        return _while_loop_call(e, node)
     body = node.attrs["body"]
     count = node.attrs["carried"]
     max_trip, cond = node.inputs[0], node.inputs[1]
@@ -61,6 +69,92 @@ def loop(e, node):
     for out, name, value in zip(scans, lists, body.outputs[1 + count:]):
         code.append(Assign([out], _stacked(e, name, body.info.get(value))))
     return code
+
+
+def _cond_call(e, node) -> list:
+    """outputs = torch.cond(pred, then_fn, else_fn, (operands...)); each branch
+    a local function of the operands."""
+    operands = [e.value(v, tensor=True) for v in node.inputs[1:]]
+    code, functions = [], []
+    for attr in ("then_branch", "else_branch"):
+        args = _arguments(e, node, attr, operands)
+        body, results = e.block(node.attrs[attr], list(map(Expr, args)), f"{node.name}/{attr}")
+        name = e.namer(f"{node.name}#{attr}", attr)
+        code.append(Def(name, args, body, _unaliased(body, results)))
+        functions.append(name)
+    targets = [e.namer(o) for o in node.outputs]
+    code.append(Assign(targets, call("torch.cond", e.value(node.inputs[0]), Expr(functions[0]),
+                                     Expr(functions[1]), _tuple(operands))))
+    return code
+
+
+def _while_loop_call(e, node) -> list:
+    """step, [keep_going,] *carried = while_loop(cond_fn, body_fn, (state...)):
+    the loop state in tensors; the functions read invariants from forward."""
+    body = node.attrs["body"]
+    count = node.attrs["carried"]
+    max_trip, cond = node.inputs[0], node.inputs[1]
+    if len(body.outputs) > 1 + count:
+        raise e.unsupported(node, "it stacks per-step outputs (scan outputs), which torch's "
+                                  "while_loop cannot carry; convert without --exportable")
+    initial = [e.value(v, tensor=True) for v in node.inputs[2:2 + count]]
+    invariants = [e.value(v) for v in node.inputs[2 + count:]]
+    track_cond = bool(cond) or not _always_true(body, body.outputs[0]) or \
+        bool(body.users(body.inputs[1]))
+    if not max_trip and not track_cond:
+        raise e.unsupported(node, "it has neither a trip count nor a condition (it would "
+                                  "never end)")
+    state0 = [e.scalar_tensor(0, "int64")]
+    if track_cond:
+        state0.append(e.value(cond, tensor=True) if cond else e.scalar_tensor(True, "bool"))
+    step = e.namer(f"{node.name}#iteration", "step")
+    going = e.namer(f"{node.name}#cond", "keep_going") if track_cond else None
+    # The functions' parameters are named like the variables the loop assigns.
+    args = [step, *([going] if going else []), *(e.namer(o) for o in node.outputs)]
+    tests = [f"({step} < {e.value(max_trip)})"] if max_trip else []
+    if track_cond:
+        tests.append(f"({going})" if max_trip else f"{going}.clone()")  # never the input itself
+    test = Expr(" & ".join(tests))
+    tested = ([e.graph.info.get(max_trip)] if max_trip else []) + \
+        ([body.info.get(body.inputs[1])] if track_cond else [])
+    if not all(i is not None and i.shape == () for i in tested):
+        test = Expr(f"({test}).reshape(())")  # while_loop wants a scalar condition
+    cond_name = e.namer(f"{node.name}#cond_fn", "loop_cond")
+    code = [Def(cond_name, args, [], [test])]
+    inner, results = e.block(body, [Expr(step), Expr(going or "True"),
+                                    *map(Expr, args[len(state0):]), *invariants],
+                             f"{node.name}/body")
+    new_state = [Expr(f"{step} + 1")] + ([results[0]] if track_cond else [])
+    body_name = e.namer(f"{node.name}#body_fn", "loop_body")
+    code.append(Def(body_name, args, inner, new_state + _unaliased(inner, results[1:1 + count])))
+    code.append(Assign(args, call("torch._higher_order_ops.while_loop", Expr(cond_name),
+                                  Expr(body_name), _tuple(state0 + initial))))
+    return code
+
+
+def _arguments(e, node, role: str, operands: list) -> list[str]:
+    """Parameter names of a branch / loop function: the variable passed in
+    where it is one (the function sees the same value under the same name),
+    else a new name."""
+    names = []
+    for i, value in enumerate(operands):
+        text = str(value)
+        if not (text.isidentifier() and text not in names
+                and text in e.namer.names.values()):
+            text = e.namer(f"{node.name}#{role}{i}", "operand")
+        names.append(text)
+    return names
+
+
+def _unaliased(body: list, results: list[Expr]) -> list[Expr]:
+    """torch.cond and while_loop refuse a function that returns one of its
+    inputs (or a buffer) itself: such results are cloned."""
+    assigned = {t for step in body if isinstance(step, Assign) for t in step.targets}
+    return [r if str(r) in assigned else Expr(f"{r}.clone()") for r in results]
+
+
+def _tuple(items: list) -> Expr:
+    return Expr(f"({', '.join(map(str, items))}{',' if len(items) == 1 else ''})")
 
 
 def _stacked(e, name: str, element) -> Expr:
