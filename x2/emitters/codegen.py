@@ -263,6 +263,9 @@ def _identifier(text: str, scopes: dict[str, str] | None = None) -> str:
              if p and not p.endswith("PartitionedCall")]
     parts = [p for p in parts if p]
     tail = parts[-2:] if len(parts) >= 2 else parts
+    squeezed = [re.sub(r"[^a-z0-9]", "", p.lower()) for p in tail]
+    if len(tail) == 2 and squeezed[1].startswith(squeezed[0]):
+        tail = tail[1:]  # "MaxPool2d/max_pool2d" says it once: "max_pool2d"
     # Drop the numeric suffix fresh_name adds ("relu__12" -> "relu").
     # ... and the layout pass's "_nchw" (x2/passes/layout.py): provenance, not a name.
     name = "_".join(re.sub(r"_nchw$", "", re.sub(r"__\d+$", "", p)) for p in tail) or "v"
