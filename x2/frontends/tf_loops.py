@@ -141,10 +141,7 @@ def _recurrent_layer(inliner, node, name: str, inputs: list, cond, body) -> list
     found = tf_recurrent.match(
         tf_recurrent.Trees(body, inliner.protos), inputs, lambda v: _array(inliner, v),
         lambda v: isinstance(v, TensorList) and bool(v.items) and None not in v.items)
-    if found is None or (inliner.unroll_loops and not found.attrs.get(
-            "linear_before_reset", True)):
-        # A GRU resetting before its recurrent matmul is an ONNX GRU but no torch or
-        # Paddle one: where the user allows unrolling, unroll it instead.
+    if found is None:
         return None
     steps = len(inputs[found.in_list].items)
     starts = [inliner.known.get(inputs[c]) if isinstance(inputs[c], str) else None
