@@ -302,3 +302,38 @@ def test_loop_with_input_trip_count_converts_without_unrolling(tf_model, tmp_pat
         result = check(str(model), str(out), target="paddle", rtol=1e-4,
                        inputs=_feeds(report, x=x, steps=np.array(steps, np.int32)))
         assert all(r["passed"] for r in result["outputs"]), result["outputs"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_switch_case_on_a_runtime_index_is_nested_ifs(tf_model, tmp_path, target):
+    """tf.switch_case on an input index, read without TensorFlow: nested ifs
+    (index == k), the last branch the default, with parity for every branch
+    and for indices out of range (TF runs the last branch); a switch_case on an
+    index known when the model is read is its one branch, inlined."""
+    model = tf_model("tf_switch_case")
+    out = tmp_path / target
+    report = convert(str(model), str(out), target=target)
+    assert report.source["reader"]["name"] == "direct"
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    scales = {}
+    for index in (0, 1, 2, 3, -1):
+        result = check(str(model), str(out), target=target, rtol=RTOL,
+                       inputs=_feeds(report, x=x, index=np.array(index, np.int32)))
+        for r in result["outputs"]:   # (Paddle: model.py and the inference program)
+            assert r["passed"], f"{index}: {r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+        scales[index] = result["outputs"][0]["ref_scale"]
+    assert len({scales[0], scales[1], scales[2]}) == 3, scales   # each branch its own
+    assert scales[3] == scales[-1] == scales[2], scales           # out of range: the last
+    if target == "onnx":
+        import onnx
+        graph = onnx.load(str(out / "model.onnx")).graph
+        (node,) = [n for n in graph.node if n.op_type == "If"]
+        orelse = next(a.g for a in node.attribute if a.name == "else_branch")
+        assert [n.op_type for n in orelse.node].count("If") == 1   # index == 1, else 2
+    else:
+        code = (out / "model.py").read_text()
+        forward = code[code.index("def forward"):code.index("def load_model")]
+        # if index == 0: ... else: if index == 1: ... else: ...
+        assert [line.strip()[:3] for line in forward.splitlines()
+                if line.strip().startswith(("if ", "else:"))] == ["if ", "els", "if ", "els"], \
+            forward
