@@ -1,7 +1,8 @@
 """Conditionals and while loops whose branches, condition and body are
-source subgraphs taking their operands explicitly (torch.cond/while_loop,
+source subgraphs taking their operands explicitly (torch.cond/while_loop/scan,
 TensorFlow's functional If/Case/While), shared by the PyTorch and TF mappers.
-ONNX's If binds its by-name captures with `take_operands` too."""
+ONNX's If binds its by-name captures with `take_operands` too, and its Scan
+is a loop made by `emit_scan` as torch's is."""
 from __future__ import annotations
 
 import numpy as np
@@ -116,3 +117,36 @@ def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, bod
     ctx.emit("loop", ["", keep_going, *carried, *operands], {"body": body, "carried": count},
              outputs=outputs)
 
+
+def emit_scan(ctx, inner: Graph, states: list[str], sequences: list[str], operands: list[str],
+              outputs: list[str]) -> None:
+    """A scan as the IR's loop over axis 0 of `sequences`, first slice first:
+    `inner` takes the states, a slice of each sequence and the `operands`, and
+    gives the new states and a slice of each scan output. `outputs`: the final
+    states, then the scan outputs stacked on axis 0 (ONNX Loop's form)."""
+    n, m = len(states), len(sequences)
+    steps = ctx.shape(sequences[0])[0] if sequences and ctx.shape(sequences[0]) else None
+    if isinstance(steps, int):
+        trip = ctx.constant(np.array(steps, np.int64), "steps")
+    else:
+        shape = ctx.emit("shape", [sequences[0]], dtype="int64", shape=(None,))
+        trip = ctx.emit("gather", [shape, ctx.constant(np.array(0, np.int64))], {"axis": 0},
+                        dtype="int64", shape=())
+
+    body = Graph()
+    iteration = body.add_input("iteration", "int64", ())
+    cond = body.add_input("cond", "bool", ())
+    names = [body.add_input(f"state_{i}", ctx.dtype(v), ctx.shape(v))
+             for i, v in enumerate(states)]
+    seq_inputs = [body.add_input(f"sequence_{j}", ctx.dtype(v), ctx.shape(v))
+                  for j, v in enumerate(sequences)]
+    for j, (seq, slot) in enumerate(zip(seq_inputs, inner.inputs[n:n + m])):
+        step = body.add_node("gather", [seq, iteration], attrs={"axis": 0},
+                             name=f"step_{j}", outputs=[f"step_{j}"])
+        body.info[step.outputs[0]] = inner.info.get(slot) or TensorInfo(body.dtype(seq), None)
+        names.append(step.outputs[0])
+    for value in operands:
+        names.append(body.add_input(value, ctx.dtype(value), ctx.shape(value)))
+    body.outputs = [cond, *inline(body, inner, names, "scan")]
+    ctx.emit("loop", [trip, "", *states, *sequences, *operands],
+             {"body": body, "carried": n}, outputs=outputs)

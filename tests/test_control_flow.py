@@ -230,3 +230,24 @@ def test_torch_while_loop_runs_as_long_as_the_input_says(tmp_path, target):
     _check_cases(model, out, target, [[x, np.array([v], np.float32)] for v in limits],
                  source="torch")
     _assert_structure(out, target, python="while ", onnx="Loop")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_scan_over_two_sequence_lengths(tmp_path, target):
+    """torch.export's scan (a carried state through a layer, stacked outputs;
+    a reverse scan over dim 1) is a loop over dim 0 with its outputs stacked:
+    parity at two sequence lengths (dim 0 dynamic: --dynamic-batch)."""
+    model = f"{TORCH_MODULES}:running"
+    out = tmp_path / target
+    report = convert(model, str(out), source="torch", target=target,
+                     input_shapes={"xs": [4, 3]}, options={"dynamic_batch": True})
+    assert "scan" in report.ops_seen, report.ops_seen
+    rng = np.random.default_rng(5)
+    for steps in (2, 6):
+        xs = rng.standard_normal((steps, 3)).astype(np.float32)
+        result = check(model, str(out), source="torch", target=target, rtol=RTOL, inputs=[xs])
+        assert len(result["outputs"]) >= 4
+        for r in result["outputs"]:
+            assert not r["ref_constant"] and r["ref_scale"] > 1e-2, r
+            assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+    _assert_structure(out, target, python="while ", onnx="Loop")
