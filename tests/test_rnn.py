@@ -167,6 +167,26 @@ def test_gru_resetting_before_its_matmul_becomes_x2s_own_class(tmp_path, directi
             assert code.count("class GRUResetBefore(") == 1 and "nn.GRU(" not in code, code
 
 
+def test_gru_resetting_before_its_matmul_over_any_number_of_steps(tmp_path):
+    """With the number of time steps dynamic, torch's GRUResetBefore runs any
+    of them (parity at 2 and 7 steps); Paddle's jit.save would trace it with
+    the steps unknown, so Paddle refuses it, naming why."""
+    import onnx
+    model = onnx.load(str(_rnn_model(tmp_path / "fixed.onnx", "GRU", lbr=0)))
+    for value in (model.graph.input[0], *model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "steps"
+    onnx.save(model, tmp_path / "gru.onnx")
+    path = str(tmp_path / "gru.onnx")
+    convert(path, str(tmp_path / "torch"), source="onnx", target="torch")
+    rng = np.random.default_rng(2)
+    for steps in (2, 7):
+        x = rng.standard_normal((steps, 3, 4)).astype(np.float32)
+        _assert_parity(check(path, str(tmp_path / "torch"), source="onnx", target="torch",
+                             rtol=RTOL, inputs=[x]))
+    with pytest.raises(ConversionError, match="dynamic number of time steps"):
+        convert(path, str(tmp_path / "paddle"), source="onnx", target="paddle")
+
+
 def test_gru_resetting_before_its_matmul_differs_from_nn_gru(tmp_path):
     """The parity above can fail: the same weights with linear_before_reset=1
     (what nn.GRU computes) give other outputs, and the lengths matter."""

@@ -244,7 +244,8 @@ TABLE.add_forms({
     "torch._higher_order_ops.scan": (
         "combine_fn=lambda c, v: (c + v, c * v); init=torch.zeros(3, 4) | paddle.zeros([3, 4]); "
         "xs=t",
-        {"post": "list({})", "src_fn": "scan", "pre": "from torch._higher_order_ops.scan import scan",
+        {"post": "list({})", "src_fn": "scan",
+         "pre": "from torch._higher_order_ops.scan import scan",
          "pd_fn": "scan", "pd_pre": "def scan(combine_fn, init, xs):\n    c, ys = init, []\n"
                                     "    for v in xs:\n        c, y = combine_fn(c, v)\n"
                                     "        ys.append(y)\n    return c, paddle.stack(ys)\n"}),
