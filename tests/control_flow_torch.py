@@ -1,6 +1,7 @@
 """PyTorch modules with torch.export's higher-order control flow, for
 tests/test_control_flow.py (loaded as FILE:factory)."""
 import torch
+from torch._higher_order_ops.scan import scan
 from torch._higher_order_ops.while_loop import while_loop
 
 
@@ -37,3 +38,30 @@ def gate():
 
 def doubling():
     return Doubling().eval()
+
+
+class Running(torch.nn.Module):
+    """scan over time (dim 0 of a [T, 3] input): a carried state through a
+    layer, stacked outputs; and a reverse scan over dim 1 of its transpose."""
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.cell = torch.nn.Linear(3, 3)
+        self.h0 = torch.nn.Parameter(torch.randn(3) * 0.5)
+
+    def forward(self, xs):
+        def step(h, x):
+            h = torch.tanh(self.cell(x) + h * 0.5)
+            return h, h * 2.0 + x
+
+        def suffix(total, x):
+            total = total + x
+            return total, total * x
+
+        h, ys = scan(step, self.h0, xs)
+        total, zs = scan(suffix, torch.zeros(3), xs.t(), dim=1, reverse=True)
+        return h, ys, total, zs
+
+
+def running():
+    return Running().eval()

@@ -304,3 +304,24 @@ def test_exportable_refuses_what_while_loop_cannot_write(tmp_path):
         convert(str(model), str(tmp_path / "paddle"), source="onnx", target="paddle",
                 emit_options={"exportable": True})
     assert not (tmp_path / "torch").exists() and not (tmp_path / "paddle").exists()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_scan_over_two_sequence_lengths(tmp_path, target):
+    """torch.export's scan (a carried state through a layer, stacked outputs;
+    a reverse scan over dim 1) is a loop over dim 0 with its outputs stacked:
+    parity at two sequence lengths (dim 0 dynamic: --dynamic-batch)."""
+    model = f"{TORCH_MODULES}:running"
+    out = tmp_path / target
+    report = convert(model, str(out), source="torch", target=target,
+                     input_shapes={"xs": [4, 3]}, options={"dynamic_batch": True})
+    assert "scan" in report.ops_seen, report.ops_seen
+    rng = np.random.default_rng(5)
+    for steps in (2, 6):
+        xs = rng.standard_normal((steps, 3)).astype(np.float32)
+        result = check(model, str(out), source="torch", target=target, rtol=RTOL, inputs=[xs])
+        assert len(result["outputs"]) >= 4
+        for r in result["outputs"]:
+            assert not r["ref_constant"] and r["ref_scale"] > 1e-2, r
+            assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+    _assert_structure(out, target, python="while ", onnx="Loop")

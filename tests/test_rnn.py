@@ -151,14 +151,55 @@ def test_gru_and_rnn(tmp_path, kind, direction, activation):
                              target=target, rtol=RTOL))
 
 
-def test_gru_reset_before_matmul_is_refused_for_torch_but_kept_in_onnx(tmp_path):
-    model = _rnn_model(tmp_path / "gru.onnx", "GRU", lbr=0)
-    with pytest.raises(ConversionError, match="linear_before_reset=0"):
-        convert(str(model), str(tmp_path / "torch"), source="onnx", target="torch")
-    assert not (tmp_path / "torch").exists()
-    convert(str(model), str(tmp_path / "onnx"), source="onnx", target="onnx")
-    _assert_parity(check(str(model), str(tmp_path / "onnx"), source="onnx", target="onnx",
-                         rtol=RTOL))
+@pytest.mark.parametrize("direction,seq_lens", [("forward", True), ("reverse", True),
+                                               ("bidirectional", False)])
+def test_gru_resetting_before_its_matmul_becomes_x2s_own_class(tmp_path, direction, seq_lens):
+    """linear_before_reset=0 (ONNX's default), which no nn.GRU computes: model.py
+    defines GRUResetBefore and runs it with parity; onnx keeps the GRU."""
+    model = _rnn_model(tmp_path / "gru.onnx", "GRU", direction, seq_lens=seq_lens, init=True,
+                       lbr=0)
+    for target in ("torch", "paddle", "onnx"):
+        convert(str(model), str(tmp_path / target), source="onnx", target=target)
+        _assert_parity(check(str(model), str(tmp_path / target), source="onnx",
+                             target=target, rtol=RTOL))
+        if target != "onnx":
+            code = (tmp_path / target / "model.py").read_text()
+            assert code.count("class GRUResetBefore(") == 1 and "nn.GRU(" not in code, code
+
+
+def test_gru_resetting_before_its_matmul_over_any_number_of_steps(tmp_path):
+    """With the number of time steps dynamic, torch's GRUResetBefore runs any
+    of them (parity at 2 and 7 steps); Paddle's jit.save would trace it with
+    the steps unknown, so Paddle refuses it, naming why."""
+    import onnx
+    model = onnx.load(str(_rnn_model(tmp_path / "fixed.onnx", "GRU", lbr=0)))
+    for value in (model.graph.input[0], *model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "steps"
+    onnx.save(model, tmp_path / "gru.onnx")
+    path = str(tmp_path / "gru.onnx")
+    convert(path, str(tmp_path / "torch"), source="onnx", target="torch")
+    rng = np.random.default_rng(2)
+    for steps in (2, 7):
+        x = rng.standard_normal((steps, 3, 4)).astype(np.float32)
+        _assert_parity(check(path, str(tmp_path / "torch"), source="onnx", target="torch",
+                             rtol=RTOL, inputs=[x]))
+    with pytest.raises(ConversionError, match="dynamic number of time steps"):
+        convert(path, str(tmp_path / "paddle"), source="onnx", target="paddle")
+
+
+def test_gru_resetting_before_its_matmul_differs_from_nn_gru(tmp_path):
+    """The parity above can fail: the same weights with linear_before_reset=1
+    (what nn.GRU computes) give other outputs, and the lengths matter."""
+    import onnxruntime as ort
+    outs = []
+    for lbr in (0, 1):
+        model = _rnn_model(tmp_path / f"gru{lbr}.onnx", "GRU", seq_lens=True, lbr=lbr)
+        session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        x = np.random.default_rng(1).standard_normal((5, 3, 4)).astype(np.float32)
+        for lens in ([5, 5, 5], [5, 2, 1]):
+            outs.append(session.run(None, {"X": x, "seq": np.array(lens, np.int32)})[0])
+    assert not np.allclose(outs[0], outs[2], rtol=1e-3)   # lbr 0 vs 1
+    assert not np.allclose(outs[0], outs[1], rtol=1e-3)   # lengths
 
 
 def test_peepholes_are_refused_by_name(tmp_path):

@@ -49,13 +49,15 @@ CASES = sorted({(name, TARGETS[i % len(TARGETS)]) for i, name in enumerate(RNNS)
                {(name, target) for name in ("lstm", "bigru_sum") for target in TARGETS})
 
 
-# The layers x2 recognises in their While loops (tf_recurrent.py); the others
-# (masking; a GRU resetting before its matmul, which torch/Paddle GRUs cannot
-# express, when unrolling is allowed) are unrolled.
+# The layers x2 recognises in their While loops (tf_recurrent.py); the other
+# (masking) is unrolled.
 LAYERS = {"lstm": ["lstm"], "lstm_seq": ["lstm"], "lstm_state": ["lstm"], "gru": ["gru"],
-          "gru_backwards": ["gru"], "simple_rnn": ["rnn"], "bilstm": ["lstm", "lstm"],
-          "bigru_sum": ["gru", "gru"]}
+          "gru_reset_before": ["gru"], "gru_backwards": ["gru"], "simple_rnn": ["rnn"],
+          "bilstm": ["lstm", "lstm"], "bigru_sum": ["gru", "gru"]}
 LAYER_CLASS = {"lstm": "nn.LSTM(", "gru": "nn.GRU(", "rnn": "RNN("}
+# A GRU resetting before its recurrent matmul, which no nn.GRU does, is x2's own
+# class in model.py (x2/emitters/recurrent_classes.py).
+LAYER_CLASS_OF = {"gru_reset_before": "= GRUResetBefore("}
 
 
 @pytest.mark.parametrize("name, target", CASES)
@@ -73,7 +75,7 @@ def test_keras_rnn_converts_with_parity(tf_model, tmp_path, name, target):
             # concatenated; merge_mode="sum" keeps two layers).
             kind = LAYERS[name][0]
             layers = 1 if name == "bilstm" else len(LAYERS[name])
-            assert code.count(LAYER_CLASS[kind]) == layers, code
+            assert code.count(LAYER_CLASS_OF.get(name, LAYER_CLASS[kind])) == layers, code
             assert ("bidirectional=True" in code or "direction='bidirect'" in code) == \
                 (name == "bilstm"), code
     else:
@@ -201,6 +203,27 @@ def test_keras_sequence_models_become_recurrent_layers(tf_model, tmp_path, model
             assert code.count("nn.GRU(") == layers.count("gru"), code
 
 
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_keras_gru_resetting_before_its_matmul_converts_without_unrolling(tf_model, tmp_path,
+                                                                          target):
+    """Keras GRU(reset_after=False) is an IR gru with linear_before_reset=0: model.py
+    runs it as x2's own GRUResetBefore class (no nn.GRU computes it), with parity,
+    and no loop is unrolled."""
+    model = tf_model("keras_rnns") / "gru_reset_before"
+    out = tmp_path / target
+    report = convert(str(model), str(out), target=target)
+    result = check(str(model), str(out), target=target, rtol=RTOL, batch=3)
+    for r in result["outputs"]:
+        assert not r["ref_constant"] and r["ref_scale"] > 1e-2, r
+        assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+    reader = report.source["reader"]
+    assert list(reader["recurrent_layers"].values()) == ["gru"]
+    assert "unrolled_loops" not in reader
+    code = (out / "model.py").read_text()
+    assert code.count("class GRUResetBefore(") == 1, code
+    assert code.count("= GRUResetBefore(") == 1 and "nn.GRU(" not in code, code
+
+
 def test_a_cell_that_only_looks_like_an_lstm_is_unrolled(tf_model, tmp_path):
     """LSTM-shaped weights and gates but h = o * c: the numeric check refuses to
     call it an LSTM, so without --unroll-loops it is refused and with it the loop
@@ -279,3 +302,38 @@ def test_loop_with_input_trip_count_converts_without_unrolling(tf_model, tmp_pat
         result = check(str(model), str(out), target="paddle", rtol=1e-4,
                        inputs=_feeds(report, x=x, steps=np.array(steps, np.int32)))
         assert all(r["passed"] for r in result["outputs"]), result["outputs"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_switch_case_on_a_runtime_index_is_nested_ifs(tf_model, tmp_path, target):
+    """tf.switch_case on an input index, read without TensorFlow: nested ifs
+    (index == k), the last branch the default, with parity for every branch
+    and for indices out of range (TF runs the last branch); a switch_case on an
+    index known when the model is read is its one branch, inlined."""
+    model = tf_model("tf_switch_case")
+    out = tmp_path / target
+    report = convert(str(model), str(out), target=target)
+    assert report.source["reader"]["name"] == "direct"
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    scales = {}
+    for index in (0, 1, 2, 3, -1):
+        result = check(str(model), str(out), target=target, rtol=RTOL,
+                       inputs=_feeds(report, x=x, index=np.array(index, np.int32)))
+        for r in result["outputs"]:   # (Paddle: model.py and the inference program)
+            assert r["passed"], f"{index}: {r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+        scales[index] = result["outputs"][0]["ref_scale"]
+    assert len({scales[0], scales[1], scales[2]}) == 3, scales   # each branch its own
+    assert scales[3] == scales[-1] == scales[2], scales           # out of range: the last
+    if target == "onnx":
+        import onnx
+        graph = onnx.load(str(out / "model.onnx")).graph
+        (node,) = [n for n in graph.node if n.op_type == "If"]
+        orelse = next(a.g for a in node.attribute if a.name == "else_branch")
+        assert [n.op_type for n in orelse.node].count("If") == 1   # index == 1, else 2
+    else:
+        code = (out / "model.py").read_text()
+        forward = code[code.index("def forward"):code.index("def load_model")]
+        # if index == 0: ... else: if index == 1: ... else: ...
+        assert [line.strip()[:3] for line in forward.splitlines()
+                if line.strip().startswith(("if ", "else:"))] == ["if ", "els", "if ", "els"], \
+            forward

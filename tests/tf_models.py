@@ -563,6 +563,30 @@ def tf_loops(out):
                          ("runtime", Runtime())):
         tf.saved_model.save(module, os.path.join(out, name))
 
+def tf_switch_case(out):
+    """OUT: a SavedModel with a tf.switch_case on an input index (three branches,
+    one reading a variable), plus one on an index known from a static dim."""
+    tf = _tf()
+
+    class SwitchCase(tf.Module):
+        def __init__(self):
+            import numpy as np
+            self.w = tf.Variable(np.random.default_rng(1).standard_normal((3, 3))
+                                 .astype("float32") * 0.5)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x"),
+                                      tf.TensorSpec([], tf.int32, name="index")])
+        def __call__(self, x, index):
+            y = tf.switch_case(index, [lambda: tf.matmul(x, self.w) + 1.0,
+                                       lambda: tf.tanh(x) * 2.0,
+                                       lambda: x * x - 1.0])
+            # tf.shape(x)[1] - 2 is 1 when the model is read: the relu branch only.
+            z = tf.switch_case(tf.shape(x)[1] - 2, [lambda: x * 3.0, lambda: tf.nn.relu(x)])
+            return {"y": y + z}
+
+    tf.saved_model.save(SwitchCase(), out)
+
+
 def keras_text_rnn(out):
     """Issue 16's Keras sequence models: OUT/text (SavedModel) and OUT/text.keras,
     Embedding -> Bidirectional(LSTM) -> GRU -> Dense; OUT/stacked, two LSTMs with
@@ -608,7 +632,7 @@ def keras_text_rnn(out):
 MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
-                                  keras_rnns, tf_loops, keras_text_rnn)}
+                                  keras_rnns, tf_loops, tf_switch_case, keras_text_rnn)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

@@ -7,10 +7,9 @@ import numpy as np
 
 from x2.errors import ConversionError
 from x2.ir import Graph, TensorInfo
-from x2.ir.control_flow import inline
 from x2.registry import onnx_mapper
 
-from .._control import take_operands
+from .._control import emit_scan, take_operands
 from ._util import check_axis, rank_of
 
 _TO_THE_START = -(1 << 62)
@@ -86,30 +85,6 @@ def scan(ctx, op):
                                                 "axes": [0], "steps": [-1]},
                              shape=ctx.shape(value))
         sequences.append(value)
-    steps = ctx.shape(sequences[0])[0] if sequences else None
-    if isinstance(steps, int):
-        trip = ctx.constant(np.array(steps, np.int64), "steps")
-    else:
-        shape = ctx.emit("shape", [sequences[0]], dtype="int64", shape=(None,))
-        trip = ctx.emit("gather", [shape, ctx.constant(np.array(0, np.int64))], {"axis": 0},
-                        dtype="int64", shape=())
-
-    body = Graph()
-    iteration = body.add_input("iteration", "int64", ())
-    cond = body.add_input("cond", "bool", ())
-    names = [body.add_input(f"state_{i}", ctx.dtype(v), ctx.shape(v))
-             for i, v in enumerate(states)]
-    seq_inputs = [body.add_input(f"sequence_{j}", ctx.dtype(v), ctx.shape(v))
-                  for j, v in enumerate(sequences)]
-    for j, (seq, slot) in enumerate(zip(seq_inputs, inner.inputs[n:n + m])):
-        step = body.add_node("gather", [seq, iteration], attrs={"axis": 0},
-                             name=f"step_{j}", outputs=[f"step_{j}"])
-        body.info[step.outputs[0]] = inner.info.get(slot) or TensorInfo(body.dtype(seq), None)
-        names.append(step.outputs[0])
-    for value in operands:
-        names.append(body.add_input(value, ctx.dtype(value), ctx.shape(value)))
-    body.outputs = [cond, *inline(body, inner, names, "scan")]
-
     results = list(op.outputs[:n])
     moves = []
     for i, (out, axis, reverse) in enumerate(zip(
@@ -124,8 +99,7 @@ def scan(ctx, op):
         stacked = ctx.graph.fresh_name(f"{op.name}/stacked")
         results.append(stacked)
         moves.append((stacked, out, axis, reverse, rank, element))
-    ctx.emit("loop", [trip, "", *states, *sequences, *operands],
-             {"body": body, "carried": n}, outputs=results)
+    emit_scan(ctx, inner, states, sequences, operands, results)
     for stacked, out, axis, reverse, rank, element in moves:
         ctx.graph.info[stacked] = TensorInfo(element.dtype if element else ctx.dtype(out),
                                              None if rank is None else

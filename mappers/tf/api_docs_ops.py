@@ -213,6 +213,19 @@ api("tf.cond", "control", ("If", "StatelessIf"), "paddle.static.nn.cond",
     ("x2 writes a Python `if` on the predicate tensor; `paddle.jit.to_static` turns it into "
      "this cond in the inference model. Both branches must give tensors of the same dtype.",),
     category="api-name")
+api("tf.switch_case", "control", ("Case", "StatelessCase"), "paddle.static.nn.switch_case",
+    "tf.switch_case(branch_index, branch_fns, default=None, name='switch_case')",
+    "paddle.static.nn.switch_case(branch_index, branch_fns, default=None, name=None)",
+    [A("branch_index", "branch_index"), A("branch_fns", "branch_fns"), A("default", "default"),
+     A("name", "name")],
+    "out = tf.switch_case(tf.constant(1), [lambda: x * 2.0, lambda: x - 1.0, lambda: -x])",
+    "t = paddle.to_tensor(x)\n"
+    "out = paddle.static.nn.switch_case(paddle.to_tensor(1), [lambda: t * 2.0, lambda: t - 1.0,\n"
+    "                                                         lambda: -t])",
+    ("x2 writes nested Python `if`s on `index == k`, the last branch the default: both run the "
+     "last branch for an index out of range (Paddle: the branch of the largest index when "
+     "`default` is None). A branch index known when the model is read inlines its branch.",),
+    category="api-name")
 api("tf.while_loop", "control", ("While", "StatelessWhile"), "paddle.static.nn.while_loop",
     "tf.while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, "
     "back_prop=True, swap_memory=False, maximum_iterations=None, name=None)",
@@ -230,6 +243,8 @@ api("tf.while_loop", "control", ("While", "StatelessWhile"), "paddle.static.nn.w
      "condition are tensors), which `paddle.jit.to_static` turns into this while_loop.",),
     category="source-more")
 TABLE.add_forms({
+    "tf.switch_case": "branch_index=tf.constant(1) | paddle.to_tensor(1); "
+                      "branch_fns=[lambda: t * 2.0, lambda: t - 1.0, lambda: -t]",
     "tf.cond": "pred=tf.reduce_sum(t) > 0 | t.sum() > 0; true_fn=lambda: t * 2.0; "
                "false_fn=lambda: t - 1.0",
     "tf.while_loop": ("cond=lambda i, v: tf.reduce_sum(tf.abs(v)) < 100.0 | "

@@ -1,12 +1,13 @@
 """TensorFlow's functional control flow with a condition known only at run
-time: If/StatelessIf become the IR's `if`, While/StatelessWhile its `loop`.
+time: If/StatelessIf become the IR's `if`, Case/StatelessCase nested `if`s,
+While/StatelessWhile its `loop`.
 The direct reader (x2/frontends/tf_control.py) reads the branches, the
 condition and the body from the function library as subgraphs."""
 from __future__ import annotations
 
 from x2.registry import tf_mapper
 
-from .._control import emit_if, emit_while
+from .._control import emit_case, emit_if, emit_while
 
 
 @tf_mapper("If", "StatelessIf")
@@ -14,6 +15,13 @@ def if_(ctx, op):
     """tf.cond: then_branch / else_branch on the operands."""
     emit_if(ctx, op, op.inputs[0], list(op.inputs[1:]), op.attrs["then_branch"],
             op.attrs["else_branch"])
+
+
+@tf_mapper("Case", "StatelessCase")
+def case(ctx, op):
+    """tf.switch_case: nested ifs on index == k; an index out of range runs the last branch."""
+    emit_case(ctx, op, op.inputs[0], list(op.inputs[1:]),
+              [op.attrs[f"branch_{k}"] for k in range(op.attrs["branches"])])
 
 
 @tf_mapper("While", "StatelessWhile")

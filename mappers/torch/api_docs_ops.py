@@ -104,7 +104,7 @@ del _MAX
 
 # ---------------------------------------------------------------- shape and indexing
 for name, pd, spec, ops, cat, note in [
-        ("flip", "flip", "input>x=t; dims>axis=[0, 2]", (), "", ""),
+        ("flip", "flip", "input>x=t; dims>axis=[0, 2]", ("flip.default",), "", ""),
         ("roll", "roll", "input>x=t; shifts=1; dims>axis=2?", (), "", "without dims both flatten, roll, restore"),
         ("tril", "tril", "input>x=t; diagonal=1?", (), "", ""),
         ("triu", "triu", "input>x=t; diagonal=-1?", (), "", ""),
@@ -169,7 +169,7 @@ for name, pd, spec, ops, cat, note in [
         ("unsqueeze", "unsqueeze", "dim>axis=1", ("unsqueeze.default",), "", ""),
         ("squeeze", "squeeze", "dim>axis=0?", ("squeeze.dim",), "", ""),
         ("chunk", "chunk", "chunks=2; dim>axis=2?!0", (), "", ""),
-        ("flip", "flip", "dims>axis=[2]", (), "", ""),
+        ("flip", "flip", "dims>axis=[2]", ("flip.default",), "", ""),
         ("roll", "roll", "shifts=1; dims>axis=2?", (), "", ""),
         ("cumsum", "cumsum", "dim>axis=1", ("cumsum.default",), "", ""),
         ("masked_fill", "masked_fill", "mask=t > 0; value=0.0", (), "", ""),
@@ -221,9 +221,34 @@ api("torch._higher_order_ops.while_loop", "control", ("while_loop",), "paddle.st
     "                                     lambda i, v: [i + 1, v * 2.0], [i0, paddle.to_tensor(x)])",
     ("x2 writes a Python `while` over tensors, which `paddle.jit.to_static` turns into this "
      "while_loop.",), category="arg-types")
+api("torch._higher_order_ops.scan", "control", ("scan",), "a Python loop + paddle.stack",
+    "torch._higher_order_ops.scan(combine_fn, init, xs, *, dim=0, reverse=False)",
+    "(no scan in Paddle: a Python loop over the slices, then paddle.stack)",
+    [A("combine_fn", "—", "unsupported", "the loop body"), A("init", "—", "unsupported",
+                                                             "the carry before the loop"),
+     A("xs", "—", "unsupported", "sliced on dim"), A("dim", "—", "unsupported",
+                                                     "the axis sliced and stacked on"),
+     A("reverse", "—", "unsupported", "last slice first")],
+    "from torch._higher_order_ops.scan import scan\n"
+    "last, ys = scan(lambda c, v: (c + v, c * v), torch.zeros(3, 4), torch.tensor(x))\n"
+    "out = [last, ys]",
+    "t = paddle.to_tensor(x)\nc, ys = paddle.zeros([3, 4]), []\n"
+    "for v in t:\n    c, y = c + v, c * v\n    ys.append(y)\nout = [c, paddle.stack(ys)]",
+    ("x2 writes a Python `while` over the slices of dim 0 that collects the outputs in a list "
+     "and stacks them (torch.export leaves a movedim and flips around scan for `dim` and "
+     "`reverse`), which `paddle.jit.to_static` turns into a while_loop over a tensor array.",),
+    category="missing")
 TABLE.add_forms({
     "torch.cond": "pred=t.sum() > 0; true_fn=lambda v: v * 2.0 | lambda: t * 2.0; "
                   "false_fn=lambda v: v - 1.0 | lambda: t - 1.0; operands>-=(t,)",
+    "torch._higher_order_ops.scan": (
+        "combine_fn=lambda c, v: (c + v, c * v); init=torch.zeros(3, 4) | paddle.zeros([3, 4]); "
+        "xs=t",
+        {"post": "list({})", "src_fn": "scan",
+         "pre": "from torch._higher_order_ops.scan import scan",
+         "pd_fn": "scan", "pd_pre": "def scan(combine_fn, init, xs):\n    c, ys = init, []\n"
+                                    "    for v in xs:\n        c, y = combine_fn(c, v)\n"
+                                    "        ys.append(y)\n    return c, paddle.stack(ys)\n"}),
     "torch._higher_order_ops.while_loop": (
         "cond_fn>cond=lambda i, v: v.abs().sum() < 100.0; "
         "body_fn>body=lambda i, v: (i + 1, v * 2.0) | lambda i, v: [i + 1, v * 2.0]; "

@@ -135,6 +135,16 @@ def slice_(ctx, op):
     _slice(ctx, x, op.outputs[0], axis(ctx, x, dim), start, end, step)
 
 
+@torch_mapper("aten.flip.default")
+def flip(ctx, op):
+    """`slice` of each dim from its last element to its first, step -1."""
+    x, dims = args(op)
+    dims = [axis(ctx, x, d) for d in dims]
+    ctx.emit("slice", [x], {"axes": dims, "starts": [-1] * len(dims),
+                            "ends": [-(1 << 62)] * len(dims), "steps": [-1] * len(dims)},
+             outputs=op.outputs)
+
+
 @torch_mapper("aten.select.int")
 def select(ctx, op):
     """`slice` of one index + `squeeze`."""

@@ -1,5 +1,5 @@
 """torch.export's higher-order control flow: `torch.cond` becomes the IR's
-`if`, `while_loop` its `loop`. torch.export already passes every value a
+`if`, `while_loop` and `scan` its `loop`. torch.export already passes every value a
 branch or body reads (parameters too) as an operand; operands that are
 constants are copied into the subgraph, so its layers stay layers."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from x2.errors import ConversionError
 from x2.registry import torch_mapper
 
-from .._control import emit_if, emit_while
+from .._control import emit_if, emit_scan, emit_while
 
 
 def _tensors(op, values) -> list[str]:
@@ -31,3 +31,15 @@ def while_loop(ctx, op):
     values = _tensors(op, op.inputs)
     emit_while(ctx, op, values[:count], values[count:], op.attrs["cond_graph"],
                op.attrs["body_graph"], op.outputs)
+
+
+@torch_mapper("scan")
+def scan(ctx, op):
+    """scan(combine_fn, init, xs, additional_inputs): a loop over dim 0 of xs."""
+    carried, scanned = op.attrs["carried"], op.attrs["scanned"]
+    values = _tensors(op, op.inputs)
+    init, xs = values[:carried], values[carried:carried + scanned]
+    additional = values[carried + scanned:]
+    sub = op.attrs["combine_graph"]
+    inner, operands = ctx.subgraph(sub, dict(zip(sub.inputs[carried + scanned:], additional)))
+    emit_scan(ctx, inner, init, xs, operands, op.outputs)

@@ -130,6 +130,8 @@ class ModuleCode:
     docstring: list[str]                    # lines; each is escaped when rendered
     header: list[str]                       # import lines and guards
     base_class: str
+    # classes model.py defines before Model (x2's own source text: recurrent_classes.py)
+    helpers: list[str] = field(default_factory=list)
     submodules: list[tuple[str, Expr]] = field(default_factory=list)   # self.name = expr
     buffers: list[tuple[str, Expr]] = field(default_factory=list)      # registered buffers
     buffer_call: str = "self.register_buffer"
@@ -147,8 +149,10 @@ COMMENT_CHARS = 160  # a provenance comment longer than this is cut (names can b
 
 def render_module(code: ModuleCode) -> str:
     doc = "\n".join(escape_text(line) for line in code.docstring)
-    lines = [f'"""{doc}\n"""', *code.header, "", "",
-             f"class Model({code.base_class}):",
+    lines = [f'"""{doc}\n"""', *code.header, "", ""]
+    for helper in code.helpers:
+        lines += [helper, "", ""]
+    lines += [f"class Model({code.base_class}):",
              "    def __init__(self):",
              "        super().__init__()"]
     for name, expr in code.submodules:
@@ -195,7 +199,7 @@ def _render_statements(lines: list[str], statements: list, indent: str) -> None:
 
 # Names the generated module itself uses: a value must never shadow them.
 MODULE_NAMES = frozenset({"self", "paddle", "torch", "nn", "F", "np", "os", "sys", "Model",
-                          "load_model", "CHANNELS_LAST"})
+                          "load_model", "CHANNELS_LAST", "GRUResetBefore"})
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
     frozenset(dir(builtins)) | MODULE_NAMES
 
@@ -428,6 +432,11 @@ class EmitContext:
         if key is not None:
             self._layers[key] = name
         return name
+
+    def helper(self, text: str) -> None:
+        """Define class `text` (x2's own source) in model.py, once."""
+        if text not in self.code.helpers:
+            self.code.helpers.append(text)
 
     def statements(self, nodes) -> list:
         """The code of `nodes` (of the current graph), one or more statements each."""

@@ -9,6 +9,7 @@ import numpy as np
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .python_ops import PYTHON_OPS, reduce
+from .recurrent_classes import PADDLE_GRU_RESET_BEFORE
 from .registry import OpRegistry
 
 PADDLE_OPS = OpRegistry("Paddle", PYTHON_OPS)
@@ -102,6 +103,21 @@ class PaddleContext(EmitContext):
             kind = base if not reverse else name.replace("_l0_reverse", "")
             aliases[f"0.{cells[1 if reverse else 0]}.{kind}"] = array
         return {**params, **aliases}
+
+    gru_reset_before_class = PADDLE_GRU_RESET_BEFORE
+
+    def reset_before_gru_supported(self, node, x) -> None:
+        """GRUResetBefore loops over time in Python: jit.save traces it with the
+        number of steps known, and a dynamic one would trace no step at all."""
+        shape = self.graph.shape(x) or ()
+        axis = 1 if node.attrs["batch_first"] else 0
+        if len(shape) <= axis or not isinstance(shape[axis], int) or shape[axis] < 0:
+            raise self.unsupported(node, "linear_before_reset=0 (reset gate applied before "
+                                         "the recurrent matmul, which paddle.nn.GRU cannot "
+                                         "do) over a dynamic number of time steps; x2 writes "
+                                         "its own GRU class for a fixed number of steps only "
+                                         "(convert to torch or onnx, or fix the sequence "
+                                         "length)")
 
     def recurrent_call(self, node, layer: str, x, state, lengths, targets, time_axis):
         args = [x, state if state is not None else None]

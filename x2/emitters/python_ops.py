@@ -409,10 +409,7 @@ def recurrent(e, node):
         raise e.unsupported(node, "its weights are computed at run time, and a recurrent "
                                   "layer needs them as parameters")
     if node.op == "gru" and not a["linear_before_reset"]:
-        raise e.unsupported(node, "linear_before_reset=0 (reset gate applied before the "
-                                  "recurrent matmul); torch and Paddle GRUs apply it after "
-                                  "(a Keras GRU(reset_after=False) converts with "
-                                  "--unroll-loops)")
+        return _gru_reset_before(e, node, x, w, r, b, lens, h0)
     if a["direction"] == "reverse" and lens:
         raise e.unsupported(node, "a reverse-only recurrent layer with sequence lengths")
     order = _GATE_ORDER[node.op]
@@ -446,3 +443,22 @@ def recurrent(e, node):
     if a["direction"] == "reverse":
         steps.append(Assign([y], e.api("flip", Expr(y), axis=[time_axis])))
     return steps
+
+
+def _gru_reset_before(e, node, x, w, r, b, lens, h0) -> list:
+    """A GRU resetting before its recurrent matmul, which no nn.GRU does: x2's
+    own GRUResetBefore class in model.py (recurrent_classes.py), weights as
+    the IR has them."""
+    a = node.attrs
+    e.reset_before_gru_supported(node, x)
+    e.helper(e.gru_reset_before_class)
+    directions, _, input_size = e.const(w).shape
+    ctor = call("GRUResetBefore", input_size, a["hidden_size"], directions=directions,
+                reverse=a["direction"] == "reverse", bias=bool(b),
+                batch_first=a["batch_first"])
+    params = {"weight_ih": w, "weight_hh": r, **({"bias": b} if b else {})}
+    layer = e.layer(node, "gru", ctor, params)
+    args = [e.value(x), e.value(h0) if h0 else None] + ([e.value(lens)] if lens else [])
+    while args[-1] is None:
+        args.pop()
+    return [Assign([e.namer(o) for o in node.outputs], call(f"self.{layer}", *args))]

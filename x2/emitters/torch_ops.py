@@ -10,6 +10,7 @@ from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .python_ops import PYTHON_OPS
+from .recurrent_classes import TORCH_GRU_RESET_BEFORE
 from .registry import OpRegistry
 
 TORCH_OPS = OpRegistry("PyTorch", PYTHON_OPS)
@@ -77,6 +78,11 @@ class TorchContext(EmitContext):
 
     def recurrent_params(self, params: dict, directions: int) -> dict:
         return params
+
+    gru_reset_before_class = TORCH_GRU_RESET_BEFORE
+
+    def reset_before_gru_supported(self, node, x) -> None:
+        """GRUResetBefore runs any number of steps in torch."""
 
     def recurrent_call(self, node, layer: str, x, state, lengths, targets, time_axis):
         """`layer(x, state)`; with sequence lengths through a packed sequence,

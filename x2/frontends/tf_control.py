@@ -1,8 +1,9 @@
 """TensorFlow's functional control flow kept as control flow, for the direct
-SavedModel reader: an `If` whose condition is known only at run time, and a
-`While` that is neither a Keras recurrent layer nor unrolled, become one
-SourceOp each whose branches / condition / body are SourceGraphs read from
-the function library (mappers/tf/control.py makes the IR's `if` / `loop`).
+SavedModel reader: an `If` whose condition (a `Case` whose branch index) is
+known only at run time, and a `While` that is neither a Keras recurrent layer
+nor unrolled, become one SourceOp each whose branches / condition / body are
+SourceGraphs read from the function library (mappers/tf/control.py makes the
+IR's `if` (nested ones for a Case) / `loop`).
 
 Function inputs that are tensors become subgraph inputs; captured variables
 (resources) are read inside the subgraph, as constants. A While's loop
@@ -66,16 +67,31 @@ def _through_identities(child, value):
 
 def structured_if(inliner, node, name: str, inputs: list, function, call) -> list:
     """One If SourceOp holding both branches."""
+    fdefs = {attr: function(inliner, node, name, attr) for attr in ("then_branch", "else_branch")}
+    return _branching_op(inliner, node, name, inputs, fdefs, {}, call)
+
+
+def structured_case(inliner, node, name: str, inputs: list, fdefs: list, call) -> list:
+    """One Case SourceOp holding its N branches as attributes branch_0..branch_N-1
+    (`branches`: N); inputs[0] is the branch index."""
+    return _branching_op(inliner, node, name, inputs,
+                         {f"branch_{k}": fdef for k, fdef in enumerate(fdefs)},
+                         {"branches": len(fdefs)}, call)
+
+
+def _branching_op(inliner, node, name: str, inputs: list, fdefs: dict, attrs: dict,
+                  call) -> list:
+    """A SourceOp choosing between branches (functions of inputs[1:], by
+    attribute name) on inputs[0]; its outputs have what the branches' share."""
     _refuse_lists(node, name, inputs)
     branches, infos = {}, None
-    for attr in ("then_branch", "else_branch"):
-        fdef = function(inliner, node, name, attr)
+    for attr, fdef in fdefs.items():
         sub, results = _branch(inliner, fdef, f"{name}/{attr}/", inputs[1:], call)
         branches[attr] = sub
         these = [sub.info.get(v) for v in results]
         infos = these if infos is None else [_merge(a, b) for a, b in zip(infos, these)]
     operands = [v for v in inputs if _is_tensor(v)]
-    return inliner.add_op(node.op, name, operands, branches,
+    return inliner.add_op(node.op, name, operands, {**branches, **attrs},
                           [i or TensorInfo("float32", None) for i in infos])
 
 

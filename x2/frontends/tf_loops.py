@@ -22,6 +22,8 @@ stacked after the loop (TensorListStack). A While is, in this order:
 
 An `If`/`StatelessIf` whose condition is known inlines the taken branch; one
 whose condition is known only at run time becomes the IR's `if` (tf_control.py).
+A `Case`/`StatelessCase` (tf.switch_case) likewise, on its branch index: nested
+`if`s (index == k) with the last branch the default.
 
 `inliner` is tf_direct's _Inliner: run(fdef, prefix, args), add_op(...),
 const(name, value), known (read-time values), info, library, scratch(), child()."""
@@ -44,11 +46,12 @@ MAX_UNROLLED_OPS = 1 << 17
 
 WHILE_OPS = {"While", "StatelessWhile"}
 IF_OPS = {"If", "StatelessIf"}
+CASE_OPS = {"Case", "StatelessCase"}
 LIST_OPS = {"TensorListReserve", "TensorListFromTensor", "TensorListGetItem",
             "TensorListSetItem", "TensorListStack", "TensorListLength",
             "TensorListElementShape", "EmptyTensorList", "TensorListPushBack",
             "TensorListPopBack"}
-OPS = WHILE_OPS | IF_OPS | LIST_OPS
+OPS = WHILE_OPS | IF_OPS | CASE_OPS | LIST_OPS
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ def node(inliner, node, name: str, inputs: list, attrs: dict) -> list:
     takes a TensorList: a While unrolled, an If's taken branch, a list op."""
     if node.op in IF_OPS:
         return _if(inliner, node, name, inputs)
+    if node.op in CASE_OPS:
+        return _case(inliner, node, name, inputs)
     if node.op in WHILE_OPS:
         return _while(inliner, node, name, inputs)
     if node.op in LIST_OPS:
@@ -101,6 +106,24 @@ def _if(inliner, node, name: str, inputs: list) -> list:
     taken = bool(pred.item()) if pred.size == 1 else pred.size > 0
     branch = _function(inliner, node, name, "then_branch" if taken else "else_branch")
     return _call(inliner, branch, name + "/", inputs[1:])
+
+
+def _case(inliner, node, name: str, inputs: list) -> list:
+    """tf.switch_case: the branch of a known index inlined (the last branch for
+    an index out of range, as TF runs it), else a Case SourceOp of all of them."""
+    fdefs = []
+    for k, func in enumerate(node.attr["branches"].list.func):
+        fdef = inliner.library.get(func.name)
+        if fdef is None:
+            raise NeedsTensorFlow(f"{node.op} {name}: its branch {k} function is missing "
+                                  f"from the library")
+        fdefs.append(fdef)
+    index = inliner.known.get(inputs[0]) if isinstance(inputs[0], str) else None
+    if not complete(index) or index.size != 1:
+        return tf_control.structured_case(inliner, node, name, inputs, fdefs, _call)
+    k = int(index.item())
+    k = k if 0 <= k < len(fdefs) else len(fdefs) - 1
+    return _call(inliner, fdefs[k], f"{name}/branch_{k}/", inputs[1:])
 
 
 def _while(inliner, node, name: str, inputs: list) -> list:
@@ -141,10 +164,7 @@ def _recurrent_layer(inliner, node, name: str, inputs: list, cond, body) -> list
     found = tf_recurrent.match(
         tf_recurrent.Trees(body, inliner.protos), inputs, lambda v: _array(inliner, v),
         lambda v: isinstance(v, TensorList) and bool(v.items) and None not in v.items)
-    if found is None or (inliner.unroll_loops and not found.attrs.get(
-            "linear_before_reset", True)):
-        # A GRU resetting before its recurrent matmul is an ONNX GRU but no torch or
-        # Paddle one: where the user allows unrolling, unroll it instead.
+    if found is None:
         return None
     steps = len(inputs[found.in_list].items)
     starts = [inliner.known.get(inputs[c]) if isinstance(inputs[c], str) else None

@@ -750,7 +750,8 @@ def _subgraph(module) -> SourceGraph:
 # torch.export's higher-order control-flow ops: their subgraph arguments
 # (get_attr nodes naming GraphModules) become SourceGraph attributes.
 _CONTROL_FLOW = {"cond": ("true_graph", "false_graph"),
-                 "while_loop": ("cond_graph", "body_graph")}
+                 "while_loop": ("cond_graph", "body_graph"),
+                 "scan": ("combine_graph",)}
 
 
 def _control_flow_op(node, ref, submodules) -> SourceOp:
@@ -758,6 +759,12 @@ def _control_flow_op(node, ref, submodules) -> SourceOp:
     if kind == "cond":
         pred, true_fn, false_fn, operands = node.args[:4]
         graphs, values, attrs = (true_fn, false_fn), [pred, *operands], {}
+    elif kind == "scan":
+        # torch.export leaves scan(dim=0, reverse=False): a movedim and flips
+        # around it make the other dims and directions.
+        combine_fn, init, xs, additional = node.args[:4]
+        graphs, values = (combine_fn,), [*init, *xs, *additional]
+        attrs = {"carried": len(init), "scanned": len(xs)}
     else:
         cond_fn, body_fn, carried, additional = node.args[:4]
         graphs, values = (cond_fn, body_fn), [*carried, *additional]
