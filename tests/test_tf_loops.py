@@ -208,22 +208,28 @@ def test_keras_sequence_models_become_recurrent_layers(tf_model, tmp_path, model
             assert code.count("nn.GRU(") == layers.count("gru"), code
 
 
+# Dynamic-length models of tf_models.keras_text_rnn: their layers, and how many
+# nn.LSTM the torch/Paddle code holds (Bidirectional's two LSTMs are one).
+DYNAMIC = {"text_dynamic": (["gru", "lstm", "lstm"], 1), "stacked_dynamic": (["lstm", "lstm"], 2),
+           "backwards_dynamic": (["gru"], 0)}
+
+
 @pytest.mark.parametrize("model, targets", [("text_dynamic", TARGETS),
-                                            ("stacked_dynamic", ["torch"])])
+                                            ("stacked_dynamic", ["torch"]),
+                                            ("backwards_dynamic", ["paddle"])])
 def test_keras_recurrent_layers_over_a_dynamic_length(tf_model, tmp_path, model, targets):
-    """Embedding + Bidirectional(LSTM) + GRU over (None, None) token ids, and two
-    stacked LSTMs over (None, None, 4): the loop's condition proves it runs once
-    per step of its input, so each layer is one nn.LSTM/nn.GRU (ONNX LSTM/GRU)
-    however long the sequence. One converted model, parity (rtol 1e-4) at two
-    lengths: no shape constant fixes the length."""
+    """Embedding + Bidirectional(LSTM) + GRU over (None, None) token ids, two
+    stacked LSTMs and a GRU(go_backwards) over (None, None, 4): the loop's
+    condition proves it runs once per step of its input, so each layer is one
+    nn.LSTM/nn.GRU (ONNX LSTM/GRU) however long the sequence. One converted
+    model, parity (rtol 1e-4) at two lengths: no shape constant fixes the length."""
     path = tf_model("keras_text_rnn") / model
     rng = np.random.default_rng(0)
     for target in targets:
         out = tmp_path / target
         report = convert(str(path), str(out), target=target)
         layers = sorted(report.source["reader"]["recurrent_layers"].values())
-        assert layers == (["lstm", "lstm"] if model == "stacked_dynamic"
-                          else ["gru", "lstm", "lstm"])
+        assert layers == DYNAMIC[model][0]
         assert not [op for op in report.ops_seen if "While" in op or "TensorList" in op]
         assert report.inputs[0]["shape"][1] is None and report.transposes_left == 0
         references = []
@@ -245,8 +251,22 @@ def test_keras_recurrent_layers_over_a_dynamic_length(tf_model, tmp_path, model,
             assert graph.input[0].type.tensor_type.shape.dim[1].dim_param
         else:
             code = (out / "model.py").read_text()
-            assert code.count("nn.LSTM(") == (2 if model == "stacked_dynamic" else 1), code
+            assert code.count("nn.LSTM(") == DYNAMIC[model][1], code
             assert code.count("nn.GRU(") == layers.count("gru"), code
+
+
+def test_a_reset_before_gru_over_a_dynamic_length_is_onnx_only(tf_model, tmp_path):
+    """GRU(reset_after=False) is an ONNX GRU; torch has no such layer and the
+    loop cannot be unrolled over a dynamic length: refused, saying so."""
+    path = tf_model("keras_text_rnn") / "reset_before_dynamic"
+    report = convert(str(path), str(tmp_path / "onnx"), target="onnx")
+    assert list(report.source["reader"]["recurrent_layers"].values()) == ["gru"]
+    x = np.random.default_rng(1).standard_normal((2, 6, 4)).astype(np.float32)
+    result = check(str(path), str(tmp_path / "onnx"), target="onnx", rtol=1e-4, inputs=[x])
+    assert all(r["passed"] and not r["ref_constant"] for r in result["outputs"]), result
+    with pytest.raises(ConversionError, match=r"linear_before_reset=0 .*--unroll-loops over a "
+                                              r"fixed sequence length; ONNX expresses it"):
+        convert(str(path), str(tmp_path / "torch"), target="torch", options=UNROLL)
 
 
 def _forge(model, out, change):

@@ -569,7 +569,8 @@ def keras_text_rnn(out):
     """Issue 16's Keras sequence models: OUT/text (SavedModel) and OUT/text.keras,
     Embedding -> Bidirectional(LSTM) -> GRU -> Dense; OUT/stacked, two LSTMs with
     return_sequences; OUT/text_dynamic and OUT/stacked_dynamic, the same over a
-    dynamic sequence length."""
+    dynamic sequence length, and OUT/backwards_dynamic, OUT/reset_before_dynamic,
+    GRUs with go_backwards and with reset_after=False over one."""
     _tf()
     import keras
     keras.utils.set_random_seed(3)
@@ -588,12 +589,19 @@ def keras_text_rnn(out):
         y = L.LSTM(5, return_sequences=True)(L.LSTM(7, return_sequences=True)(inp))
         return keras.Model(inp, L.Dense(2)(y))
 
+    def gru_model(**kwargs):
+        inp = keras.Input((None, 4), name="x")
+        return keras.Model(inp, L.Dense(2)(L.GRU(5, return_sequences=True, **kwargs)(inp)))
+
     text = text_model(9)
     text.export(os.path.join(out, "text"), verbose=False)
     text.save(os.path.join(out, "text.keras"))
     stacked_model(6).export(os.path.join(out, "stacked"), verbose=False)
     text_model(None).export(os.path.join(out, "text_dynamic"), verbose=False)
     stacked_model(None).export(os.path.join(out, "stacked_dynamic"), verbose=False)
+    gru_model(go_backwards=True).export(os.path.join(out, "backwards_dynamic"), verbose=False)
+    gru_model(reset_after=False).export(os.path.join(out, "reset_before_dynamic"),
+                                        verbose=False)
 
     class LookAlikeCell(L.Layer):
         """An LSTM cell's weights and gates, but h = o * c (no tanh): not an LSTM."""

@@ -409,10 +409,14 @@ def recurrent(e, node):
         raise e.unsupported(node, "its weights are computed at run time, and a recurrent "
                                   "layer needs them as parameters")
     if node.op == "gru" and not a["linear_before_reset"]:
+        shape = e.graph.shape(x)
+        steps = None if shape is None else shape[1 if a.get("batch_first") else 0]
         raise e.unsupported(node, "linear_before_reset=0 (reset gate applied before the "
                                   "recurrent matmul); torch and Paddle GRUs apply it after "
                                   "(a Keras GRU(reset_after=False) converts with "
-                                  "--unroll-loops)")
+                                  "--unroll-loops" + ("" if isinstance(steps, int) else
+                                                      " over a fixed sequence length; ONNX "
+                                                      "expresses it at any length") + ")")
     if a["direction"] == "reverse" and lens:
         raise e.unsupported(node, "a reverse-only recurrent layer with sequence lengths")
     order = _GATE_ORDER[node.op]
