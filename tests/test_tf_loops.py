@@ -6,7 +6,10 @@ fp32 parity at rtol 1e-5 and no Transpose left; a tf.while_loop over a
 TensorArray and a tf.cond on a static dim unroll too; a loop whose trip
 count depends on an input value, or that runs too long, is refused naming
 its While node; a variant tensor reaching the TensorFlow reader is a clear
-error. Models are built in subprocesses (tests/tf_models.py)."""
+error. Keras layers over a dynamic sequence length are one nn.LSTM/nn.GRU
+(the loop's condition proves it runs once per step) with parity at two
+lengths; a loop not proven so, or masked, is refused. Models are built in
+subprocesses (tests/tf_models.py)."""
 from __future__ import annotations
 
 import os
@@ -127,13 +130,17 @@ def test_data_dependent_loop_is_refused_naming_the_while_node(tf_model, tmp_path
     assert not out.exists()
 
 
-def test_dynamic_sequence_length_is_refused_clearly(tf_model, tmp_path):
+@pytest.mark.parametrize("options", [UNROLL, {}])
+def test_dynamic_sequence_length_is_refused_clearly(tf_model, tmp_path, options):
+    """A masked LSTM over a dynamic length is no nn.LSTM (masking) and cannot be
+    unrolled: refused naming its step list, with or without --unroll-loops."""
     with pytest.raises(ConversionError) as info:
-        convert(str(tf_model("keras_rnns") / "dynamic_length"), str(tmp_path / "out"),
-                target="onnx", options=UNROLL)
+        convert(str(tf_model("keras_rnns") / "dynamic_masked"), str(tmp_path / "out"),
+                target="onnx", options=options)
     assert "TensorListFromTensor node '" in info.value.message
     assert "not known at conversion time" in info.value.message
     assert "fixed sequence length" in info.value.message
+    assert not (tmp_path / "out").exists()
 
 
 def test_too_long_loop_is_refused(tf_model, tmp_path):
@@ -222,6 +229,110 @@ def test_keras_gru_resetting_before_its_matmul_converts_without_unrolling(tf_mod
     code = (out / "model.py").read_text()
     assert code.count("class GRUResetBefore(") == 1, code
     assert code.count("= GRUResetBefore(") == 1 and "nn.GRU(" not in code, code
+
+
+# Dynamic-length models of tf_models.keras_text_rnn: their layers, and how many
+# nn.LSTM the torch/Paddle code holds (Bidirectional's two LSTMs are one).
+DYNAMIC = {"text_dynamic": (["gru", "lstm", "lstm"], 1), "stacked_dynamic": (["lstm", "lstm"], 2),
+           "backwards_dynamic": (["gru"], 0)}
+
+
+@pytest.mark.parametrize("model, targets", [("text_dynamic", TARGETS),
+                                            ("stacked_dynamic", ["torch"]),
+                                            ("backwards_dynamic", ["paddle"])])
+def test_keras_recurrent_layers_over_a_dynamic_length(tf_model, tmp_path, model, targets):
+    """Embedding + Bidirectional(LSTM) + GRU over (None, None) token ids, two
+    stacked LSTMs and a GRU(go_backwards) over (None, None, 4): the loop's
+    condition proves it runs once per step of its input, so each layer is one
+    nn.LSTM/nn.GRU (ONNX LSTM/GRU) however long the sequence. One converted
+    model, parity (rtol 1e-4) at two lengths: no shape constant fixes the length."""
+    path = tf_model("keras_text_rnn") / model
+    rng = np.random.default_rng(0)
+    for target in targets:
+        out = tmp_path / target
+        report = convert(str(path), str(out), target=target)
+        layers = sorted(report.source["reader"]["recurrent_layers"].values())
+        assert layers == DYNAMIC[model][0]
+        assert not [op for op in report.ops_seen if "While" in op or "TensorList" in op]
+        assert report.inputs[0]["shape"][1] is None and report.transposes_left == 0
+        references = []
+        for length in (5, 9):
+            x = rng.integers(1, 30, (3, length)).astype(np.int32) if model == "text_dynamic" \
+                else rng.standard_normal((3, length, 4)).astype(np.float32)
+            result = check(str(path), str(out), target=target, rtol=1e-4, inputs=[x])
+            for r in result["outputs"]:
+                assert not r["ref_constant"] and r["ref_scale"] > 1e-2, r
+                assert r["passed"], f"{r['runner']} {r['name']} at length {length}: " \
+                                    f"rel err {r['max_rel']:.3e}"
+            references.append(result["outputs"][0]["ref_scale"])
+        assert references[0] != references[1]   # the two lengths gave different outputs
+        if target == "onnx":
+            import onnx
+            graph = onnx.load(str(out / "model.onnx")).graph
+            assert sorted(n.op_type for n in graph.node if n.op_type in ("LSTM", "GRU")) == \
+                ["GRU", "LSTM"]
+            assert graph.input[0].type.tensor_type.shape.dim[1].dim_param
+        else:
+            code = (out / "model.py").read_text()
+            assert code.count("nn.LSTM(") == DYNAMIC[model][1], code
+            assert code.count("nn.GRU(") == layers.count("gru"), code
+
+
+def test_a_reset_before_gru_over_a_dynamic_length(tf_model, tmp_path):
+    """GRU(reset_after=False) over a run-time length: an ONNX GRU, and torch's
+    GRUResetBefore class at any length; Paddle's traced inference model would
+    fix the number of steps, so Paddle refuses it, saying so."""
+    path = tf_model("keras_text_rnn") / "reset_before_dynamic"
+    rng = np.random.default_rng(1)
+    for target in ("onnx", "torch"):
+        report = convert(str(path), str(tmp_path / target), target=target)
+        assert list(report.source["reader"]["recurrent_layers"].values()) == ["gru"]
+        for length in (3, 6):
+            x = rng.standard_normal((2, length, 4)).astype(np.float32)
+            result = check(str(path), str(tmp_path / target), target=target, rtol=1e-4,
+                           inputs=[x])
+            assert all(r["passed"] and not r["ref_constant"] for r in result["outputs"]), result
+    with pytest.raises(ConversionError, match=r"linear_before_reset=0 .*over a dynamic number "
+                                              r"of time steps"):
+        convert(str(path), str(tmp_path / "paddle"), target="paddle")
+    assert not (tmp_path / "paddle").exists()
+
+
+def _forge(model, out, change):
+    """A copy of the SavedModel with change(node) applied to every node of its functions."""
+    import shutil
+    from x2.frontends.tf_protos import messages
+    shutil.copytree(model, out)
+    saved = messages().SavedModel.FromString((out / "saved_model.pb").read_bytes())
+    for function in saved.meta_graphs[0].graph_def.library.function:
+        for node in function.node_def:
+            change(node)
+    (out / "saved_model.pb").write_bytes(saved.SerializeToString())
+    return out
+
+
+def _less_equal(node):   # the LSTMs' loop conditions become time <= T, counter <= T
+    if node.op == "Less" and re.search(r"lstm[^/]*/while/Less", node.name):
+        node.op = "LessEqual"
+
+
+def _batch_bound(node):  # the LSTMs' T = Shape(time-major x)[0] becomes [1]: the batch
+    if node.op == "Const" and re.search(r"lstm[^/]*/strided_slice_3/stack(_1)?$", node.name):
+        tensor = node.attr["value"].tensor
+        tensor.ClearField("tensor_content")
+        tensor.int_val[:] = [2 if node.name.endswith("stack_1") else 1]
+
+
+@pytest.mark.parametrize("change", [_less_equal, _batch_bound])
+def test_a_dynamic_loop_not_proven_to_run_once_per_step_is_refused(tf_model, tmp_path, change):
+    """The LSTM cell is intact but the condition is time <= T, or T is the batch
+    size: not proven to run once per step, so not a layer, and refused."""
+    model = _forge(tf_model("keras_text_rnn") / "stacked_dynamic", tmp_path / "forged", change)
+    with pytest.raises(ConversionError) as info:
+        convert(str(model), str(tmp_path / "out"), target="torch")
+    assert re.search(r"TensorListFromTensor node '[^']*lstm[^']*': .*not known at "
+                     r"conversion time", info.value.message), info.value.message
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_cell_that_only_looks_like_an_lstm_is_unrolled(tf_model, tmp_path):

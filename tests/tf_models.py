@@ -496,9 +496,11 @@ def keras_rnns(out):
     import keras
     for name in _rnn_layers(keras.layers):
         keras_rnn(name).export(os.path.join(out, name), verbose=False)
-    inp = keras.Input((None, 3), name="x")  # a dynamic sequence length: not unrollable
-    keras.Model(inp, keras.layers.GRU(4)(inp)).export(os.path.join(out, "dynamic_length"),
-                                                      verbose=False)
+    # A masked LSTM (not an nn.LSTM) over a dynamic sequence length: not unrollable.
+    tokens = keras.Input((None,), dtype="int32", name="tokens")
+    x = keras.layers.Embedding(20, 5, mask_zero=True)(tokens)
+    keras.Model(tokens, keras.layers.LSTM(4)(x)).export(os.path.join(out, "dynamic_masked"),
+                                                        verbose=False)
 
 
 def tf_loops(out):
@@ -590,22 +592,40 @@ def tf_switch_case(out):
 def keras_text_rnn(out):
     """Issue 16's Keras sequence models: OUT/text (SavedModel) and OUT/text.keras,
     Embedding -> Bidirectional(LSTM) -> GRU -> Dense; OUT/stacked, two LSTMs with
-    return_sequences."""
+    return_sequences; OUT/text_dynamic and OUT/stacked_dynamic, the same over a
+    dynamic sequence length, and OUT/backwards_dynamic, OUT/reset_before_dynamic,
+    GRUs with go_backwards and with reset_after=False over one."""
     _tf()
     import keras
     keras.utils.set_random_seed(3)
     L = keras.layers
     os.makedirs(out)
-    tokens = keras.Input((9,), dtype="int32", name="tokens")
-    x = L.Embedding(30, 8, embeddings_initializer=keras.initializers.RandomNormal(stddev=1.0))(
-        tokens)
-    x = L.Bidirectional(L.LSTM(6, return_sequences=True))(x)
-    text = keras.Model(tokens, L.Dense(3, name="logits")(L.GRU(5)(x)))
+
+    def text_model(length):
+        tokens = keras.Input((length,), dtype="int32", name="tokens")
+        x = L.Embedding(30, 8, embeddings_initializer=keras.initializers.RandomNormal(
+            stddev=1.0))(tokens)
+        x = L.Bidirectional(L.LSTM(6, return_sequences=True))(x)
+        return keras.Model(tokens, L.Dense(3, name="logits")(L.GRU(5)(x)))
+
+    def stacked_model(length):
+        inp = keras.Input((length, 4), name="x")
+        y = L.LSTM(5, return_sequences=True)(L.LSTM(7, return_sequences=True)(inp))
+        return keras.Model(inp, L.Dense(2)(y))
+
+    def gru_model(**kwargs):
+        inp = keras.Input((None, 4), name="x")
+        return keras.Model(inp, L.Dense(2)(L.GRU(5, return_sequences=True, **kwargs)(inp)))
+
+    text = text_model(9)
     text.export(os.path.join(out, "text"), verbose=False)
     text.save(os.path.join(out, "text.keras"))
-    inp = keras.Input((6, 4), name="x")
-    y = L.LSTM(5, return_sequences=True)(L.LSTM(7, return_sequences=True)(inp))
-    keras.Model(inp, L.Dense(2)(y)).export(os.path.join(out, "stacked"), verbose=False)
+    stacked_model(6).export(os.path.join(out, "stacked"), verbose=False)
+    text_model(None).export(os.path.join(out, "text_dynamic"), verbose=False)
+    stacked_model(None).export(os.path.join(out, "stacked_dynamic"), verbose=False)
+    gru_model(go_backwards=True).export(os.path.join(out, "backwards_dynamic"), verbose=False)
+    gru_model(reset_after=False).export(os.path.join(out, "reset_before_dynamic"),
+                                        verbose=False)
 
     class LookAlikeCell(L.Layer):
         """An LSTM cell's weights and gates, but h = o * c (no tanh): not an LSTM."""

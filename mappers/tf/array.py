@@ -154,9 +154,13 @@ def gather(ctx, op):
     ctx.emit("gather", [x, idx], {"axis": axis % len(ctx.shape(x))}, outputs=op.outputs)
 
 
+# A slice end before any axis's start: with step -1 from -1, the whole axis reversed.
+_TO_THE_START = -(1 << 62)
+
+
 @tf_mapper("ReverseV2")
 def reverse(ctx, op):
-    """`gather` of the indices in reverse order along each axis (static sizes)."""
+    """`gather` of the indices in reverse order; `slice` step -1 where the size is dynamic."""
     x, axis_value = op.inputs
     shape = ctx.shape(x)
     axes = ctx.require_const(axis_value, "the axes").reshape(-1).astype(int).tolist()
@@ -168,13 +172,15 @@ def reverse(ctx, op):
         return
     value = x
     for i, axis in enumerate(axes):
-        if shape[axis] is None:
-            raise ConversionError(f"ReverseV2 '{op.name}' reverses axis {axis}, whose size is "
-                                  f"not known at conversion time")
+        outputs = op.outputs if i == len(axes) - 1 else None
+        if shape[axis] is None:   # a run-time sequence length (Keras go_backwards)
+            value = ctx.emit("slice", [value], {"starts": [-1], "ends": [_TO_THE_START],
+                                                "axes": [axis], "steps": [-1]},
+                             outputs=outputs, shape=shape, hint="reverse")
+            continue
         index = ctx.constant(np.arange(shape[axis] - 1, -1, -1, dtype=np.int64), "reversed")
-        last = i == len(axes) - 1
-        value = ctx.emit("gather", [value, index], {"axis": axis},
-                         outputs=op.outputs if last else None, shape=shape, hint="reverse")
+        value = ctx.emit("gather", [value, index], {"axis": axis}, outputs=outputs, shape=shape,
+                         hint="reverse")
 
 
 @tf_mapper("Tile")

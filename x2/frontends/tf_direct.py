@@ -182,7 +182,8 @@ class _Inliner:
         self.known: dict[str, np.ndarray] = {} if known is None else known
         self.inputs = set(inputs)   # the signature's inputs
         self.producer: dict[str, SourceOp] = {}
-        self.stacked: dict[str, tuple] = {}  # Pack of a TensorList -> (items, axis)
+        # Pack of a TensorList -> (items, axis); a run-time-length layer output -> its View
+        self.stacked: dict = {}
         self.unrolled = False       # a loop was unrolled: prune what it left unused
         # Inside an unrolled loop: a body node given the same inputs as in an
         # earlier iteration (a constant, a variable read, arithmetic on weights)

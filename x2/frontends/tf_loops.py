@@ -7,7 +7,8 @@ as a `While` loop over TensorLists: the time steps are unstacked into a list
 cell and writes its output into another list (TensorListSetItem), which is
 stacked after the loop (TensorListStack). A While is, in this order:
 
-  * a Keras recurrent layer recognised by tf_recurrent.py: one IR lstm/gru/rnn;
+  * a Keras recurrent layer recognised by tf_recurrent.py: one IR lstm/gru/rnn,
+    over a static sequence length or a run-time one (tf_sequence.py);
   * with --unroll-loops, unrolled: a `While`/`StatelessWhile` whose condition
     can be computed at read time (tf_known.py) has its body inlined once per
     iteration, nodes named "<while node>/iter_K/<node>", the loop-carried
@@ -15,7 +16,10 @@ stacked after the loop (TensorListStack). A While is, in this order:
     more than MAX_ITERATIONS iterations, is refused naming the node. A
     TensorList is then a Python `TensorList` of per-element values (static
     length, static indices once unrolled); FromTensor becomes an Unpack,
-    Stack a Pack, so the IR never sees a variant tensor;
+    Stack a Pack, so the IR never sees a variant tensor. A list of run-time
+    length (FromTensor of a tensor whose dim 0 is unknown, Reserve of an
+    unknown count) has no elements: only a recognised layer reads and writes
+    it; any other use is refused, saying why its length is unknown;
   * otherwise kept as a loop (tf_control.py): the IR's `loop`, its trip count
     decided at run time. A loop over TensorLists is refused there, naming the
     flag that unrolls it.
@@ -36,7 +40,7 @@ import numpy as np
 from ..errors import ConversionError
 from ..ir import TensorInfo
 from .tf_common import NeedsTensorFlow
-from . import tf_control, tf_recurrent
+from . import tf_control, tf_recurrent, tf_sequence
 from .tf_known import complete
 from .tf_protos import dtype_name
 
@@ -56,11 +60,18 @@ OPS = WHILE_OPS | IF_OPS | CASE_OPS | LIST_OPS
 
 @dataclass(frozen=True)
 class TensorList:
-    """A TensorList while reading: each element's value name (None: not set)."""
+    """A TensorList while reading: each element's value name (None: not set).
+    A list of run-time length has no items and says `why` it cannot be
+    followed; `tensor` (FromTensor's) or `length` (Reserve's count) is what
+    proves a recognised layer's trip count, `sequence` what the layer wrote."""
     items: tuple
     dtype: str
     element_shape: tuple | None  # None: unknown rank
     origin: str                  # the node that made it, for messages
+    why: str = ""                # non-empty: a run-time length (the refusal message)
+    tensor: str | None = None
+    length: str | None = None
+    sequence: tf_sequence.Sequence | None = None
 
 
 def node(inliner, node, name: str, inputs: list, attrs: dict) -> list:
@@ -136,6 +147,13 @@ def _while(inliner, node, name: str, inputs: list) -> list:
     layer = _recurrent_layer(inliner, node, name, inputs, cond, body)
     if layer is not None:
         return layer
+    # Neither unrolled nor kept as a loop (a loop over tensors only); the steps
+    # list's message (its tensor's shape) first.
+    dynamic = sorted((v for v in inputs if isinstance(v, TensorList) and v.why),
+                     key=lambda v: v.tensor is None)
+    if dynamic:
+        raise ConversionError(dynamic[0].why, details={"node": name, "op": node.op,
+                                                       "list": dynamic[0].origin})
     if not inliner.unroll_loops:
         return tf_control.structured_while(inliner, node, name, inputs, cond, body, _call)
     state = list(inputs)
@@ -161,43 +179,72 @@ def _recurrent_layer(inliner, node, name: str, inputs: list, cond, body) -> list
     made by one layer op; None for any other loop."""
     if len(body.node_def) > tf_recurrent.MAX_BODY_NODES:
         return None
-    found = tf_recurrent.match(
-        tf_recurrent.Trees(body, inliner.protos), inputs, lambda v: _array(inliner, v),
-        lambda v: isinstance(v, TensorList) and bool(v.items) and None not in v.items)
+    trees = tf_recurrent.Trees(body, inliner.protos)
+    found = tf_recurrent.match(trees, inputs, lambda v: _array(inliner, v), _readable)
     if found is None:
         return None
-    steps = len(inputs[found.in_list].items)
+    steps_in, out = inputs[found.in_list], inputs[found.out_list]
+    dynamic = bool(steps_in.why)
     starts = [inliner.known.get(inputs[c]) if isinstance(inputs[c], str) else None
               for c in found.counters]
     if not all(complete(v) and v.size == 1 and int(v.item()) == 0 for v in starts):
         return None
-    if not _runs_exactly(inliner, node, name, cond, inputs, found.counters, steps):
-        return None
+    if dynamic:
+        # Step t writes element t of a list reserved with T elements, or every
+        # step overwrites one element of a list of static length.
+        if (out.length is None) if found.out_index is None else bool(out.why):
+            return None
+        steps = None
+        length = tf_sequence.trip_count(inliner, cond, trees, inputs, found.counters,
+                                        steps_in.tensor, out.length)
+        if length is None:
+            return None
+        source = tf_sequence.untransposed(inliner, steps_in.tensor)
+    else:
+        steps = len(steps_in.items)
+        source = tf_recurrent.unstacked_source(inliner, steps_in.items)
+        if out.why or source is None or \
+                not _runs_exactly(inliner, node, name, cond, inputs, found.counters, steps):
+            return None
     dtype = inliner.info[inputs[found.states[0]]].dtype
-    made = tf_recurrent.emit(inliner, name, found, inputs, steps, dtype,
+    made = tf_recurrent.emit(inliner, name, found, inputs, source, steps, dtype,
                              lambda v: _is_zeros(inliner, v))
     if made is None:
         return None
     y, finals, time_axis, reverse = made
     state = list(inputs)
-    for c in found.counters:
-        state[c] = inliner.const(f"{name}/count_{c}", np.array(steps, dtype=starts[0].dtype))
+    for c in found.counters:   # Less(counter, T) made their dtypes equal
+        state[c] = length if dynamic else inliner.const(
+            f"{name}/count_{c}", np.array(steps, dtype=starts[0].dtype))
     for s, final in zip(found.states, finals):
         state[s] = final
-    out = inputs[found.out_list]
     items = list(out.items)
-    if found.out_index is None:
+    if found.out_index is not None:
+        items[found.out_index] = finals[0]
+    elif dynamic:
+        state[found.out_list] = replace(out, sequence=tf_sequence.Sequence(
+            y, time_axis, reverse, finals[0]))
+    else:
         shape = inliner.info[finals[0]].shape
         per_step = inliner.add_op("Unpack", f"{name}/steps", [y],
                                   {"T": dtype, "num": steps, "axis": time_axis},
                                   [TensorInfo(dtype, shape)] * steps)
         # Step k of the loop is time k, or time steps-1-k for go_backwards.
         items[:steps] = per_step[::-1] if reverse else per_step
-    else:
-        items[found.out_index] = finals[0]
-    state[found.out_list] = replace(out, items=tuple(items))
+    if not out.why:
+        state[found.out_list] = replace(out, items=tuple(items))
     inliner.recurrent_layers[name] = found.kind
     return state
+
+
+def _readable(value) -> bool:
+    """A list a recognised layer can read its steps from: every element set,
+    or a run-time length unstacked from a tensor."""
+    if not isinstance(value, TensorList):
+        return False
+    if value.why:
+        return value.tensor is not None
+    return bool(value.items) and None not in value.items
 
 
 def _array(inliner, value):
@@ -290,6 +337,10 @@ def _list_op(inliner, node, name: str, inputs: list, attrs: dict) -> list:
     if not isinstance(lst, TensorList):
         raise ConversionError(f"{op} node '{name}': its list does not come from a "
                               f"TensorList op x2 can follow")
+    if lst.why:
+        if op == "TensorListStack" and lst.sequence is not None:
+            return [tf_sequence.stack(inliner, name, lst.sequence, lst.dtype)]
+        raise ConversionError(lst.why, details={"node": name, "op": op, "list": lst.origin})
     if op == "TensorListGetItem":
         index = _index(inliner, node, name, inputs[1], len(lst.items))
         item = lst.items[index]
@@ -341,10 +392,12 @@ def _new_list(inliner, node, name: str, inputs: list, attrs: dict) -> TensorList
     if node.op == "EmptyTensorList":
         return TensorList((), _element_dtype(node), shape, name)
     count = inliner.known.get(inputs[1]) if isinstance(inputs[1], str) else None
-    if not complete(count) or int(count) < 0:
-        raise ConversionError(f"{node.op} node '{name}': the number of elements is not known "
-                              f"at conversion time")
-    return TensorList((None,) * int(count), _element_dtype(node), shape, name)
+    if complete(count) and int(count) >= 0:
+        return TensorList((None,) * int(count), _element_dtype(node), shape, name)
+    why = f"{node.op} node '{name}': the number of elements is not known at conversion time"
+    if complete(count) or not isinstance(inputs[1], str):
+        raise ConversionError(why)
+    return TensorList((), _element_dtype(node), shape, name, why=why, length=inputs[1])
 
 
 def _from_tensor(inliner, node, name: str, tensor, attrs: dict) -> TensorList:
@@ -353,45 +406,24 @@ def _from_tensor(inliner, node, name: str, tensor, attrs: dict) -> TensorList:
     go_backwards): the Unpack reads the untransposed tensor along the time
     axis instead, so the IR keeps no Transpose for it."""
     info = inliner.info.get(tensor) if isinstance(tensor, str) else None
-    if info is None or not info.shape or info.shape[0] is None:
-        raise ConversionError(f"{node.op} node '{name}': the length of the list (dim 0 of "
-                              f"its tensor, shape {None if info is None else info.shape}) "
-                              f"is not known at conversion time; x2 unrolls loops over a "
-                              f"static length only (a Keras RNN needs a fixed sequence "
-                              f"length in its input shape)", details={"node": name,
-                                                                      "op": node.op})
-    count, element = info.shape[0], tuple(info.shape[1:])
     dtype = _element_dtype(node)
+    if info is None or not info.shape or info.shape[0] is None:
+        why = (f"{node.op} node '{name}': the length of the list (dim 0 of its tensor, shape "
+               f"{None if info is None else info.shape}) is not known at conversion time; "
+               f"over a run-time length x2 converts only the Keras recurrent layers it "
+               f"recognises (LSTM, GRU, SimpleRNN, without masking) and unrolls other loops "
+               f"over a static length only (a fixed sequence length in the input shape)")
+        if not isinstance(tensor, str) or (info is not None and info.shape == ()):
+            raise ConversionError(why, details={"node": name, "op": node.op})
+        element = None if info is None or info.shape is None else tuple(info.shape[1:])
+        return TensorList((), dtype, element, name, why=why, tensor=tensor)
+    count, element = info.shape[0], tuple(info.shape[1:])
     if count == 0:
         return TensorList((), dtype, element, name)
-    source, axis, reverse = _untransposed(inliner, tensor)
+    source, axis, reverse = tf_sequence.untransposed(inliner, tensor)
     items = inliner.add_op("Unpack", name, [source], {"T": dtype, "num": count, "axis": axis},
                            [TensorInfo(dtype, element)] * count)
     return TensorList(tuple(items[::-1] if reverse else items), dtype, element, name)
-
-
-def _perm(inliner, op) -> list | None:
-    value = inliner.known.get(op.inputs[1]) if len(op.inputs) > 1 else None
-    return [int(p) for p in value.reshape(-1)] if complete(value) else None
-
-
-def _untransposed(inliner, tensor: str) -> tuple:
-    """(source, axis, reversed): `tensor`'s rows along axis 0 are `source`'s
-    along `axis` (in reverse order if reversed) when `tensor` is a ReverseV2
-    of axis 0 and/or a Transpose that moves only that axis to the front."""
-    reverse = False
-    op = inliner.producer.get(tensor)
-    if op is not None and op.type == "ReverseV2":
-        axes = _perm(inliner, op)
-        rank = len(inliner.info[tensor].shape)
-        if axes is not None and sorted({a % rank for a in axes}) == [0]:
-            reverse, tensor = True, op.inputs[0]
-            op = inliner.producer.get(tensor)
-    if op is not None and op.type == "Transpose":
-        perm = _perm(inliner, op)
-        if perm is not None and perm[1:] == sorted(perm[1:]):
-            return op.inputs[0], perm[0], reverse
-    return tensor, 0, reverse
 
 
 def _index(inliner, node, name: str, value, length) -> int:
@@ -443,6 +475,8 @@ def stacked_view(inliner, op: str, name: str, inputs: list, attrs: dict, infos: 
     stacked = inliner.stacked.get(inputs[0]) if inputs and isinstance(inputs[0], str) else None
     if stacked is None or op not in ("Transpose", "ReverseV2", "StridedSlice"):
         return None
+    if isinstance(stacked, tf_sequence.View):   # a recognised layer's run-time-length output
+        return tf_sequence.view_op(inliner, op, name, inputs, attrs, infos, stacked)
     (items, axis), dtype = stacked, infos[0].dtype
     spec = inliner.known.get(inputs[1]) if len(inputs) > 1 and isinstance(inputs[1], str) \
         else None

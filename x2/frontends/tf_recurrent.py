@@ -5,7 +5,8 @@ instead of a loop or a copy of the cell per step.
 A loop is taken for a recurrent layer only when
   * its body reads step `t` of one TensorList (the input sequence), carries
     float states, writes one TensorList, and counts `t` up from 0 to the
-    list's length (its condition, evaluated at read time, says so);
+    list's length (its condition, evaluated at read time, says so; over a
+    run-time length, tf_sequence.py proves it from the condition's form);
   * its weights are a kernel used as `x_t @ kernel` [in, G*H], a recurrent
     kernel [H, G*H] and at most one bias: an LSTM (G = 4, 2 states), GRU
     (3) or SimpleRNN (1);
@@ -354,12 +355,11 @@ def unstacked_source(inliner, items: tuple):
     return None
 
 
-def emit(inliner, name: str, m: Match, inputs: list, steps: int, dtype: str, zero_state):
-    """Add the recognised layer as one op; returns its (y, states) value names and
-    whether the sequence runs in reverse."""
-    source = unstacked_source(inliner, inputs[m.in_list].items)
-    if source is None:
-        return None
+def emit(inliner, name: str, m: Match, inputs: list, source: tuple, steps: int | None,
+         dtype: str, zero_state):
+    """Add the recognised layer as one op over `source` (tensor, time axis,
+    reversed), `steps` long (None: a run-time length); returns its (y, states)
+    value names, the time axis and whether the sequence runs in reverse."""
     tensor, axis, reverse = source
     info = inliner.info.get(tensor)
     if axis not in (0, 1) or info is None or info.shape is None or len(info.shape) != 3:
