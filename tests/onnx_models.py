@@ -199,6 +199,46 @@ def handmade_misc(out):
           [h.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 16])], inits, 17, out)
 
 
+def _norms(opset, out):
+    """Conv -> GroupNorm(2, 8) -> InstanceNorm(8), as each exporter writes them:
+    opset 17 torch.onnx.export's reshape/InstanceNormalization/reshape/Mul/Add,
+    opset 21 GroupNormalization (onnx deprecates its per-group form of 18-20)."""
+    from onnx import TensorProto, helper
+    rng = _rng()
+    f32 = TensorProto.FLOAT
+    inits = {"w": rng.normal(0, 0.4, (8, 3, 3, 3)).astype("float32"),
+             "gamma": rng.uniform(0.5, 1.5, 8).astype("float32"),
+             "beta": rng.normal(0, 0.3, 8).astype("float32"),
+             "in_scale": rng.uniform(0.5, 1.5, 8).astype("float32"),
+             "in_bias": rng.normal(0, 0.3, 8).astype("float32")}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["conv"], pads=[1, 1, 1, 1])]
+    if opset == 17:
+        inits.update(split=np.array([0, 2, -1], np.int64), back=np.array([2, 8, 6, 6], np.int64),
+                     ones=np.ones(2, np.float32), zeros=np.zeros(2, np.float32),
+                     gamma_c=inits["gamma"].reshape(8, 1, 1), beta_c=inits["beta"].reshape(8, 1, 1))
+        nodes += [helper.make_node("Reshape", ["conv", "split"], ["grouped"]),
+                  helper.make_node("InstanceNormalization", ["grouped", "ones", "zeros"],
+                                   ["normed"], epsilon=1e-5),
+                  helper.make_node("Reshape", ["normed", "back"], ["restored"]),
+                  helper.make_node("Mul", ["restored", "gamma_c"], ["scaled"]),
+                  helper.make_node("Add", ["scaled", "beta_c"], ["gn"])]
+    else:
+        nodes.append(helper.make_node("GroupNormalization", ["conv", "gamma", "beta"], ["gn"],
+                                      num_groups=2, epsilon=1e-5))
+    nodes.append(helper.make_node("InstanceNormalization", ["gn", "in_scale", "in_bias"], ["y"],
+                                  epsilon=1e-5))
+    _save(nodes, [helper.make_tensor_value_info("x", f32, [2, 3, 6, 6])],
+          [helper.make_tensor_value_info("y", f32, [2, 8, 6, 6])], inits, opset, out)
+
+
+def norms_opset17(out):
+    _norms(17, out)
+
+
+def norms_opset21(out):
+    _norms(21, out)
+
+
 def unsupported_ops(out):
     """Ops x2 does not map (two Round, one custom-domain op) at opset 13."""
     from onnx import TensorProto, helper
@@ -306,7 +346,8 @@ def batch_set(out):
 
 
 MODELS = {f.__name__: f for f in (torch_cnn, torch_decoder, torch_transformer, handmade_opset11, handmade_opset13, handmade_opset18,
-                                  handmade_misc, unsupported_ops, old_opset, dangling_input, batch_set)}
+                                  handmade_misc, unsupported_ops, old_opset, dangling_input, batch_set,
+                                  norms_opset17, norms_opset21)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

@@ -287,3 +287,94 @@ def test_keras_batchnorm_arithmetic_becomes_batch_norm():
     folded, _ = run_pipeline(_keras_batchnorm_graph(), pipeline_for())
     assert folded.count("batch_norm") == 0 and folded.count("rsqrt") == 0
     np.testing.assert_allclose(interpret(trained, [x])[0], expected, rtol=1e-6, atol=1e-6)
+
+
+# Group and instance normalization (issue 17): one layer call each, with the
+# source's learned weights as its trainable parameters.
+NORMS = {"torch": ("nn.GroupNorm(", "nn.InstanceNorm2d("),
+         "paddle": ("nn.GroupNorm(", "nn.InstanceNorm2D(")}
+
+
+def _assert_parity(model: str, out, source: str, target: str) -> None:
+    from x2.parity import check
+    result = check(model, str(out), source=source, target=target, rtol=1e-5)
+    assert result["passed"], result
+    for r in result["outputs"]:
+        assert not r["ref_constant"] and r["ref_scale"] > 1e-3, r
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_torch_group_and_instance_norm_for_training(tmp_path, target):
+    model = f"{TORCH_MODELS}:norms"
+    out = convert(tmp_path, "torch", target, model, "--input-shape", "x:2,3,8,8")
+    text = (out / "model.py").read_text()
+    group, instance = NORMS[target]
+    assert text.count(group) == 1 and text.count(instance) == 1, text
+    assert "self.gn = " + group in text and "self.inorm = " + instance in text
+    _assert_parity(model, out, "torch", target)
+    found = probe(target, out)
+    assert found["trainable"] == torch_source_trainable(model) == 256
+    assert found["loss_after"] < found["loss_before"]
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_keras_group_norm_for_training(tmp_path, tf_model, target):
+    """Keras GroupNormalization's reshape/moments/arithmetic is one GroupNorm
+    layer holding gamma and beta; the channels-last transposes around it cancel."""
+    src = tf_model("finetune_groupnorm")
+    out = convert(tmp_path, "tf", target, str(src))
+    text = (out / "model.py").read_text()
+    assert text.count(NORMS[target][0]) == 1 and "self.gn = " in text, text
+    assert "rsqrt" not in text and "reshape" not in text and text.count("permute(") <= 2
+    _assert_parity(str(src), out, "tf", target)
+    found = probe(target, out)
+    expected = json.loads((src / "trainable.json").read_text())["trainable"]
+    assert found["trainable"] == expected == 276
+    assert found["loss_after"] < found["loss_before"]
+
+
+# Runs a converted model on one batch in eval() twice and in train() once:
+# eval is deterministic, train (dropout active) is not the eval output.
+_DROPOUT_PROBE = r'''
+import json, sys
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from x2.emitters.codegen import import_generated
+framework, out = sys.argv[2], Path(sys.argv[3])
+model = import_generated(out / "model.py").load_model()
+x = np.random.default_rng(0).standard_normal((64, 8)).astype(np.float32)
+if framework == "torch":
+    import torch
+    torch.manual_seed(0)
+    run = lambda: model(torch.from_numpy(x)).detach().numpy()
+else:
+    import paddle
+    paddle.seed(0)
+    run = lambda: model(paddle.to_tensor(x)).numpy()
+evals = [run(), run()]
+model.train()
+trained = run()
+print(json.dumps({"eval_repeat": float(np.abs(evals[0] - evals[1]).max()),
+                  "train_vs_eval": float(np.abs(trained - evals[0]).max())}))
+'''
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_torch_dropout_is_a_layer_for_training(tmp_path, target):
+    """nn.Dropout(0.1) comes back as a dropout layer of rate 0.1: inactive in
+    eval() (parity with the source), active in train(). The source is decomposed
+    (Softsign has no mapper), where torch turns eval-mode dropout into a clone."""
+    model = f"{TORCH_MODELS}:dropout_mlp"
+    out = convert(tmp_path, "torch", target, model, "--input-shape", "input:4,8")
+    assert (out / "model.py").read_text().count("nn.Dropout(p=0.1)") == 1
+    _assert_parity(model, out, "torch", target)
+    proc = subprocess.run([sys.executable, "-c", _DROPOUT_PROBE, str(ROOT), target, str(out)],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["eval_repeat"] == 0.0 and found["train_vs_eval"] > 1e-3, found
+    # Converted for inference, dropout is gone.
+    plain = convert(tmp_path, "torch", target, model, "--input-shape", "input:4,8",
+                    purpose="inference")
+    assert "Dropout" not in (plain / "model.py").read_text()

@@ -193,6 +193,69 @@ def test_normalizing_a_leading_axis_is_not_layer_norm():
     assert "layer_norm" not in _ops(graph) and counts == {}
 
 
+def _onnx_group_norm(b, inner):
+    """torch.onnx.export's GroupNorm(2, 8): reshape to [N, 2, -1], normalize each
+    group (InstanceNormalization with unit scale, or layer-norm arithmetic),
+    reshape back, scale and shift by [8, 1, 1] constants."""
+    split = b.op("reshape", b.x, shape=[0, 2, -1])
+    if inner == "instance_norm":
+        normed = b.op("group_norm", split, np.ones(2, np.float32), np.zeros(2, np.float32),
+                      groups=2, epsilon=1e-5)
+    else:
+        mean = b.op("reduce_mean", split, axes=[2], keepdims=True)
+        centered = b.op("sub", split, mean)
+        var = b.op("reduce_mean", b.op("mul", centered, centered), axes=[2], keepdims=True)
+        normed = b.op("div", centered, b.op("sqrt", b.op("add", var, 1e-5)))
+    back = b.op("reshape", normed, shape=list(b.shape))
+    gamma = RNG.uniform(0.5, 1.5, (8, 1, 1)).astype(np.float32)
+    beta = RNG.standard_normal((8, 1, 1)).astype(np.float32)
+    return b.op("add", b.op("mul", back, gamma), beta)
+
+
+@pytest.mark.parametrize("inner", ["instance_norm", "arithmetic"])
+def test_group_norm_from_the_onnx_export_form(inner):
+    b = Builder((2, 8, 3, 3))
+    graph, n_before, counts = b.fused(_onnx_group_norm(b, inner))
+    assert n_before == (5 if inner == "instance_norm" else 11) and _ops(graph) == ["group_norm"]
+    node = graph.nodes[0]
+    assert node.attrs["groups"] == 2 and node.attrs["epsilon"] == pytest.approx(1e-5)
+    assert counts["group_norm_onnx"] == 1
+    assert [graph.constants[v].shape for v in node.inputs[1:]] == [(8,), (8,)]
+
+
+def _keras_group_norm(b, axes=(1, 2, 4), gamma_shape=(1, 1, 1, 2, 4)):
+    """Keras GroupNormalization(groups=2) of an NHWC [2, 4, 4, 8] image: moments
+    over [N, H, W, G, C/G] but N and G, TF's batch-norm arithmetic, reshape back."""
+    grouped = b.op("reshape", b.x, shape=[-1, 4, 4, 2, 4])
+    mean = b.op("reduce_mean", grouped, axes=list(axes), keepdims=True)
+    diff = b.op("sub", grouped, mean)
+    var = b.op("reduce_mean", b.op("mul", diff, diff), axes=list(axes), keepdims=True)
+    gamma = RNG.uniform(0.5, 1.5, gamma_shape).astype(np.float32)
+    m = b.op("mul", b.op("rsqrt", b.op("add", var, 1e-3)), gamma)
+    beta = RNG.standard_normal((1, 1, 1, 2, 4)).astype(np.float32)
+    shift = b.op("add", b.op("mul", b.op("neg", mean), m), beta)
+    return b.op("reshape", b.op("add", b.op("mul", grouped, m), shift), shape=[-1, 4, 4, 8])
+
+
+def test_group_norm_from_keras_moments_form():
+    """NHWC in and out: the NCHW group_norm between two transposes."""
+    b = Builder((2, 4, 4, 8))
+    graph, n_before, counts = b.fused(_keras_group_norm(b))
+    assert n_before == 14 and _ops(graph) == ["transpose", "group_norm", "transpose"], _ops(graph)
+    node = graph.nodes[1]
+    assert node.attrs["groups"] == 2 and node.attrs["epsilon"] == pytest.approx(1e-3)
+    assert counts == {"group_norm_moments": 1}
+
+
+@pytest.mark.parametrize("axes, gamma_shape", [((1, 2), (1, 1, 1, 2, 4)),
+                                               ((1, 2, 4), (1, 4, 1, 2, 4))])
+def test_other_moments_or_a_spatial_gamma_are_not_group_norm(axes, gamma_shape):
+    """Statistics per (group, channel) or a gamma varying over H: the arithmetic stays."""
+    b = Builder((2, 4, 4, 8))
+    graph, _, counts = b.fused(_keras_group_norm(b, axes, gamma_shape))
+    assert "group_norm" not in _ops(graph) and counts == {}, counts
+
+
 def test_pattern_binds_a_repeated_var_to_one_value():
     g = Graph()
     g.add_input("x", "float32", (2,))

@@ -169,6 +169,32 @@ def test_onnx_models_convert_and_match_onnxruntime(onnx_model, tmp_path, name, t
                          rtol=RTOL))
 
 
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+@pytest.mark.parametrize("opset", [17, 21])
+def test_onnx_group_and_instance_norm_are_one_layer_each(onnx_model, tmp_path, opset, target):
+    """GroupNormalization (opset 21), the opset-17 reshape/InstanceNormalization/
+    reshape/Mul/Add form and InstanceNormalization each become one layer holding
+    the learned scale and bias."""
+    model, out = str(onnx_model(f"norms_opset{opset}")), tmp_path / "out"
+    convert(model, str(out), source="onnx", target=target)
+    text = (out / "model.py").read_text()
+    instance = "nn.InstanceNorm2d(" if target == "torch" else "nn.InstanceNorm2D("
+    assert text.count("nn.GroupNorm(2, 8") == 1 and text.count(instance) == 1, text
+    assert "reshape" not in text
+    _assert_parity(check(model, str(out), source="onnx", target=target, rtol=1e-5))
+
+
+@pytest.mark.parametrize("opset, ops", [(21, {"GroupNormalization", "InstanceNormalization"}),
+                                        (17, {"ReduceMean", "InstanceNormalization"})])
+def test_group_norm_to_onnx_by_opset(onnx_model, tmp_path, opset, ops):
+    """--to onnx: GroupNormalization from opset 21 (its meaning changed there),
+    decomposed before; a group per channel is InstanceNormalization."""
+    model, out = str(onnx_model("norms_opset21")), tmp_path / "out"
+    convert(model, str(out), source="onnx", target="onnx", emit_options={"opset": opset})
+    assert ops <= set(onnx_facts(out / "model.onnx")["ops"])
+    _assert_parity(check(model, str(out), source="onnx", target="onnx", rtol=1e-5))
+
+
 def test_onnx_dynamic_batch(onnx_model, tmp_path):
     out = tmp_path / "out"
     report = convert(str(onnx_model("torch_cnn")), str(out), source="onnx", target="paddle")

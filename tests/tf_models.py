@@ -410,6 +410,29 @@ def finetune_cnn(out):
         json.dump({"trainable": count}, fh)
 
 
+def finetune_groupnorm(out):
+    """A Keras CNN with GroupNormalization (random gamma and beta), for --for
+    training; OUT/trainable.json holds its trainable parameter count."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import json
+    import keras
+    import numpy as np
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    inp = keras.Input((8, 8, 3), name="image")
+    x = layers.Conv2D(8, 3, padding="same", name="conv1")(inp)
+    norm = layers.GroupNormalization(groups=2, name="gn")
+    x = layers.ReLU()(norm(x))
+    model = keras.Model(inp, layers.Conv2D(4, 1, name="head")(x))
+    rng = np.random.default_rng(0)
+    norm.gamma.assign(rng.uniform(0.5, 1.5, 8).astype("float32"))
+    norm.beta.assign(rng.normal(0, 0.1, 8).astype("float32"))
+    model.export(out, verbose=False)
+    count = int(sum(v.numpy().size for v in model.trainable_variables))
+    with open(os.path.join(out, "trainable.json"), "w") as fh:
+        json.dump({"trainable": count}, fh)
+
+
 def finetune_transformer(out):
     """A Keras transformer block as people write one (random init): token and
     position embeddings, MultiHeadAttention with a residual, LayerNorm, a
@@ -649,7 +672,8 @@ def keras_text_rnn(out):
                                                          verbose=False)
 
 
-MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_transformer, unsupported, two_inputs,
+MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+                                  finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
                                   keras_rnns, tf_loops, tf_switch_case, keras_text_rnn)}

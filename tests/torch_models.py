@@ -10,7 +10,8 @@ from torch import nn
 def _randomize_bn(model: nn.Module) -> nn.Module:
     gen = torch.Generator().manual_seed(1)
     for m in model.modules():
-        if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm, nn.LayerNorm)) and m.weight is not None:
+        if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm, nn.LayerNorm, nn.InstanceNorm2d)) \
+                and m.weight is not None:
             m.weight.data = torch.rand(m.weight.shape, generator=gen) + 0.5
             m.bias.data = torch.randn(m.bias.shape, generator=gen) * 0.1
         if isinstance(m, nn.BatchNorm2d):
@@ -97,6 +98,31 @@ def encoder():
 def mlp():
     torch.manual_seed(0)
     return MLP().eval()
+
+
+class Norms(nn.Module):
+    """GroupNorm and an affine InstanceNorm2d, each one layer with learned weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.gn = nn.GroupNorm(2, 8)
+        self.inorm = nn.InstanceNorm2d(8, affine=True)
+
+    def forward(self, x):
+        return self.inorm(torch.relu(self.gn(self.conv(x))))
+
+
+def norms():
+    torch.manual_seed(0)
+    return _randomize_bn(Norms())
+
+
+def dropout_mlp():
+    """An MLP with nn.Dropout(0.1) between its layers (eval mode). Softsign has no
+    mapper: the program is decomposed, which turns eval-mode dropout into a clone."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 32), nn.Softsign(), nn.Dropout(0.1), nn.Linear(32, 4)).eval()
 
 
 class Unsupported(nn.Module):

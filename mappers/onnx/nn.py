@@ -156,6 +156,33 @@ def _dropouts_with_used_mask(source) -> list[str]:
             if op.type == "Dropout" and len(op.outputs) > 1 and op.outputs[1] in read]
 
 
+@onnx_mapper("InstanceNormalization")
+def instance_norm(ctx, op):
+    """`group_norm` with a group per channel."""
+    x, scale, bias = op.inputs[:3]
+    channels = (ctx.shape(x) or (None, None))[1]
+    if not isinstance(channels, int):
+        raise ConversionError(f"InstanceNormalization '{op.name}': the channel count of "
+                              f"'{x}' is unknown")
+    ctx.emit("group_norm", [x, scale, bias], {"groups": channels,
+                                              "epsilon": float(op.attrs.get("epsilon", 1e-5))},
+             outputs=op.outputs[:1], shape=ctx.shape(x))
+
+
+@onnx_mapper("GroupNormalization", since=21)
+def group_norm(ctx, op):
+    """`group_norm` (num_groups, epsilon; stash_type is float32 either way)."""
+    x, scale, bias = op.inputs[:3]
+    groups = int(op.attrs["num_groups"])
+    channels = (ctx.shape(x) or (None, None))[1]
+    if not isinstance(channels, int) or channels % groups:
+        raise ConversionError(f"GroupNormalization '{op.name}': the channel count of '{x}' "
+                              f"must be known and a multiple of num_groups ({groups})")
+    ctx.emit("group_norm", [x, scale, bias], {"groups": groups,
+                                              "epsilon": float(op.attrs.get("epsilon", 1e-5))},
+             outputs=op.outputs[:1], shape=ctx.shape(x))
+
+
 @onnx_mapper("LayerNormalization", since=17)
 def layer_norm(ctx, op):
     """`layer_norm(axis, epsilon)` with scale and bias; the optional mean and

@@ -78,7 +78,7 @@ module("torch.nn.functional.layer_norm", "normalization", ["native_layer_norm.de
        "paddle.nn.functional.layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None)",
        [INPUT, a("normalized_shape", "normalized_shape"), a("weight / bias", "weight / bias"), a("eps", "epsilon", "renamed")],
        f"out = F.layer_norm({T}, [3, 4])", f"out = F.layer_norm({P}, [3, 4])", atol=1e-4)
-module("torch.nn.GroupNorm", "normalization", ["native_group_norm.default"], "paddle.nn.GroupNorm",
+module("torch.nn.GroupNorm", "normalization", ["group_norm.default", "native_group_norm.default"], "paddle.nn.GroupNorm",
        "torch.nn.GroupNorm(num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None)",
        "paddle.nn.GroupNorm(num_groups, num_channels, epsilon=1e-05, weight_attr=None, bias_attr=None, data_format='NCHW', name=None)",
        [a("num_groups / num_channels", "num_groups / num_channels"), a("eps", "epsilon", "renamed"), a("affine", "weight_attr / bias_attr", "semantics")],
@@ -228,7 +228,7 @@ call("torch.nn.functional.avg_pool2d", "pooling", aten("avg_pool2d.default"), "p
 call("torch.nn.functional.unfold", "layers", (), "paddle.nn.functional.unfold",
      f"input>x={T4}; kernel_size>kernel_sizes=2; dilation>dilations=1?; padding>paddings=0?; stride>strides=1?",
      pd_pos=2, notes="Paddle's order is (x, kernel_sizes, strides, paddings, dilations): pass the rest by keyword.")
-call("torch.nn.functional.group_norm", "normalization", aten("native_group_norm.default"), "paddle.nn.functional.group_norm",
+call("torch.nn.functional.group_norm", "normalization", aten("group_norm.default", "native_group_norm.default"), "paddle.nn.functional.group_norm",
      "input>x=t.reshape(2, 3, 2, 2) | t.reshape([2, 3, 2, 2]); num_groups=3; weight=u[0, :, 0]?; bias=u[1, :, 0]?; eps>epsilon=1e-5?",
      pd_pos=2, notes="Paddle's order is (x, num_groups, epsilon, weight, bias, data_format): pass the rest by keyword.")
 
@@ -286,7 +286,7 @@ for cls, pd, spec, then, ops, note in [
          "give size or scale_factor"),
         ("Upsample", "Upsample", "size=None?; scale_factor=2; mode='bilinear'?; align_corners=False?",
          T4_CALL, (), "torch mode defaults to 'nearest' like Paddle; align_corners=False on both"),
-        ("InstanceNorm2d", "InstanceNorm2D", "num_features=2; eps>epsilon=1e-5?", T4_CALL, (),
+        ("InstanceNorm2d", "InstanceNorm2D", "num_features=2; eps>epsilon=1e-5?", T4_CALL, ("instance_norm.default",),
          "torch has affine=False, track_running_stats=False by default; Paddle has a weight (1) and bias (0): "
          "the same result until trained"),
         ("CosineSimilarity", "CosineSimilarity", "dim>axis=2?!1; eps=1e-8?", "(t, u)", (), ""),

@@ -10,13 +10,22 @@ from ._util import args, axis, clamp_range, rank, unsupported
 
 
 @torch_mapper("aten.clone.default", "aten.alias.default", "aten.contiguous.default",
-              "aten.detach.default", "aten.lift_fresh_copy.default", "aten.dropout.default",
-              "aten.native_dropout.default")
+              "aten.detach.default", "aten.lift_fresh_copy.default")
 def identity(ctx, op):
-    """nothing (copies, aliases and eval-mode dropout; removed by the cleanup pass)."""
-    if op.type == "aten.native_dropout.default" and args(op, None, 0.0, False)[2]:
-        raise unsupported(op, "dropout in training mode; put the model in eval() first")
+    """nothing (copies and aliases; removed by the cleanup pass)."""
     ctx.alias(op.outputs[0], op.inputs[0])
+
+
+@torch_mapper("aten.dropout.default", "aten.native_dropout.default")
+def dropout(ctx, op):
+    """`dropout(rate)` in eval mode: nothing at inference, a dropout layer --for training."""
+    x, p, train = args(op, None, 0.5, False)[:3]
+    if train:
+        raise unsupported(op, "dropout in training mode; put the model in eval() first")
+    if float(p) == 0.0:
+        ctx.alias(op.outputs[0], x)
+    else:
+        ctx.emit("dropout", [x], {"rate": float(p)}, outputs=op.outputs[:1])
 
 
 @torch_mapper("aten._to_copy.default", "aten.to.dtype")

@@ -53,14 +53,35 @@ def layer_norm(ctx, op):
                                     "epsilon": float(eps)}, outputs=op.outputs[:1])
 
 
-@torch_mapper("aten.native_group_norm.default")
+@torch_mapper("aten.native_group_norm.default", "aten.group_norm.default")
 def group_norm(ctx, op):
-    """`group_norm`."""
-    x, w, b, _n, channels, _hw, groups, eps = args(op)
+    """`group_norm` (the saved mean/rstd outputs must be unused)."""
+    if op.type == "aten.group_norm.default":
+        x, groups, w, b, eps = args(op, None, None, None, None, 1e-5)[:5]
+        channels = ctx.shape(x)[1]
+    else:
+        x, w, b, _n, channels, _hw, groups, eps = args(op)
+    _emit_group_norm(ctx, op, x, w, b, int(channels), int(groups), float(eps))
+
+
+def _emit_group_norm(ctx, op, x, w, b, channels: int, groups: int, eps: float) -> None:
     w = w if w is not None else ctx.constant(np.ones(channels, ctx.dtype(x)), "scale")
     b = b if b is not None else ctx.constant(np.zeros(channels, ctx.dtype(x)), "bias")
-    ctx.emit("group_norm", [x, w, b], {"groups": int(groups), "epsilon": float(eps)},
+    ctx.emit("group_norm", [x, w, b], {"groups": groups, "epsilon": eps},
              outputs=op.outputs[:1])
+
+
+@torch_mapper("aten.instance_norm.default")
+def instance_norm(ctx, op):
+    """`group_norm` with a group per channel; `batch_norm` where running stats are used."""
+    x, w, b, mean, var, use_input_stats, _momentum, eps = args(op)[:8]
+    channels = ctx.shape(x)[1]
+    if use_input_stats:
+        _emit_group_norm(ctx, op, x, w, b, channels, channels, float(eps))
+        return
+    w = w if w is not None else ctx.constant(np.ones(channels, ctx.dtype(x)), "scale")
+    b = b if b is not None else ctx.constant(np.zeros(channels, ctx.dtype(x)), "bias")
+    ctx.emit("batch_norm", [x, w, b, mean, var], {"epsilon": float(eps)}, outputs=op.outputs[:1])
 
 
 def _window(values, rank: int, default) -> list[int]:

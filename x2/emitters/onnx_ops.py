@@ -26,7 +26,7 @@ _SIMPLE = {"equal": "Equal", "logical_not": "Not", "relu": "Relu", "sigmoid": "S
            "cosh": "Cosh", "asinh": "Asinh", "acosh": "Acosh", "atanh": "Atanh",
            "identity": "Identity", "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div",
            "pow": "Pow", "maximum": "Max", "minimum": "Min", "matmul": "MatMul",
-           "where": "Where"}
+           "where": "Where", "dropout": "Identity"}
 
 
 @onnx_op(*_SIMPLE)
@@ -183,10 +183,19 @@ def reduce_any(e, node):
 
 @onnx_op("group_norm")
 def group_norm(e, node):
-    """Decomposed (ONNX's GroupNormalization changed meaning between opsets 18 and 21):
+    """GroupNormalization from opset 21 (at 18 its scale and bias were per group),
+    InstanceNormalization where every channel is a group; else decomposed:
     reshape to [N, G, -1], normalize over the last axis, reshape back, scale, shift."""
     x, scale, bias = node.inputs
     shape = e.graph.shape(x)
+    groups, eps = node.attrs["groups"], node.attrs["epsilon"]
+    if shape is not None and len(shape) >= 3 and shape[1] == groups:
+        e.node("InstanceNormalization", [x, scale, bias], node.outputs, epsilon=eps)
+        return
+    if e.opset >= 21:
+        e.node("GroupNormalization", [x, scale, bias], node.outputs, num_groups=groups,
+               epsilon=eps)
+        return
     if shape is None or any(d is None for d in shape[1:]):
         raise e.unsupported(node, "group_norm needs static non-batch dims")
     dtype = e.dtype(x)

@@ -321,9 +321,33 @@ def layer_norm(e, node):
 
 @register("group_norm")
 def group_norm(e, node):
+    """A learned scale and bias: nn.InstanceNorm1d/2d where every channel is a
+    group (as one writes it), else nn.GroupNorm; otherwise F.group_norm."""
     x, scale, bias = node.inputs
-    return e.api("group_norm", e.value(x), node.attrs["groups"], epsilon=node.attrs["epsilon"],
-                 weight=e.value(scale), bias=e.value(bias))
+    groups, eps = node.attrs["groups"], node.attrs["epsilon"]
+    shape = e.graph.shape(x) or ()
+    if not (e.is_const(scale) and e.is_const(bias)) or len(shape) < 3 or \
+            not isinstance(shape[1], int):
+        return e.api("group_norm", e.value(x), groups, epsilon=eps, weight=e.value(scale),
+                     bias=e.value(bias))
+    channels = shape[1]
+    if groups == channels and len(shape) in (3, 4):
+        # torch's InstanceNorm has no weights unless affine; Paddle's calls its weight scale.
+        ctor = e.api(f"InstanceNorm{len(shape) - 2}d", channels, epsilon=eps,
+                     **({"affine": True} if e.framework == "PyTorch" else {}))
+        params = {"scale" if e.framework == "Paddle" else "weight": scale, "bias": bias}
+        layer = e.layer(node, "norm", ctor, params)
+    else:
+        layer = e.layer(node, "norm", e.api("GroupNorm", groups, channels, epsilon=eps),
+                        _params(scale, bias))
+    return call(f"self.{layer}", e.value(x))
+
+
+@register("dropout")
+def dropout(e, node):
+    """nn.Dropout(p): inactive in eval(), the source's dropout in train()."""
+    layer = e.layer(node, "dropout", e.api("Dropout", p=node.attrs["rate"]), {})
+    return call(f"self.{layer}", e.value(node.inputs[0]))
 
 
 @register("batch_norm")

@@ -654,7 +654,29 @@ def _decompose(program):
     if _all_mapped(program):
         # Decomposing would change nothing x2 reads, and costs seconds.
         return program
-    return program.run_decompositions(_decomposition_table())
+    dropouts = {node.name: node.args for node in program.graph_module.graph.nodes
+                if node.op == "call_function" and node.target is torch.ops.aten.dropout.default}
+    return _restore_dropouts(program.run_decompositions(_decomposition_table()), dropouts)
+
+
+def _restore_dropouts(program, dropouts: dict):
+    """Eval-mode dropout decomposes to a clone whatever the table says, and
+    --for training writes it back as a dropout layer: each clone made from a
+    dropout node (its `from_node` provenance) is that dropout again."""
+    torch = _torch()
+    changed = False
+    for node in program.graph_module.graph.nodes if dropouts else ():
+        if node.op != "call_function" or node.target is not torch.ops.aten.clone.default:
+            continue
+        names = [getattr(s, "name", None) for s in node.meta.get("from_node") or ()]
+        found = next((dropouts[n] for n in names if n in dropouts), None)
+        if found is not None and len(found) >= 2 and node.args[0] is not None:
+            node.target = torch.ops.aten.dropout.default
+            node.args, node.kwargs = (node.args[0], *found[1:]), {}
+            changed = True
+    if changed:
+        program.graph_module.recompile()
+    return program
 
 
 def _all_mapped(program) -> bool:

@@ -206,7 +206,10 @@ op("avg_pool2d", "x", K.avg_pool2d, "NCHW window mean", kernel=INTS, strides=INT
 op("layer_norm", "x scale? bias?", K.layer_norm, "normalize over axes [axis, rank)", axis=INT,
    epsilon=FLOAT)
 op("group_norm", "x scale bias", K.group_norm, "normalize each group of channels (axis 1) over "
-   "it and the spatial axes", groups=INT, epsilon=FLOAT)
+   "it and the spatial axes, then scale and shift per channel; instance norm is groups = channels",
+   groups=INT, epsilon=FLOAT)
+op("dropout", "x", _unary(lambda x, a: x), "x (inference); a dropout layer of `rate` in a model "
+   "converted --for training, left out otherwise", layout="elementwise", rate=FLOAT)
 op("resize", "x", K.resize, "NCHW resize of H, W to `size`; nearest takes the floor of the "
    "source coordinate", size=Attr("ints", doc="[H, W]"),
    mode=Attr("str", choices=("bilinear", "nearest")),

@@ -7,7 +7,7 @@ import time
 
 from ..ir import Graph
 from ..ir.control_flow import GRAPH_ATTRS
-from .cleanup import merge_reshapes, remove_dead, remove_identities
+from .cleanup import merge_reshapes, remove_dead, remove_dropout, remove_identities
 from .fold import fold_constants, fold_constants_for_training
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .fusions import fuse_patterns
@@ -17,6 +17,7 @@ from .recurrent import merge_bidirectional
 from .training import batch_norm_from_affine, conv_bias_from_add, matmul_to_dense_keeping_bias
 
 PIPELINE = [
+    ("remove_dropout", remove_dropout),
     ("remove_identities", remove_identities),
     ("fold_constants", fold_constants),
     ("fuse_patterns", fuse_patterns),
@@ -37,7 +38,7 @@ PIPELINE = [
 # output, by position) also run inside the subgraphs of control-flow nodes,
 # innermost first. The others change the interface (nchw_interface) or decide
 # for the whole model (nhwc_ops); a subgraph's interface stays as its node uses it.
-_SUBGRAPH_PASSES = {remove_identities, fold_constants, fold_constants_for_training,
+_SUBGRAPH_PASSES = {remove_dropout, remove_identities, fold_constants, fold_constants_for_training,
                     fuse_patterns, eliminate_transposes,
                     transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
                     fold_pad_into_conv, matmul_to_dense, merge_bidirectional, remove_dead}
@@ -55,7 +56,7 @@ def in_subgraphs(fn, graph: Graph) -> Graph:
 # new constants; "training" keeps the source's parameter set (x2/passes/fold.py).
 PURPOSES = ("inference", "training")
 # Passes that change the parameter set: left out --for training.
-_INFERENCE_ONLY = {"fold_affine_into_conv"}
+_INFERENCE_ONLY = {"fold_affine_into_conv", "remove_dropout"}
 
 
 def pipeline_for(layout: str = "nchw", io_layout: str = "source",

@@ -29,6 +29,14 @@ def remove_identities(graph: Graph) -> Graph:
     return graph.toposort()
 
 
+def remove_dropout(graph: Graph) -> Graph:
+    """Dropout is the identity at inference; --for training keeps it a layer."""
+    for node in graph.nodes:
+        if node.op == "dropout":
+            node.op, node.attrs = "identity", {}
+    return remove_identities(graph)
+
+
 def remove_dead(graph: Graph) -> Graph:
     return graph.remove_unused()
 

@@ -6,9 +6,11 @@ layer norm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div, TF writes swish
 as `x * sigmoid(x)`. These rewrites give the IR back the one op, so the
 emitted model.py reads `F.gelu(x)` and runs the framework's fused kernel.
 
-Each rewrite is one pattern plus a small `replace`; the order in REWRITES
-matters only in that the simplifications (x*1, x+0, x/1) come first, so the
-forms they hide match afterwards.
+The normalization rewrites (layer_norm, group_norm) live in norm_rewrites.py,
+the linear-layer ones in dense_rewrites.py. Each rewrite is one pattern plus
+a small `replace`; the order in REWRITES matters only in that the
+simplifications (x*1, x+0, x/1) come first, so the forms they hide match
+afterwards.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import math
 import numpy as np
 
 from ..ir import Graph, TensorInfo
-from . import dense_rewrites
+from . import dense_rewrites, norm_rewrites
 from .patterns import Alt, Const, Match, Op, Rewrite, Var, apply_rewrites
 
 SQRT2 = math.sqrt(2.0)
@@ -113,153 +115,6 @@ GELU_TANH = Rewrite("gelu_tanh", _half_x_times(Op("add", Op("tanh", _tanh_arg), 
                     _unary("gelu", approximate=True))
 
 
-# -- layer_norm: (x - mean) / sqrt(var + eps), mean and var over trailing axes --
-def _keepdims(value) -> bool:
-    return bool(value)
-
-
-_mean = Op("reduce_mean", _x, attrs={"keepdims": _keepdims}, name="mean")
-_centered = Op("sub", _x, _mean)
-_var = Op("reduce_mean", Alt(Op("pow", _centered, Const(2.0)), Op("mul", _centered, _centered),
-                             Op("square", _centered)),
-          attrs={"keepdims": _keepdims}, name="var")
-_denominator = Op("add", _var, Const(lambda a: a.size == 1 and 0 <= float(a.reshape(())) < 1,
-                                     name="eps"))
-LAYER_NORM_PATTERN = Alt(Op("div", _centered, Op("sqrt", _denominator)),
-                         Op("mul", _centered, Op("rsqrt", _denominator)))
-
-
-def _trailing_axis(graph: Graph, x: str, *reductions) -> int | None:
-    """The first normalized axis when every reduction is over the same
-    trailing axes of x and their sizes are known; else None."""
-    shape = graph.shape(x)
-    if shape is None:
-        return None
-    rank = len(shape)
-    axes_seen = {tuple(sorted(a % rank for a in r.attrs["axes"])) for r in reductions}
-    if len(axes_seen) != 1:
-        return None
-    axes = axes_seen.pop()
-    if not axes or axes != tuple(range(rank - len(axes), rank)):
-        return None
-    if any(not isinstance(d, int) for d in shape[axes[0]:]):
-        return None
-    return axes[0]
-
-
-def _layer_norm(graph: Graph, m: Match) -> str | None:
-    x = m.values["x"]
-    axis = _trailing_axis(graph, x, m.nodes["mean"], m.nodes["var"])
-    if axis is None or graph.dtype(x) not in ("float32", "float64", "float16", "bfloat16"):
-        return None
-    epsilon = float(m.const(graph, "eps").reshape(()))
-    node = graph.add_node("layer_norm", [x], attrs={"axis": axis, "epsilon": epsilon},
-                          name=graph.fresh_name("layer_norm"))
-    return node.outputs[0]
-
-
-LAYER_NORM = Rewrite("layer_norm", LAYER_NORM_PATTERN, _layer_norm)
-
-
-# -- layer_norm, TF's moments form (Keras LayerNormalization, tf.nn.batch_normalization):
-#    x * m + (beta - mean * m), m = rsqrt(var + eps) * gamma; the scale and the
-#    centring each optional.
-_rsqrt = Op("rsqrt", _denominator, name="rsqrt")
-_m = Alt(Op("mul", _rsqrt, Var("gamma", lambda graph, v: graph.is_constant(v))), _rsqrt)
-_mean_again = Op("reduce_mean", _x, attrs={"keepdims": _keepdims}, name="mean_again")
-_shift = Alt(Op("add", Op("mul", Op("neg", _mean_again), _m), Var("beta")),
-             Op("sub", Var("beta"), Op("mul", _mean_again, _m)),
-             Op("mul", Op("neg", _mean_again), _m))
-TF_LAYER_NORM_PATTERN = Alt(Op("add", Op("mul", _x, _m), _shift),
-                            Op("sub", Op("mul", _x, _m), Op("mul", _mean_again, _m)))
-
-
-def _tf_layer_norm(graph: Graph, m: Match) -> str | None:
-    """The moments form as layer_norm(x, gamma, beta): gamma and beta keep
-    their source provenance (a trainable weight stays one, reshaped)."""
-    if m.nodes["mean_again"].attrs["axes"] != m.nodes["mean"].attrs["axes"]:
-        return None
-    if "beta" in m.values and not graph.is_constant(m.values["beta"]):
-        return None
-    x = m.values["x"]
-    axis = _trailing_axis(graph, x, m.nodes["mean"], m.nodes["var"])
-    if axis is None or graph.dtype(x) not in ("float32", "float64", "float16", "bfloat16"):
-        return None
-    vectors = {key: _normalized_vector(graph, x, axis, m.values[key])
-               for key in ("gamma", "beta") if key in m.values}
-    if any(v is None for v in vectors.values()):
-        return None
-    name = graph.fresh_name("layer_norm")
-    inputs = [x]
-    if vectors:
-        inputs.append(_vector_constant(graph, name + "/scale", vectors["gamma"], m.values["gamma"])
-                      if "gamma" in vectors else   # beta without gamma: a scale of ones
-                      graph.add_constant(name + "/scale", np.ones_like(vectors["beta"])))
-    if "beta" in vectors:
-        inputs.append(_vector_constant(graph, name + "/bias", vectors["beta"], m.values["beta"]))
-    epsilon = float(m.const(graph, "eps").reshape(()))
-    node = graph.add_node("layer_norm", inputs, attrs={"axis": axis, "epsilon": epsilon}, name=name)
-    return node.outputs[0]
-
-
-def _vector_constant(graph: Graph, name: str, vector: np.ndarray, source: str) -> str:
-    """A constant holding `vector`, the constant `source` laid out anew: a
-    learned weight keeps its provenance when only its shape changed."""
-    made = graph.add_constant(name, vector)
-    origin = graph.origin.get(source)
-    if origin is not None and origin.perm is None and \
-            vector.size == graph.constants[source].size:
-        graph.origin[made] = origin
-    return made
-
-
-TF_LAYER_NORM = Rewrite("layer_norm_moments", TF_LAYER_NORM_PATTERN, _tf_layer_norm)
-
-
-def _normalized_vector(graph: Graph, x: str, axis: int, value: str) -> np.ndarray | None:
-    """The constant broadcast to the shape normalized from `axis` of x, if it
-    varies only there."""
-    const = graph.constants.get(value)
-    shape = graph.shape(x)
-    if const is None or shape is None or not np.issubdtype(const.dtype, np.floating):
-        return None
-    norm_shape = tuple(shape[axis % len(shape):])
-    if const.ndim > len(shape):
-        return None
-    lead = const.shape[:max(0, const.ndim - len(norm_shape))]
-    if any(d != 1 for d in lead):
-        return None
-    tail = const.reshape(const.shape[len(lead):])
-    try:
-        return np.broadcast_to(tail, norm_shape).astype(graph.dtype(x))
-    except ValueError:
-        return None
-
-
-def _absorb(slot: int):
-    """layer_norm(x) * gamma -> layer_norm(x, gamma); layer_norm(x, g) + beta -> (x, g, beta)."""
-    def replace(graph: Graph, m: Match) -> str | None:
-        ln = m.nodes["ln"]
-        if len(ln.inputs) != slot:
-            return None
-        vector = _normalized_vector(graph, ln.inputs[0], ln.attrs["axis"], m.values["c"])
-        if vector is None:
-            return None
-        name = _vector_constant(graph, ln.name + ("/scale" if slot == 1 else "/bias"), vector,
-                                m.values["c"])
-        node = graph.add_node("layer_norm", list(ln.inputs) + [name], attrs=dict(ln.attrs),
-                              name=graph.fresh_name("layer_norm"))
-        return node.outputs[0]
-    return replace
-
-
-_c = Var("c", lambda graph, v: graph.is_constant(v))
-LAYER_NORM_SCALE = Rewrite("layer_norm_scale", Op("mul", Op("layer_norm", _x, name="ln"), _c),
-                           _absorb(1))
-LAYER_NORM_BIAS = Rewrite("layer_norm_bias",
-                          Op("add", Op("layer_norm", _x, Var("scale"), name="ln"), _c), _absorb(2))
-
-
 # -- attention: softmax(q @ k^T * scale (+ mask)) @ v ------------------------------
 _q, _k, _v = Var("q"), Var("k"), Var("v")
 # k^T is any transpose: exporters fold the heads' transpose into it ([0, 2, 3, 1]
@@ -299,8 +154,8 @@ def _attention(graph: Graph, m: Match) -> str | None:
 ATTENTION = Rewrite("attention", Op("matmul", Op("softmax", _logits, name="softmax"), _v),
                     _attention)
 
-REWRITES = SIMPLIFY + [SILU, HARD_SIGMOID, HARD_SWISH, GELU_ERF, GELU_ERFC, GELU_TANH, LAYER_NORM, TF_LAYER_NORM,
-                       LAYER_NORM_SCALE, LAYER_NORM_BIAS, ATTENTION, *dense_rewrites.REWRITES]
+REWRITES = SIMPLIFY + [SILU, HARD_SIGMOID, HARD_SWISH, GELU_ERF, GELU_ERFC, GELU_TANH,
+                       *norm_rewrites.REWRITES, ATTENTION, *dense_rewrites.REWRITES]
 
 
 def fuse_patterns(graph: Graph, counts: dict[str, int] | None = None) -> Graph:
