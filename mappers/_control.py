@@ -43,8 +43,10 @@ def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, bod
                outputs: list[str]) -> None:
     """while cond(state, invariants): state = body(state, invariants). Both
     subgraphs take the state, then the invariants; the body gives the new
-    state. The condition is evaluated once before the loop and again at the
-    end of every step (the IR loop's form)."""
+    state, then any values to collect per step (scan outputs, stacked on a new
+    axis 0 after the final state in `outputs`). The condition is evaluated
+    once before the loop and again at the end of every step (the IR loop's
+    form)."""
     count = len(carried)
     first, first_values = ctx.subgraph(cond_src, dict(zip(cond_src.inputs,
                                                           carried + invariants)))
@@ -62,8 +64,9 @@ def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, bod
              for i, v in enumerate(carried)]
     outer = {v: body.add_input(f"operand_{i}", ctx.dtype(v), ctx.shape(v))
              for i, v in enumerate(operands)}
-    new_state = inline(body, body_graph, state + [outer[v] for v in body_values], "body")
+    results = inline(body, body_graph, state + [outer[v] for v in body_values], "body")
+    new_state, scans = results[:count], results[count:]
     (again,) = inline(body, cond_graph, new_state + [outer[v] for v in cond_values], "cond")
-    body.outputs = [again, *new_state]
+    body.outputs = [again, *new_state, *scans]
     ctx.emit("loop", ["", keep_going, *carried, *operands], {"body": body, "carried": count},
              outputs=outputs)
