@@ -623,7 +623,8 @@ class _V1LSTMCell:
     state_size = property(lambda self: (self.units, self.units))
 
     def zero_state(self, batch, dtype):
-        return (self.tf.zeros([batch, self.units], dtype), self.tf.zeros([batch, self.units], dtype))
+        zeros = self.tf.zeros([batch, self.units], dtype)
+        return (zeros, zeros)
 
     def __call__(self, x, state, scope=None):
         tf = self.tf

@@ -24,6 +24,7 @@ count, as in dynamic_rnn (TensorFlow would give zeros for elements never
 written). Other TensorArray uses are refused."""
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -90,7 +91,7 @@ class _Rebuild:
         kept: list[Node] = []
         for n in self.nodes:
             if n.type == "TensorArrayScatterV3":
-                handle, indices, value, _flow = n.inputs
+                _handle, indices, value, _flow = n.inputs
                 if not self.counting(indices):
                     raise _refuse(n, "scatters at indices other than range(0, n) (unstack); "
                                      "x2 converts only unstacked TensorArrays")
@@ -152,19 +153,8 @@ class _Rebuild:
                 ins = [p for p in ins if p.type != "NextIteration"]
             ins += [self.by_name[c] for c in n.controls if c in self.by_name]
             deps[n.name] = {p.name for p in ins}
-        done, order = set(), []
-        pending = list(self.nodes)
-        while pending:
-            ready = [n for n in pending if deps[n.name] <= done]
-            if not ready:
-                raise _refuse(pending[0], "is on a cycle that is not a while loop's "
-                                          "NextIteration -> Merge back edge")
-            for n in ready:
-                done.add(n.name)
-                order.append(n)
-            names = {n.name for n in ready}
-            pending = [n for n in pending if n.name not in names]
-        return order
+        return _kahn(self.nodes, deps, "is on a cycle that is not a while loop's "
+                                       "NextIteration -> Merge back edge")
 
     def contexts(self) -> None:
         """self.ctx[value]: the frames and branches it lives in, outermost first;
@@ -401,22 +391,30 @@ def _is(array, number) -> bool:
 
 def _toposort(ops: list[SourceOp]) -> list[SourceOp]:
     producer = {v: op for op in ops for v in op.outputs}
-    done, order = set(), []
+    deps = {op.name: {producer[v].name for v in op.inputs if v in producer} for op in ops}
+    return _kahn(ops, deps, "is on a cycle")
 
-    def visit(op, trail=()):
-        if op.name in done:
-            return
-        if op.name in trail:
-            raise ConversionError(f"{op.type} node '{op.name}' is on a cycle",
-                                  details={"node": op.name, "op": op.type})
-        for v in op.inputs:
-            if v in producer:
-                visit(producer[v], trail + (op.name,))
-        done.add(op.name)
-        order.append(op)
 
-    for op in ops:
-        visit(op)
+def _kahn(items: list, deps: dict[str, set[str]], cycle: str) -> list:
+    """`items` (named) in an order where each comes after its `deps`, stable."""
+    users: dict[str, list] = {}
+    waiting = {item.name: len(deps[item.name]) for item in items}
+    for item in items:
+        for dep in deps[item.name]:
+            users.setdefault(dep, []).append(item)
+    ready = deque(item for item in items if not waiting[item.name])
+    order = []
+    while ready:
+        item = ready.popleft()
+        order.append(item)
+        for user in users.get(item.name, []):
+            waiting[user.name] -= 1
+            if not waiting[user.name]:
+                ready.append(user)
+    if len(order) < len(items):
+        stuck = next(item for item in items if waiting[item.name])
+        raise ConversionError(f"{stuck.type} node '{stuck.name}' {cycle}",
+                              details={"node": stuck.name, "op": stuck.type})
     return order
 
 
@@ -434,24 +432,19 @@ def rebuild(nodes: list[Node], info: dict[str, TensorInfo]) -> list[SourceOp]:
                dropped_values and ":" not in n.inputs[0].rsplit("/", 1)[-1]}
     members = [n for n in state.nodes if n.name not in dropped and n.name not in handles]
     ops = state.build((), members)
-    used = _all_inputs(ops)
-    for op_name, value in used:
-        if value in dropped_values or _node(value) in handles:
-            node = state.by_name.get(op_name)
-            raise _refuse(node or Node("?", op_name, [], [], []),
-                          "reads a TensorArray in a way x2 does not convert (it converts "
-                          "unstack + read, and write at a loop's counter + stack)")
+    for op, value in _all_inputs(ops):
+        if value in dropped_values or value.split(":")[0] in handles:
+            raise ConversionError(
+                f"{op.type} node '{op.name}' reads a TensorArray in a way x2 does not convert "
+                f"(it converts unstack + read, and write at a loop's counter + stack)",
+                details={"node": op.name, "op": op.type})
     return ops
-
-
-def _node(value: str) -> str:
-    return value.split(":")[0]
 
 
 def _all_inputs(ops: list[SourceOp]):
     for op in ops:
         for v in op.inputs:
-            yield op.name, v
+            yield op, v
         for attr in op.attrs.values():
             if isinstance(attr, SourceGraph):
                 yield from _all_inputs(attr.ops)
