@@ -4,8 +4,10 @@ an input-dependent value, dynamic_rnn over an LSTM cell (v1 TensorArrays),
 and a tf.cond inside a while body, read from frozen GraphDefs (and the first
 from a TF1 checkpoint and a TF1 SavedModel), convert to paddle, onnx and torch
 as loops and conditionals, not unrolled, with parity at rtol 1e-4 (the loops
-compound rounding) for several trip counts and both branches. A malformed
-frame is refused naming its node. Models: tests/tf_models.py tf_v1_control."""
+compound rounding) for several trip counts and both branches; so does a TF2
+SavedModel's While/If that the TensorFlow reader lowers to v1 ops. A malformed
+frame, and a TensorArray written off the loop counter, are refused naming the
+node. Models: tests/tf_models.py tf_v1_control (and tf_loops)."""
 from __future__ import annotations
 
 import numpy as np
@@ -140,6 +142,27 @@ def test_cond_inside_a_while_body(tf_model, tmp_path, target):
         body = body[:next((i for i, line in enumerate(body) if line.strip() and
                            len(line) - len(line.lstrip()) <= indent), len(body))]
         assert any(line.lstrip().startswith("if ") for line in body), lines  # in the loop
+
+
+def test_tf2_loops_lowered_by_the_tensorflow_reader(tf_model, tmp_path):
+    """A TF2 SavedModel's functional While/If, frozen by the TensorFlow reader
+    (convert_variables_to_constants_v2 lowers them to v1 control flow)."""
+    model = tf_model("tf_loops") / "runtime"
+    out = tmp_path / "out"
+    report = convert(str(model), str(out), target="torch", options={"tf_reader": "tensorflow"})
+    assert report.source["reader"]["name"] == "tensorflow"
+    assert {"While", "If"} <= set(report.ops_seen), report.ops_seen
+    _runtime_parity(model, out, "torch", report)
+    _assert_control_flow(out, "torch")
+
+
+def test_tensor_array_written_off_the_counter_is_refused(tf_model, tmp_path):
+    with pytest.raises(ConversionError) as info:
+        convert(str(tf_model("tf_v1_control") / "strided_write.pb"), str(tmp_path / "out"),
+                target="torch")
+    assert "TensorArrayWriteV3 node 'while/TensorArrayWrite/TensorArrayWriteV3' writes a " \
+           "TensorArray at an index that is not while loop 'while''s counter" \
+        in info.value.message, info.value.message
 
 
 def test_exit_without_enter_is_refused_naming_it(tf_model, tmp_path):

@@ -643,6 +643,7 @@ def tf_v1_control(out):
       passes the input limit, then a tf.cond on the result's sign;
     OUT/rnn.pb: dynamic_rnn over an LSTM cell, unknown batch and time dims;
     OUT/nested.pb: a tf.cond on the state inside a while loop of `steps` steps;
+    OUT/strided_write.pb: a loop writing a TensorArray at 2 * its counter;
     OUT/exit_without_enter.pb: an Exit node with no loop around it (malformed)."""
     tf = _tf()
     import numpy as np
@@ -697,6 +698,14 @@ def tf_v1_control(out):
         tf.identity(h, name="y")
         sess.run(v1.global_variables_initializer())
         save(graph, sess, "nested.pb", ["y"])
+
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        ta = tf.TensorArray(tf.float32, size=10)
+        _, ta = tf.while_loop(lambda i, ta: i < 5, lambda i, ta: (i + 1, ta.write(i * 2, x)),
+                              (tf.constant(0), ta))
+        tf.identity(ta.stack(), name="y")
+        save(graph, sess, "strided_write.pb", ["y"])
 
     with tf.Graph().as_default() as graph:
         x = v1.placeholder(tf.float32, [None, 3], name="x")
