@@ -60,7 +60,8 @@ def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, bod
     body = Graph()
     body.add_input("step", "int64", ())
     body.add_input("keep_going", "bool", ())
-    state = [body.add_input(f"state_{i}", ctx.dtype(v), ctx.shape(v))
+    state = [body.add_input(f"state_{i}", ctx.dtype(v),
+                            _common(ctx.shape(v), body_src.info.get(body_src.inputs[i])))
              for i, v in enumerate(carried)]
     outer = {v: body.add_input(f"operand_{i}", ctx.dtype(v), ctx.shape(v))
              for i, v in enumerate(operands)}
@@ -70,3 +71,13 @@ def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, bod
     body.outputs = [again, *new_state, *scans]
     ctx.emit("loop", ["", keep_going, *carried, *operands], {"body": body, "carried": count},
              outputs=outputs)
+
+
+def _common(first, body_info):
+    """A loop state's shape: the initial value's, less the dims the body's
+    declared input leaves open (a state whose shape changes from step to
+    step must not be folded as the first step's)."""
+    inner = None if body_info is None else body_info.shape
+    if first is None or inner is None or len(inner) != len(first):
+        return first
+    return tuple(a if a == b else None for a, b in zip(first, inner))

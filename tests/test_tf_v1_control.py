@@ -144,6 +144,19 @@ def test_cond_inside_a_while_body(tf_model, tmp_path, target):
         assert any(line.lstrip().startswith("if ") for line in body), lines  # in the loop
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_state_whose_shape_changes_per_step(tf_model, tmp_path, target):
+    """x is (2, 3) and the state gains a row per step: its row count (read in
+    the body) must not be folded as the first step's 2."""
+    model = tf_model("tf_v1_control") / "growing.pb"
+    out = tmp_path / target
+    report = convert(str(model), str(out), target=target)
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    for steps in (0, 1, 3):
+        _parity(model, out, target, report, x=x, steps=np.array(steps, np.int32))
+    _assert_control_flow(out, target, ("Loop",))
+
+
 def test_tf2_loops_lowered_by_the_tensorflow_reader(tf_model, tmp_path):
     """A TF2 SavedModel's functional While/If, frozen by the TensorFlow reader
     (convert_variables_to_constants_v2 lowers them to v1 control flow)."""

@@ -643,6 +643,7 @@ def tf_v1_control(out):
       passes the input limit, then a tf.cond on the result's sign;
     OUT/rnn.pb: dynamic_rnn over an LSTM cell, unknown batch and time dims;
     OUT/nested.pb: a tf.cond on the state inside a while loop of `steps` steps;
+    OUT/growing.pb: a loop whose state gains a row per step (and reads its size);
     OUT/strided_write.pb: a loop writing a TensorArray at 2 * its counter;
     OUT/exit_without_enter.pb: an Exit node with no loop around it (malformed)."""
     tf = _tf()
@@ -698,6 +699,18 @@ def tf_v1_control(out):
         tf.identity(h, name="y")
         sess.run(v1.global_variables_initializer())
         save(graph, sess, "nested.pb", ["y"])
+
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x = v1.placeholder(tf.float32, [2, 3], name="x")
+        n = v1.placeholder(tf.int32, [], name="steps")
+
+        def grow(i, h):
+            row = h[:1] * 0.5 + tf.cast(tf.shape(h)[0], tf.float32)
+            return i + 1, tf.concat([h, row], 0)
+        _, h = tf.while_loop(lambda i, h: i < n, grow, (tf.constant(0), x),
+                             shape_invariants=(tf.TensorShape([]), tf.TensorShape([None, 3])))
+        tf.identity(tf.reduce_sum(h, 0), name="y")
+        save(graph, sess, "growing.pb", ["y"])
 
     with tf.Graph().as_default() as graph, v1.Session() as sess:
         x = v1.placeholder(tf.float32, [None, 3], name="x")

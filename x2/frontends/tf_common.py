@@ -113,7 +113,7 @@ def describe_graph_def(tf, graph_def, inputs: list[str], outputs: list[str]) -> 
     from .tf_v1_control import V1_OPS, Node, rebuild, shape_graph
     graph = _import(tf, graph_def)
     v1_control = any(op.type in V1_OPS for op in graph.get_operations())
-    info = _infos(tf, _import(tf, shape_graph(tf, graph_def)) if v1_control else graph)
+    info = _infos(tf, shape_graph(tf, graph_def) if v1_control else graph)
     nodes: list[Node] = []
     for op in graph.get_operations():
         variant = [t for t in list(op.outputs) + list(op.inputs) if t.dtype == tf.variant]

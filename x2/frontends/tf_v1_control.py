@@ -451,12 +451,39 @@ def _all_inputs(ops: list[SourceOp]):
 
 
 def shape_graph(tf, graph_def):
-    """A copy of the GraphDef for TensorFlow's shape inference only: it infers
-    no shape through a v1 loop (a non-constant Enter's and a loop Merge's are
+    """The graph imported for TensorFlow's shape inference only. TF infers no
+    shape through a v1 loop (a non-constant Enter's and a loop Merge's are
     unknown), so each loop variable is made its initial value (Merge ->
-    Identity of the Enter), which is the shape the IR loop's state keeps; an
-    unstacked TensorArray's flow is made its contents, as rebuild() reads it
-    (the stack of one a loop writes keeps TF's shape, from its element_shape)."""
+    Identity of the Enter), then, where the body gives it another shape,
+    relaxed to the dims both agree on (a PlaceholderWithDefault of that
+    shape), until no loop variable changes: the shape the IR loop's state
+    keeps. An unstacked TensorArray's flow is made its contents, as rebuild()
+    reads it (the stack of one a loop writes keeps TF's shape, from its
+    element_shape)."""
+    relaxed: dict = {}
+    for _ in range(8):   # each round relaxes a dim at least; loops nest a few deep
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.graph_util.import_graph_def(_shape_copy(tf, graph_def, relaxed), name="")
+        changed = False
+        for node in graph_def.node:
+            back = [graph.get_operation_by_name(i.split(":")[0]) for i in node.input
+                    if not i.startswith("^")] if node.op == "Merge" else []
+            back = [b for b in back if b.type == "NextIteration"]
+            if not back:
+                continue
+            first = graph.get_tensor_by_name(f"{node.name}:0").shape
+            both = first.most_specific_compatible_shape(back[0].inputs[0].shape)
+            if both.rank != first.rank or (both.rank is not None and
+                                           both.as_list() != first.as_list()):
+                relaxed[node.name] = both
+                changed = True
+        if not changed:
+            break
+    return graph
+
+
+def _shape_copy(tf, graph_def, relaxed: dict):
     from tensorflow.core.framework import node_def_pb2
     copy = type(graph_def)()
     copy.CopyFrom(graph_def)
@@ -481,8 +508,13 @@ def shape_graph(tf, graph_def):
         elif node.op == "Merge" and any(by_name.get(i.split(":")[0]) is not None and
                                         by_name[i.split(":")[0]].op == "NextIteration"
                                         for i in data):
-            identity(node, next(i for i in data if by_name[i.split(":")[0]].op != "NextIteration"),
-                     "T")
+            first = next(i for i in data if by_name[i.split(":")[0]].op != "NextIteration")
+            identity(node, first, "T")
+            if node.name in relaxed:
+                node.op = "PlaceholderWithDefault"
+                node.attr["dtype"].type = node.attr["T"].type
+                del node.attr["T"]
+                node.attr["shape"].shape.CopyFrom(relaxed[node.name].as_proto())
         elif node.op == "TensorArrayScatterV3":
             identity(node, data[2], "T")
         elif node.op == "TensorArrayReadV3":
