@@ -40,7 +40,7 @@ V1_OPS = {"Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond", "Tens
 _STRUCTURE = {"Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond"}
 
 
-@dataclass
+@dataclass(eq=False)   # nodes are compared by identity (names are unique)
 class Node:
     type: str
     name: str
