@@ -92,8 +92,10 @@ def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, bod
                outputs: list[str]) -> None:
     """while cond(state, invariants): state = body(state, invariants). Both
     subgraphs take the state, then the invariants; the body gives the new
-    state. The condition is evaluated once before the loop and again at the
-    end of every step (the IR loop's form)."""
+    state, then any values to collect per step (scan outputs, stacked on a new
+    axis 0 after the final state in `outputs`). The condition is evaluated
+    once before the loop and again at the end of every step (the IR loop's
+    form)."""
     count = len(carried)
     first, first_values = ctx.subgraph(cond_src, dict(zip(cond_src.inputs,
                                                           carried + invariants)))
@@ -107,13 +109,15 @@ def emit_while(ctx, op, carried: list[str], invariants: list[str], cond_src, bod
     body = Graph()
     body.add_input("step", "int64", ())
     body.add_input("keep_going", "bool", ())
-    state = [body.add_input(f"state_{i}", ctx.dtype(v), ctx.shape(v))
+    state = [body.add_input(f"state_{i}", ctx.dtype(v),
+                            _common(ctx.shape(v), body_src.info.get(body_src.inputs[i])))
              for i, v in enumerate(carried)]
     outer = {v: body.add_input(f"operand_{i}", ctx.dtype(v), ctx.shape(v))
              for i, v in enumerate(operands)}
-    new_state = inline(body, body_graph, state + [outer[v] for v in body_values], "body")
+    results = inline(body, body_graph, state + [outer[v] for v in body_values], "body")
+    new_state, scans = results[:count], results[count:]
     (again,) = inline(body, cond_graph, new_state + [outer[v] for v in cond_values], "cond")
-    body.outputs = [again, *new_state]
+    body.outputs = [again, *new_state, *scans]
     ctx.emit("loop", ["", keep_going, *carried, *operands], {"body": body, "carried": count},
              outputs=outputs)
 
@@ -150,3 +154,13 @@ def emit_scan(ctx, inner: Graph, states: list[str], sequences: list[str], operan
     body.outputs = [cond, *inline(body, inner, names, "scan")]
     ctx.emit("loop", [trip, "", *states, *sequences, *operands],
              {"body": body, "carried": n}, outputs=outputs)
+
+
+def _common(first, body_info):
+    """A loop state's shape: the initial value's, less the dims the body's
+    declared input leaves open (a state whose shape changes from step to
+    step must not be folded as the first step's)."""
+    inner = None if body_info is None else body_info.shape
+    if first is None or inner is None or len(inner) != len(first):
+        return first
+    return tuple(a if a == b else None for a, b in zip(first, inner))

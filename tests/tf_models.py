@@ -672,7 +672,133 @@ def keras_text_rnn(out):
                                                          verbose=False)
 
 
-MODELS = {f.__name__: f for f in (raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+class _V1LSTMCell:
+    """tf.compat.v1's LSTMCell math (Keras 3 removed the class; dynamic_rnn
+    takes any object with these members): gates i, j, f, o, forget bias 1."""
+
+    def __init__(self, tf, units: int, features: int):
+        import numpy as np
+        v1 = tf.compat.v1
+        rng = np.random.default_rng(1)
+        self.tf, self.units = tf, units
+        self.kernel = v1.get_variable("kernel", initializer=(rng.standard_normal(
+            (features + units, 4 * units)) * 0.5).astype("float32"))
+        self.bias = v1.get_variable("bias", initializer=(rng.standard_normal(4 * units) * 0.1)
+                                    .astype("float32"))
+
+    output_size = property(lambda self: self.units)
+    state_size = property(lambda self: (self.units, self.units))
+
+    def zero_state(self, batch, dtype):
+        zeros = self.tf.zeros([batch, self.units], dtype)
+        return (zeros, zeros)
+
+    def __call__(self, x, state, scope=None):
+        tf = self.tf
+        c, h = state
+        i, j, f, o = tf.split(tf.matmul(tf.concat([x, h], 1), self.kernel) + self.bias, 4, axis=1)
+        c = tf.sigmoid(f + 1.0) * c + tf.sigmoid(i) * tf.tanh(j)
+        h = tf.sigmoid(o) * tf.tanh(c)
+        return h, (c, h)
+
+
+def tf_v1_control(out):
+    """TF1 dataflow control flow (Switch/Merge/Enter/Exit, TensorArrayV3), as
+    tf.compat.v1 graph mode writes it:
+    OUT/runtime.pb (frozen), OUT/ckpt/model.ckpt (+ .meta), OUT/saved_v1: a
+      tf.while_loop run until a value computed from x (through a variable)
+      passes the input limit, then a tf.cond on the result's sign;
+    OUT/rnn.pb: dynamic_rnn over an LSTM cell, unknown batch and time dims;
+    OUT/nested.pb: a tf.cond on the state inside a while loop of `steps` steps;
+    OUT/growing.pb: a loop whose state gains a row per step (and reads its size);
+    OUT/strided_write.pb: a loop writing a TensorArray at 2 * its counter;
+    OUT/exit_without_enter.pb: an Exit node with no loop around it (malformed)."""
+    tf = _tf()
+    import numpy as np
+    v1 = tf.compat.v1
+    v1.disable_control_flow_v2()
+    os.makedirs(out, exist_ok=True)
+
+    def save(graph, sess, name, outputs):
+        frozen = v1.graph_util.convert_variables_to_constants(sess, graph.as_graph_def(), outputs)
+        with open(os.path.join(out, name), "wb") as fh:
+            fh.write(frozen.SerializeToString())
+
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        limit = v1.placeholder(tf.float32, [], name="limit")
+        w = v1.get_variable("w", initializer=(np.random.default_rng(0).standard_normal((3, 3))
+                                              * 0.5).astype("float32"))
+        steps, h = tf.while_loop(lambda i, h: tf.reduce_sum(tf.abs(h)) < limit,
+                                 lambda i, h: (i + 1, tf.tanh(tf.matmul(h, w) + x) * 1.5),
+                                 (tf.constant(0), x))
+        y = tf.cond(tf.reduce_mean(h) > 0, lambda: h * 2.0 + tf.cast(steps, tf.float32),
+                    lambda: tf.nn.relu(-h) - 1.0)
+        y, steps = tf.identity(y, name="y"), tf.identity(steps, name="steps")
+        sess.run(v1.global_variables_initializer())
+        save(graph, sess, "runtime.pb", ["y", "steps"])
+        v1.train.Saver().save(sess, os.path.join(out, "ckpt", "model.ckpt"))
+        builder = v1.saved_model.Builder(os.path.join(out, "saved_v1"))
+        sig = v1.saved_model.signature_def_utils.predict_signature_def(
+            inputs={"x": x, "limit": limit}, outputs={"y": y, "steps": steps})
+        builder.add_meta_graph_and_variables(sess, ["serve"],
+                                             signature_def_map={"serving_default": sig})
+        builder.save()
+
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x = v1.placeholder(tf.float32, [None, None, 3], name="x")
+        seq, (c, _h) = v1.nn.dynamic_rnn(_V1LSTMCell(tf, 4, 3), x, dtype=tf.float32)
+        tf.identity(seq, name="y"), tf.identity(c, name="c")
+        sess.run(v1.global_variables_initializer())
+        save(graph, sess, "rnn.pb", ["y", "c"])
+
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        n = v1.placeholder(tf.int32, [], name="steps")
+        w = v1.get_variable("w", initializer=(np.random.default_rng(2).standard_normal((3, 3))
+                                              * 0.7).astype("float32"))
+
+        def body(i, h):
+            h = tf.cond(tf.reduce_sum(h) > 1.0, lambda: h * 0.5 - 0.2,
+                        lambda: tf.tanh(tf.matmul(h, w)) + 1.0)
+            return i + 1, h
+        _, h = tf.while_loop(lambda i, h: i < n, body, (tf.constant(0), x))
+        tf.identity(h, name="y")
+        sess.run(v1.global_variables_initializer())
+        save(graph, sess, "nested.pb", ["y"])
+
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x = v1.placeholder(tf.float32, [2, 3], name="x")
+        n = v1.placeholder(tf.int32, [], name="steps")
+
+        def grow(i, h):
+            row = h[:1] * 0.5 + tf.cast(tf.shape(h)[0], tf.float32)
+            return i + 1, tf.concat([h, row], 0)
+        _, h = tf.while_loop(lambda i, h: i < n, grow, (tf.constant(0), x),
+                             shape_invariants=(tf.TensorShape([]), tf.TensorShape([None, 3])))
+        tf.identity(tf.reduce_sum(h, 0), name="y")
+        save(graph, sess, "growing.pb", ["y"])
+
+    with tf.Graph().as_default() as graph, v1.Session() as sess:
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        ta = tf.TensorArray(tf.float32, size=10)
+        _, ta = tf.while_loop(lambda i, ta: i < 5, lambda i, ta: (i + 1, ta.write(i * 2, x)),
+                              (tf.constant(0), ta))
+        tf.identity(ta.stack(), name="y")
+        save(graph, sess, "strided_write.pb", ["y"])
+
+    with tf.Graph().as_default() as graph:
+        x = v1.placeholder(tf.float32, [None, 3], name="x")
+        graph_def = graph.as_graph_def()
+        lost = graph_def.node.add(name="lost/Exit", op="Exit", input=["x"])
+        lost.attr["T"].type = tf.float32.as_datatype_enum
+        y = graph_def.node.add(name="y", op="Identity", input=["lost/Exit"])
+        y.attr["T"].type = tf.float32.as_datatype_enum
+        with open(os.path.join(out, "exit_without_enter.pb"), "wb") as fh:
+            fh.write(graph_def.SerializeToString())
+
+
+MODELS = {f.__name__: f for f in (tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,

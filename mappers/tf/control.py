@@ -27,6 +27,8 @@ def case(ctx, op):
 @tf_mapper("While", "StatelessWhile")
 def while_(ctx, op):
     """tf.while_loop: the state the body changes is carried, the rest passed in."""
+    # v1 loops (x2/frontends/tf_v1_control.py) may also collect a TensorArray
+    # written per step: body outputs after the carried state, node outputs too.
     count = op.attrs["carried"]
     emit_while(ctx, op, list(op.inputs[:count]), list(op.inputs[count:]),
                op.attrs["cond_graph"], op.attrs["body_graph"], op.outputs)

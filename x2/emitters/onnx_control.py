@@ -35,8 +35,7 @@ def _subgraph(e, graph, name: str, outer: dict[str, str], formal: list[str]):
                                       name=e.unique_node_name(f"{name}/{value}/Constant"),
                                       value=numpy_helper.from_array(np.asarray(array))))
     for proto in inner.nodes:
-        proto.input[:] = [renamed(v) for v in proto.input]
-        proto.output[:] = [renamed(v) for v in proto.output]
+        _rename(proto, renamed)
         nodes.append(proto)
     outputs = []
     seen: set[str] = set(formal) | set(outer)
@@ -52,6 +51,21 @@ def _subgraph(e, graph, name: str, outer: dict[str, str], formal: list[str]):
         outputs.append(_info(e, graph, value, onnx_name))
     inputs = [_info(e, graph, v, renamed(v)) for v in formal]
     return helper.make_graph(nodes, name, inputs, outputs)
+
+
+def _rename(proto, renamed) -> None:
+    """Rename a node's values, and every value of the subgraphs it holds (an
+    If inside a Loop body reads the body's values by their names, which the
+    body's renaming changes; renaming all names of a nested graph alike keeps
+    it consistent)."""
+    proto.input[:] = [renamed(v) for v in proto.input]
+    proto.output[:] = [renamed(v) for v in proto.output]
+    for attr in proto.attribute:
+        for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            for node in graph.node:
+                _rename(node, renamed)
+            for info in [*graph.input, *graph.output, *graph.value_info]:
+                info.name = renamed(info.name)
 
 
 def _info(e, graph, value: str, onnx_name: str):

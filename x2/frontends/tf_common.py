@@ -107,21 +107,18 @@ def parse_saved_model(directory: Path):
 
 
 def describe_graph_def(tf, graph_def, inputs: list[str], outputs: list[str]) -> SourceGraph:
-    """A frozen GraphDef as a SourceGraph, with the shapes TF infers."""
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
-    ops: list[SourceOp] = []
-    info: dict[str, TensorInfo] = {}
+    """A frozen GraphDef as a SourceGraph, with the shapes TF infers. v1
+    control flow (Switch/Merge/Enter/Exit, TensorArrayV3) is rebuilt as
+    While / If ops (tf_v1_control.py)."""
+    from .tf_v1_control import V1_OPS, Node, rebuild, shape_graph
+    graph = _import(tf, graph_def)
+    v1_control = any(op.type in V1_OPS for op in graph.get_operations())
+    info = _infos(tf, shape_graph(tf, graph_def) if v1_control else graph)
+    nodes: list[Node] = []
     for op in graph.get_operations():
         variant = [t for t in list(op.outputs) + list(op.inputs) if t.dtype == tf.variant]
         if variant and op.type not in _SKIP and op.type != "Placeholder":
             raise refuse_variant(op.type, op.name, variant[0] in op.outputs)
-        for t in op.outputs:
-            if t.dtype == tf.resource or t.dtype == tf.variant:
-                continue
-            shape = None if t.shape.rank is None else tuple(t.shape.as_list())
-            info[value_name(t.name)] = TensorInfo(tf_dtype_name(t.dtype), shape)
         if op.type in _SKIP or op.type == "Placeholder":
             continue
         attrs = {key: _attr(tf, op, key) for key in op.node_def.attr}
@@ -129,9 +126,32 @@ def describe_graph_def(tf, graph_def, inputs: list[str], outputs: list[str]) -> 
         if op.type == "Const":
             const_value = np.array(tf.make_ndarray(op.node_def.attr["value"].tensor))
             attrs = {}
-        ops.append(SourceOp(op.type, op.name, [value_name(t.name) for t in op.inputs],
-                            [value_name(t.name) for t in op.outputs], attrs, const_value))
+        # Control inputs place a node inside a loop or a branch (v1 control flow).
+        nodes.append(Node(op.type, op.name, [value_name(t.name) for t in op.inputs],
+                          [c.name for c in op.control_inputs],
+                          [value_name(t.name) for t in op.outputs], attrs, const_value))
+    ops = rebuild(nodes, info) if v1_control else \
+        [SourceOp(n.type, n.name, n.inputs, n.outputs, n.attrs, n.const_value) for n in nodes]
     return SourceGraph("tensorflow", ops, inputs, outputs, info)
+
+
+def _import(tf, graph_def):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    return graph
+
+
+def _infos(tf, graph) -> dict[str, TensorInfo]:
+    """dtype and shape of every tensor TF infers (handles have none)."""
+    info = {}
+    for op in graph.get_operations():
+        for t in op.outputs:
+            if t.dtype == tf.resource or t.dtype == tf.variant:
+                continue
+            shape = None if t.shape.rank is None else tuple(t.shape.as_list())
+            info[value_name(t.name)] = TensorInfo(tf_dtype_name(t.dtype), shape)
+    return info
 
 
 def _attr(tf, op, key):
