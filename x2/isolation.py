@@ -288,7 +288,29 @@ class PooledStep:
             self.server = None
 
 
+# Workers started before the pipeline was imported (start_early), by task.
+_EARLY: dict[str, Step] = {}
+
+
+def start_early(task: str) -> None:
+    """Start the worker for `task` now: while this process is still importing
+    x2 and parsing its arguments, the worker imports its framework (worker.py
+    PREWARM). The next start_step of that task hands it out; unused, it ends
+    when this process does (its stdin closes)."""
+    if task not in _EARLY and task not in _IN_PROCESS and not _REUSE[0]:
+        if not _EARLY:
+            atexit.register(_cancel_early)
+        _EARLY[task] = Step(task)
+
+
+def _cancel_early() -> None:
+    while _EARLY:
+        _EARLY.popitem()[1].cancel()
+
+
 def start_step(task: str, scratch: Path | None = None) -> Step | InProcessStep | PooledStep:
+    if task in _EARLY and task not in _IN_PROCESS and not _REUSE[0]:
+        return _EARLY.pop(task)
     if task in _IN_PROCESS:
         return InProcessStep(task)
     if _REUSE[0]:

@@ -173,7 +173,9 @@ _grad_tasks()
 
 # Emitter workers are started before the frontend has finished (x2/convert.py):
 # they import their framework while waiting for their arguments.
-PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch"}
+# A torch reader is started before x2's own imports (x2/__main__.py) for the same reason.
+PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch",
+           "torch.read": "torch"}
 
 
 def run_task(name: str, args: dict) -> int:
@@ -239,7 +241,10 @@ def main() -> int:
         return serve(sys.argv[2], int(sys.argv[3]))
     name = sys.argv[1]
     _prewarm(name)
-    return run_task(name, json.loads(sys.stdin.read()))
+    payload = sys.stdin.read()
+    if not payload:
+        return 0  # started early (isolation.start_early) and not needed after all
+    return run_task(name, json.loads(payload))
 
 
 if __name__ == "__main__":

@@ -66,14 +66,14 @@ module("torch.nn.functional.batch_norm", "normalization", ["_native_batch_norm_l
        "g, b, m, v = [torch.tensor(a.astype('float32')) for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]\nout = F.batch_norm(torch.tensor(x), m, v, g, b)",
        "g, b, m, v = [paddle.to_tensor(a.astype('float32')) for a in (rng.randn(3), rng.randn(3), rng.randn(3), rng.rand(3) + 0.5)]\nout = F.batch_norm(paddle.to_tensor(x), m, v, g, b)",
        shape=(2, 3, 4, 4), atol=1e-4)
-module("torch.nn.LayerNorm", "normalization", ["native_layer_norm.default"], "paddle.nn.LayerNorm",
+module("torch.nn.LayerNorm", "normalization", ["native_layer_norm.default", "layer_norm.default"], "paddle.nn.LayerNorm",
        "torch.nn.LayerNorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None)",
        "paddle.nn.LayerNorm(normalized_shape, epsilon=1e-05, weight_attr=None, bias_attr=None, name=None)",
        [a("normalized_shape", "normalized_shape"), a("eps", "epsilon", "renamed", "1e-5 on both (Keras 1e-3)"),
         a("elementwise_affine / bias", "weight_attr / bias_attr", "semantics", "False is weight_attr=False / bias_attr=False")],
        "ln = nn.LayerNorm(4)\nln.weight.data = torch.tensor(rng.randn(4).astype('float32'))\nln.bias.data = torch.tensor(rng.randn(4).astype('float32'))\nout = ln(torch.tensor(x))",
        "ln = paddle.nn.LayerNorm(4)\nln.weight.set_value(rng.randn(4).astype('float32'))\nln.bias.set_value(rng.randn(4).astype('float32'))\nout = ln(paddle.to_tensor(x))", atol=1e-4)
-module("torch.nn.functional.layer_norm", "normalization", ["native_layer_norm.default"], "paddle.nn.functional.layer_norm",
+module("torch.nn.functional.layer_norm", "normalization", ["native_layer_norm.default", "layer_norm.default"], "paddle.nn.functional.layer_norm",
        "torch.nn.functional.layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05)",
        "paddle.nn.functional.layer_norm(x, normalized_shape, weight=None, bias=None, epsilon=1e-05, name=None)",
        [INPUT, a("normalized_shape", "normalized_shape"), a("weight / bias", "weight / bias"), a("eps", "epsilon", "renamed")],

@@ -167,6 +167,19 @@ def select(ctx, op):
     ctx.emit("squeeze", [one], {"axes": [dim]}, outputs=op.outputs)
 
 
+@torch_mapper("aten.unbind.int")
+def unbind(ctx, op):
+    """one `slice` of one index + `squeeze` per output."""
+    x, dim = args(op, None, 0)
+    dim = axis(ctx, x, dim)
+    shape = list(ctx.shape(x))
+    shape[dim] = 1
+    for index, out in enumerate(op.outputs):
+        one = ctx.emit("slice", [x], {"axes": [dim], "starts": [index], "ends": [index + 1],
+                                      "steps": [1]}, shape=tuple(shape), hint="unbind")
+        ctx.emit("squeeze", [one], {"axes": [dim]}, outputs=[out])
+
+
 @torch_mapper("aten.split.Tensor", "aten.split_with_sizes.default")
 def split(ctx, op):
     """one `slice` per piece."""

@@ -42,10 +42,10 @@ def batch_norm(ctx, op):
              outputs=op.outputs[:1])
 
 
-@torch_mapper("aten.native_layer_norm.default")
+@torch_mapper("aten.native_layer_norm.default", "aten.layer_norm.default")
 def layer_norm(ctx, op):
     """`layer_norm` over the trailing normalized_shape axes."""
-    x, shape, w, b, eps = args(op)
+    x, shape, w, b, eps = args(op, None, None, None, None, 1e-5)[:5]
     inputs = [x] + ([w] if w is not None else []) + ([b] if b is not None else [])
     if w is None and b is not None:
         raise unsupported(op, "a bias without a weight is not supported")

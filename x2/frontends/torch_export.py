@@ -963,22 +963,86 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
 
 
 def read_ir(request: ReadRequest):
-    """(IR graph, source record): the model exported, pruned to
+    """(IR graph, source record): the model captured, pruned to
     --inputs/--outputs and mapped. When --inputs named forward() arguments,
-    the record's options name them, so `x2 check` passes its inputs there."""
+    the record's options name them, so `x2 check` passes its inputs there.
+    A module is traced first (torch_trace.py: seconds faster) and exported
+    when the trace cannot be trusted; the record says which ("capture")."""
     from ..registry import TORCH
     from .common import map_graph, select_subgraph
     inputs = request.inputs
-    source, arguments = read_torch(request.model, request.input_shapes, request.options, inputs)
-    if arguments is not None and inputs and all(n in arguments for n in inputs):
-        inputs = None  # they chose forward() arguments, not a subgraph
-    source = select_subgraph(source, inputs, request.outputs)
-    graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
+    traced, why = _read_traced(request)
+    if traced is not None:
+        graph, arguments = traced
+        record = {"capture": "torch.jit.trace"}
+    else:
+        source, arguments = read_torch(request.model, request.input_shapes, request.options,
+                                       inputs)
+        if arguments is not None and inputs and all(n in arguments for n in inputs):
+            inputs = None  # they chose forward() arguments, not a subgraph
+        source = select_subgraph(source, inputs, request.outputs)
+        graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
+        record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
     graph.meta.source_model = request.model
-    record = {}
     if arguments is not None:
         record["options"] = {**asdict(request.options), "forward_args": arguments}
     return graph, record
+
+
+def _read_traced(request: ReadRequest):
+    """((IR graph, forward arguments), None) from a trace of a module, or
+    (None, why not) when only torch.export will do: a .pt2 or TorchScript
+    file, --dynamic-batch, a pruned graph, or a trace that is not the model
+    (its ops unmapped, or its IR disagreeing with the module on the example)."""
+    from ..errors import X2Error
+    from ..ir.interpret import interpret
+    from ..registry import TORCH
+    from . import torch_trace
+    from .common import map_graph
+    options = request.options
+    if request.outputs or options.dynamic_batch:
+        return None, None
+    kind, obj = load_model(request.model, options.trust_pickle)
+    if kind != "module":
+        return None, None
+    names = [n for n, _ in forward_arguments(obj)]
+    if request.inputs and not all(n in names for n in request.inputs):
+        return None, None
+    arguments = select_arguments(obj, request.inputs, request.input_shapes)
+    kwargs = example_inputs(obj, request.input_shapes, options.input_dtypes, arguments)
+    try:
+        source = torch_trace.describe_trace(torch_trace.trace(obj, kwargs), obj, arguments)
+        graph = map_graph(source, TORCH, evaluate_aten, options.keep_trainable)
+        got = interpret(graph, [kwargs[n].numpy() for n in arguments])
+    except torch_trace.Untraceable as exc:
+        return None, str(exc)
+    except X2Error as exc:
+        return None, f"the traced graph does not map: {_first_line(exc)}"
+    torch = _torch()
+    from torch.utils import _pytree
+    with torch.no_grad():
+        want = [t.numpy() for t in _pytree.tree_leaves(obj(**kwargs))
+                if isinstance(t, torch.Tensor)]
+    if not _agree(want, got):
+        return None, "the traced graph disagrees with the module on the example input"
+    return (graph, arguments), None
+
+
+def _agree(want: list, got: list) -> bool:
+    """Same outputs, up to float rounding (rtol 1e-4 of each output's scale)."""
+    if len(want) != len(got):
+        return False
+    for w, g in zip(want, got):
+        g = np.asarray(g)
+        if w.shape != g.shape or w.dtype != g.dtype:
+            return False
+        if w.dtype.kind in "fc":
+            scale = float(np.max(np.abs(w))) if w.size else 0.0
+            if not np.allclose(g, w, rtol=1e-4, atol=1e-4 * scale + 1e-6, equal_nan=True):
+                return False
+        elif not np.array_equal(g, w):
+            return False
+    return True
 
 
 def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None = None
