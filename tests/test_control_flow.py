@@ -306,6 +306,46 @@ def test_exportable_refuses_what_while_loop_cannot_write(tmp_path):
     assert not (tmp_path / "torch").exists() and not (tmp_path / "paddle").exists()
 
 
+def _endless_loop(trip: str) -> Graph:
+    """acc + 1 while the body passes its condition on unchanged: only a trip
+    count (`trip`, or "" for none) ends it."""
+    body = Graph()
+    body.add_input("i", "int64", ())
+    body.add_input("c", "bool", ())
+    body.add_input("acc", "float32", (2,))
+    body.add_constant("one", np.float32(1))
+    body.add_node("add", ["acc", "one"], name="n")
+    body.info["n"] = body.info["acc"]
+    body.outputs = ["c", "n"]
+    g = Graph()
+    g.add_input("x", "float32", (2,))
+    g.add_input("t", "int64", ())
+    g.add_node("loop", [trip, "", "x"], attrs={"body": body, "carried": 1}, name="lp",
+               outputs=["final"])
+    g.info["final"] = g.info["x"]
+    g.outputs = ["final"]
+    return g
+
+
+@pytest.mark.parametrize("exportable", [False, True])
+def test_both_loop_forms_agree_on_what_ends_a_loop(exportable):
+    """A loop with a trip count and a body that passes its condition on keeps
+    no keep_going variable; without the trip count it is refused (never ends)."""
+    from x2.emitters.codegen import generate_module
+    from x2.emitters.torch_ops import TORCH_OPS, TorchContext
+    from x2.errors import X2Error
+
+    def code(graph):
+        e = TorchContext(graph)
+        e.export_control_flow = exportable
+        return generate_module(e, TORCH_OPS, [], [], [])[0]
+
+    text = code(_endless_loop("t"))
+    assert ("while_loop(" in text) == exportable and "keep_going" not in text, text
+    with pytest.raises(X2Error, match="neither a trip count nor a condition.*never end"):
+        code(_endless_loop(""))
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_torch_scan_over_two_sequence_lengths(tmp_path, target):
     """torch.export's scan (a carried state through a layer, stacked outputs;

@@ -139,6 +139,19 @@ def traced_forward(module, model) -> dict:
     return record
 
 
+def traced_run(module, run, tensor_type) -> dict:
+    """Every assignment of forward, as numpy arrays, on a fresh model that
+    `run(model)` calls, up to where it fails (an emitter's check shows how
+    far it got); `tensor_type`: the framework's tensor class."""
+    model = module.load_model()
+    record = traced_forward(module, model)
+    try:
+        run(model)
+    except Exception:  # noqa: BLE001 - the record shows how far it got
+        pass
+    return {k: np.asarray(v.numpy()) for k, v in record.items() if isinstance(v, tensor_type)}
+
+
 # ------------------------------------------------------------- runners
 
 def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]:

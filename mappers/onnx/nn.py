@@ -159,27 +159,32 @@ def _dropouts_with_used_mask(source) -> list[str]:
 @onnx_mapper("InstanceNormalization")
 def instance_norm(ctx, op):
     """`group_norm` with a group per channel."""
-    x, scale, bias = op.inputs[:3]
+    x = op.inputs[0]
     channels = (ctx.shape(x) or (None, None))[1]
     if not isinstance(channels, int):
         raise ConversionError(f"InstanceNormalization '{op.name}': the channel count of "
                               f"'{x}' is unknown")
-    ctx.emit("group_norm", [x, scale, bias], {"groups": channels,
-                                              "epsilon": float(op.attrs.get("epsilon", 1e-5))},
-             outputs=op.outputs[:1], shape=ctx.shape(x))
+    _group_norm(ctx, op, channels)
 
 
 @onnx_mapper("GroupNormalization", since=21)
 def group_norm(ctx, op):
     """`group_norm` (num_groups, epsilon; stash_type is float32 either way)."""
-    x, scale, bias = op.inputs[:3]
+    x = op.inputs[0]
     groups = int(op.attrs["num_groups"])
     channels = (ctx.shape(x) or (None, None))[1]
     if not isinstance(channels, int) or channels % groups:
         raise ConversionError(f"GroupNormalization '{op.name}': the channel count of '{x}' "
                               f"must be known and a multiple of num_groups ({groups})")
-    ctx.emit("group_norm", [x, scale, bias], {"groups": groups,
-                                              "epsilon": float(op.attrs.get("epsilon", 1e-5))},
+    _group_norm(ctx, op, groups)
+
+
+def _group_norm(ctx, op, groups: int):
+    """Both ops take x, a per-channel scale and bias, and epsilon: the IR
+    group_norm with them as they are."""
+    x, scale, bias = op.inputs[:3]
+    ctx.emit("group_norm", [x, scale, bias],
+             {"groups": groups, "epsilon": float(op.attrs.get("epsilon", 1e-5))},
              outputs=op.outputs[:1], shape=ctx.shape(x))
 
 

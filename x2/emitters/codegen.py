@@ -285,7 +285,6 @@ class EmitContext:
     says what its framework does differently (paddle_ops.py, torch_ops.py)."""
 
     framework = ""      # a column of spelling.SPELLING
-    base_class = ""
     negative_slice_steps = True   # x[a:b:-1] works (torch: no)
     # `if`/`loop` as torch.cond / while_loop calls, which torch.export captures
     # (x2 convert --exportable); otherwise Python if/while, as a person writes.
@@ -297,7 +296,8 @@ class EmitContext:
         self.graph = graph
         self.namer = Namer(scopes=scope_names(graph.info))
         self.layer_namer = Namer(layer_attributes)
-        self.code = ModuleCode(docstring=[], header=[], base_class=self.base_class)
+        self.code = ModuleCode(docstring=[], header=[],
+                               base_class=spelling(self.framework, "Module")[0])
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
         self._layers: dict[tuple, str] = {}  # one submodule per set of weights

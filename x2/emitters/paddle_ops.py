@@ -9,7 +9,7 @@ import numpy as np
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .python_ops import PYTHON_OPS, reduce
-from .recurrent_classes import PADDLE_GRU_RESET_BEFORE
+from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
 PADDLE_OPS = OpRegistry("Paddle", PYTHON_OPS)
@@ -17,7 +17,6 @@ PADDLE_OPS = OpRegistry("Paddle", PYTHON_OPS)
 
 class PaddleContext(EmitContext):
     framework = "Paddle"
-    base_class = "nn.Layer"
 
     def dtype(self, name) -> str:
         return dtype_name(name)  # written as a string literal: paddle.cast(x, 'int64')
@@ -104,7 +103,7 @@ class PaddleContext(EmitContext):
             aliases[f"0.{cells[1 if reverse else 0]}.{kind}"] = array
         return {**params, **aliases}
 
-    gru_reset_before_class = PADDLE_GRU_RESET_BEFORE
+    gru_reset_before_class = gru_reset_before("Paddle")
 
     def reset_before_gru_supported(self, node, x) -> None:
         """GRUResetBefore loops over time in Python: jit.save traces it with the

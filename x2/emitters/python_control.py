@@ -47,20 +47,16 @@ def loop(e, node):
     code = _assign(carried, [e.value(v, tensor=True) for v in initial])
     code.append(Assign([iteration], e.scalar_tensor(0, "int64")))
     tests = [f"{iteration} < {e.value(max_trip)}"] if max_trip else []
-    body_cond = body.outputs[0]
-    if cond or not _always_true(body, body_cond) or body.users(body.inputs[1]):
-        code.append(Assign([going], e.value(cond, tensor=True) if cond
-                           else e.scalar_tensor(True, "bool")))
+    tracked = _tracks_condition(e, node)
+    if tracked:
+        code.append(Assign([going], _initial_condition(e, cond)))
         tests.append(going)
-    if not tests:
-        raise e.unsupported(node, "it has neither a trip count nor a condition (it would "
-                                  "never end)")
     lists = [e.namer(f"{node.name}#scan{i}", f"{name}_steps") for i, name in enumerate(scans)]
     code += [Assign([name], Expr("[]")) for name in lists]
     inner, results = e.block(body, [Expr(iteration), Expr(going), *map(Expr, carried),
                                     *(e.value(v) for v in invariants)], f"{node.name}/body")
     new_cond, new_carried, new_scans = results[0], results[1:1 + count], results[1 + count:]
-    if going in tests:
+    if tracked:
         inner += _assign([going], [new_cond])
     inner += _assign(carried, new_carried)
     inner += [Assign([], Expr(f"{name}.append({value})")) for name, value in zip(lists, new_scans)]
@@ -99,24 +95,20 @@ def _while_loop_call(e, node) -> list:
                                   "while_loop cannot carry; convert without --exportable")
     initial = [e.value(v, tensor=True) for v in node.inputs[2:2 + count]]
     invariants = [e.value(v) for v in node.inputs[2 + count:]]
-    track_cond = bool(cond) or not _always_true(body, body.outputs[0]) or \
-        bool(body.users(body.inputs[1]))
-    if not max_trip and not track_cond:
-        raise e.unsupported(node, "it has neither a trip count nor a condition (it would "
-                                  "never end)")
+    tracked = _tracks_condition(e, node)
     state0 = [e.scalar_tensor(0, "int64")]
-    if track_cond:
-        state0.append(e.value(cond, tensor=True) if cond else e.scalar_tensor(True, "bool"))
+    if tracked:
+        state0.append(_initial_condition(e, cond))
     step = e.namer(f"{node.name}#iteration", "step")
-    going = e.namer(f"{node.name}#cond", "keep_going") if track_cond else None
+    going = e.namer(f"{node.name}#cond", "keep_going") if tracked else None
     # The functions' parameters are named like the variables the loop assigns.
     args = [step, *([going] if going else []), *(e.namer(o) for o in node.outputs)]
     tests = [f"({step} < {e.value(max_trip)})"] if max_trip else []
-    if track_cond:
+    if tracked:
         tests.append(f"({going})" if max_trip else f"{going}.clone()")  # never the input itself
     test = Expr(" & ".join(tests))
     tested = ([e.graph.info.get(max_trip)] if max_trip else []) + \
-        ([body.info.get(body.inputs[1])] if track_cond else [])
+        ([body.info.get(body.inputs[1])] if tracked else [])
     if not all(i is not None and i.shape == () for i in tested):
         test = Expr(f"({test}).reshape(())")  # while_loop wants a scalar condition
     cond_name = e.namer(f"{node.name}#cond_fn", "loop_cond")
@@ -124,12 +116,32 @@ def _while_loop_call(e, node) -> list:
     inner, results = e.block(body, [Expr(step), Expr(going or "True"),
                                     *map(Expr, args[len(state0):]), *invariants],
                              f"{node.name}/body")
-    new_state = [Expr(f"{step} + 1")] + ([results[0]] if track_cond else [])
+    new_state = [Expr(f"{step} + 1")] + ([results[0]] if tracked else [])
     body_name = e.namer(f"{node.name}#body_fn", "loop_body")
     code.append(Def(body_name, args, inner, new_state + _unaliased(inner, results[1:1 + count])))
     code.append(Assign(args, call("torch._higher_order_ops.while_loop", Expr(cond_name),
                                   Expr(body_name), _tuple(state0 + initial))))
     return code
+
+
+def _tracks_condition(e, node) -> bool:
+    """Whether the loop keeps a keep_going variable (both loop forms ask here,
+    so they agree on when a loop ends): it has a condition input, or its body
+    computes a new condition or reads the one it is given. A loop with neither
+    that nor a trip count is refused."""
+    body = node.attrs["body"]
+    max_trip, cond = node.inputs[0], node.inputs[1]
+    tracked = bool(cond) or not _always_true(body, body.outputs[0]) or \
+        bool(body.users(body.inputs[1]))
+    if not max_trip and not tracked:
+        raise e.unsupported(node, "it has neither a trip count nor a condition (it would "
+                                  "never end)")
+    return tracked
+
+
+def _initial_condition(e, cond: str) -> Expr:
+    """keep_going before the first step: the condition input, else True."""
+    return e.value(cond, tensor=True) if cond else e.scalar_tensor(True, "bool")
 
 
 def _arguments(e, node, role: str, operands: list) -> list[str]:

@@ -129,6 +129,20 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "gru":           "nn.GRU",
     "rnn":          ("nn.SimpleRNN",                  "nn.RNN"),
     "zeros_like":   ("paddle.zeros_like",             "torch.zeros_like"),
+    "Module":       ("nn.Layer",                      "nn.Module"),
+}
+
+# Code, not names, for the classes x2 writes itself (recurrent_classes.py),
+# where the frameworks differ beyond a name: x2's own text, no model string.
+FRAGMENTS = {
+    "Paddle": {
+        "swap_first_axes": ".transpose([1, 0, 2])",     # a 3-D tensor's time and batch axes
+        "parameter": "self.create_parameter([{shape}])",
+    },
+    "PyTorch": {
+        "swap_first_axes": ".transpose(0, 1)",
+        "parameter": "nn.Parameter(torch.zeros({shape}))",
+    },
 }
 
 

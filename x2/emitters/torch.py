@@ -119,11 +119,5 @@ def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
 def _trace(module, inputs: list[np.ndarray]) -> dict:
     """Every assignment of forward on `inputs`, up to where it fails."""
     import torch
-    from ..parity_runtime import traced_forward
-    model = module.load_model()
-    record = traced_forward(module, model)
-    try:
-        _run(model, inputs)
-    except Exception:  # noqa: BLE001 - the record shows how far it got
-        pass
-    return {k: v.numpy() for k, v in record.items() if isinstance(v, torch.Tensor)}
+    from ..parity_runtime import traced_run
+    return traced_run(module, lambda model: _run(model, inputs), torch.Tensor)

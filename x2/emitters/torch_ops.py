@@ -10,7 +10,7 @@ from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .python_ops import PYTHON_OPS
-from .recurrent_classes import TORCH_GRU_RESET_BEFORE
+from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
 TORCH_OPS = OpRegistry("PyTorch", PYTHON_OPS)
@@ -18,7 +18,6 @@ TORCH_OPS = OpRegistry("PyTorch", PYTHON_OPS)
 
 class TorchContext(EmitContext):
     framework = "PyTorch"
-    base_class = "nn.Module"
     negative_slice_steps = False
 
     def dtype(self, name) -> Expr:
@@ -79,7 +78,7 @@ class TorchContext(EmitContext):
     def recurrent_params(self, params: dict, directions: int) -> dict:
         return params
 
-    gru_reset_before_class = TORCH_GRU_RESET_BEFORE
+    gru_reset_before_class = gru_reset_before("PyTorch")
 
     def reset_before_gru_supported(self, node, x) -> None:
         """GRUResetBefore runs any number of steps in torch."""

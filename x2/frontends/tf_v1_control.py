@@ -13,15 +13,9 @@ topological order (NextIteration -> Merge back edges left out); the nodes of
 one frame or one cond become one SourceOp whose subgraphs hold the nodes
 inside, nested frames and conds rebuilt the same way first.
 
-v1 TensorArrays (dynamic_rnn's): a TensorArray's flow value is read as the
-array's contents stacked on axis 0. An unstacked (scattered at 0, 1, ...)
-array is its value, so TensorArrayReadV3 is a gather; one written at the
-loop's counter once per iteration is a scan output of the loop, so the
-TensorArrayGatherV3 (stack) after the loop is a gather from it and
-TensorArraySizeV3 its first dim. A stack (a gather at range(0, n)) is read as
-all the elements written: x2 assumes the array's size is the loop's trip
-count, as in dynamic_rnn (TensorFlow would give zeros for elements never
-written). Other TensorArray uses are refused."""
+v1 TensorArrays (dynamic_rnn's) are read as tensors first
+(tf_v1_tensor_arrays.py): an unstacked one is its value, one a loop writes at
+its counter the loop's scan output."""
 from __future__ import annotations
 
 from collections import deque
@@ -31,13 +25,13 @@ import numpy as np
 
 from ..errors import ConversionError
 from ..ir import TensorInfo
+from . import tf_v1_tensor_arrays as arrays
 from .common import SourceGraph, SourceOp
+from .tf_v1_tensor_arrays import refuse as _refuse
 
-V1_OPS = {"Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond", "TensorArrayV3",
-          "TensorArrayScatterV3", "TensorArrayReadV3", "TensorArrayWriteV3",
-          "TensorArrayGatherV3", "TensorArraySizeV3"}
 # Nodes that shape a frame or a cond: never SourceOps of their own.
 _STRUCTURE = {"Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond"}
+V1_OPS = _STRUCTURE | arrays.TENSOR_ARRAY_OPS
 
 
 @dataclass(eq=False)   # nodes are compared by identity (names are unique)
@@ -49,11 +43,6 @@ class Node:
     outputs: list[str]
     attrs: dict = field(default_factory=dict)
     const_value: np.ndarray | None = None
-
-
-def _refuse(node: Node, why: str) -> ConversionError:
-    return ConversionError(f"{node.type} node '{node.name}' {why}",
-                           details={"node": node.name, "op": node.type})
 
 
 class _Rebuild:
@@ -79,48 +68,8 @@ class _Rebuild:
         p = self.producer.get(self.through_identity(value))
         return None if p is None or p.const_value is None else p.const_value
 
-    def counting(self, indices: str) -> bool:
-        """Whether `indices` is range(0, n)."""
-        r = self.producer.get(indices)
-        return r is not None and r.type == "Range" and _is(self.const(r.inputs[0]), 0) and \
-            _is(self.const(r.inputs[2]), 1)
-
-    # -- TensorArrays: flow values stand for the stacked contents ----------------
     def tensor_arrays(self) -> None:
-        alias: dict[str, str] = {}
-        kept: list[Node] = []
-        for n in self.nodes:
-            if n.type == "TensorArrayScatterV3":
-                _handle, indices, value, _flow = n.inputs
-                if not self.counting(indices):
-                    raise _refuse(n, "scatters at indices other than range(0, n) (unstack); "
-                                     "x2 converts only unstacked TensorArrays")
-                alias[n.outputs[0]] = value
-                continue
-            kept.append(n)
-        for n in kept:
-            n.inputs = [alias.get(v, v) for v in n.inputs]
-        out: list[Node] = []
-        for n in kept:
-            if n.type == "TensorArrayGatherV3" and self.counting(n.inputs[1]):
-                # stack(): gather(range(0, size)), every element the array holds.
-                out.append(Node("Identity", n.name, [n.inputs[2]], n.controls, n.outputs))
-            elif n.type in ("TensorArrayReadV3", "TensorArrayGatherV3"):
-                _handle, index, flow = n.inputs
-                # The contents (flow) gathered at the index; attrs of the v3 op don't apply.
-                out.append(Node("GatherV2", n.name, [flow, index], n.controls, n.outputs))
-            elif n.type == "TensorArraySizeV3":
-                shape = f"{n.name}/x2_shape"
-                zero = f"{n.name}/x2_first"
-                self.info[shape] = TensorInfo("int32", (None,))
-                self.info[zero] = TensorInfo("int32", ())
-                out += [Node("Shape", shape, [n.inputs[1]], n.controls, [shape],
-                             {"out_type": "int32"}),
-                        Node("Const", zero, [], n.controls, [zero], {}, np.array(0, np.int32)),
-                        Node("GatherV2", n.name, [shape, zero], n.controls, n.outputs)]
-            else:
-                out.append(n)
-        self.nodes = out
+        self.nodes = arrays.rewrite(self)
         self._index()
 
     def dedupe_switches(self) -> None:
@@ -231,8 +180,7 @@ class _Rebuild:
             elif n.type in _STRUCTURE:
                 raise _refuse(n, "is not part of a well-formed while loop or tf.cond")
             elif n.type in V1_OPS:
-                raise _refuse(n, "uses a TensorArray in a way x2 does not convert (it converts "
-                                 "unstack + read, and write at a loop's counter + stack)")
+                raise _refuse(n, f"uses a TensorArray {arrays.UNCONVERTED}")
             else:
                 ops.append(SourceOp(n.type, n.name, list(n.inputs), list(n.outputs),
                                     dict(n.attrs), n.const_value))
@@ -277,7 +225,8 @@ class _Rebuild:
                     not any(c.type == "Merge" for c in self.consumers.get(n.outputs[0], [])):
                 raise _refuse(n, f"enters while loop '{name}' as a variable but no Merge "
                                  f"makes it one")
-        scan_values = [self.scan_value(name, w, body_in, carried) for w, body_in, _ in scans]
+        scan_values = [arrays.scan_value(self, name, w, body_in, carried)
+                       for w, body_in, _ in scans]
         for (w, _, exit_value), value in zip(scans, scan_values):
             element = self.info.get(w.inputs[2])
             self.info[exit_value] = TensorInfo(element.dtype if element else "float32",
@@ -294,26 +243,6 @@ class _Rebuild:
         outputs = [c[4] for c in carried] + [s[2] for s in scans]
         return [SourceOp("While", name, inputs, outputs,
                          {"cond_graph": cond, "body_graph": body, "carried": len(carried)})]
-
-    def scan_value(self, loop: str, writer: Node, body_in: str, carried: list) -> str:
-        """The value a TensorArrayWriteV3 writes, checked to be written at the
-        loop's counter (a variable from 0 stepping by 1) into the array the
-        loop carries."""
-        _handle, index, value, flow = writer.inputs
-        if self.through_identity(flow) != body_in:
-            raise _refuse(writer, f"writes a TensorArray that while loop '{loop}' does not "
-                                  f"carry; x2 converts one write per iteration")
-        index = self.through_identity(index)
-        for init, _cond_in, inside, nxt, _exit in carried:
-            step = self.producer.get(nxt)
-            if inside == index and _is(self.const(init), 0) and step is not None and \
-                    step.type in ("Add", "AddV2") and \
-                    sorted([self.through_identity(v) == index for v in step.inputs]) == \
-                    [False, True] and any(_is(self.const(v), 1) for v in step.inputs):
-                return value
-        raise _refuse(writer, f"writes a TensorArray at an index that is not while loop "
-                              f"'{loop}''s counter (0, 1, 2, ...); x2 converts such a write "
-                              f"as the loop's scan output only")
 
     def cond(self, prefix: tuple, key: tuple, nodes: list[Node]) -> list[SourceOp]:
         switches = [n for n in nodes if n.type == "Switch" and len(self.home[n.name]) ==
@@ -384,11 +313,6 @@ class _Rebuild:
                            captures=list(dict.fromkeys(captures)))
 
 
-def _is(array, number) -> bool:
-    return array is not None and np.size(array) == 1 and float(np.asarray(array).ravel()[0]) \
-        == number
-
-
 def _toposort(ops: list[SourceOp]) -> list[SourceOp]:
     producer = {v: op for op in ops for v in op.outputs}
     deps = {op.name: {producer[v].name for v in op.inputs if v in producer} for op in ops}
@@ -424,30 +348,10 @@ def rebuild(nodes: list[Node], info: dict[str, TensorInfo]) -> list[SourceOp]:
     state.tensor_arrays()
     state.dedupe_switches()
     state.contexts()
-    dropped = {n.name for n in state.nodes if n.type == "TensorArrayV3"}
-    dropped_values = {v for n in state.nodes if n.name in dropped for v in n.outputs}
-    # TensorArray handles (and Enters of them) carry no data once reads and
-    # writes are rewritten; anything else still reading one is refused below.
-    handles = {n.name for n in state.nodes if n.type == "Enter" and n.inputs[0] in
-               dropped_values and ":" not in n.inputs[0].rsplit("/", 1)[-1]}
-    members = [n for n in state.nodes if n.name not in dropped and n.name not in handles]
-    ops = state.build((), members)
-    for op, value in _all_inputs(ops):
-        if value in dropped_values or value.split(":")[0] in handles:
-            raise ConversionError(
-                f"{op.type} node '{op.name}' reads a TensorArray in a way x2 does not convert "
-                f"(it converts unstack + read, and write at a loop's counter + stack)",
-                details={"node": op.name, "op": op.type})
+    dropped, is_handle = arrays.handles(state.nodes)
+    ops = state.build((), [n for n in state.nodes if n.name not in dropped])
+    arrays.refuse_handle_reads(ops, is_handle)
     return ops
-
-
-def _all_inputs(ops: list[SourceOp]):
-    for op in ops:
-        for v in op.inputs:
-            yield op, v
-        for attr in op.attrs.values():
-            if isinstance(attr, SourceGraph):
-                yield from _all_inputs(attr.ops)
 
 
 def shape_graph(tf, graph_def):
@@ -457,9 +361,8 @@ def shape_graph(tf, graph_def):
     Identity of the Enter), then, where the body gives it another shape,
     relaxed to the dims both agree on (a PlaceholderWithDefault of that
     shape), until no loop variable changes: the shape the IR loop's state
-    keeps. An unstacked TensorArray's flow is made its contents, as rebuild()
-    reads it (the stack of one a loop writes keeps TF's shape, from its
-    element_shape)."""
+    keeps. TensorArrays are read as rebuild() reads them (the stack of one a
+    loop writes keeps TF's shape, from its element_shape)."""
     relaxed: dict = {}
     for _ in range(8):   # each round relaxes a dim at least; loops nest a few deep
         graph = tf.Graph()
@@ -484,14 +387,9 @@ def shape_graph(tf, graph_def):
 
 
 def _shape_copy(tf, graph_def, relaxed: dict):
-    from tensorflow.core.framework import node_def_pb2
     copy = type(graph_def)()
     copy.CopyFrom(graph_def)
     by_name = {n.name: n for n in copy.node}
-    axis = node_def_pb2.NodeDef(name="x2_shape_axis0", op="Const")
-    axis.attr["dtype"].type = tf.int32.as_datatype_enum
-    axis.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(0, tf.int32))
-    copy.node.append(axis)
 
     def identity(node, source: str, dtype) -> None:
         node.op = "Identity"
@@ -515,15 +413,5 @@ def _shape_copy(tf, graph_def, relaxed: dict):
                 node.attr["dtype"].type = node.attr["T"].type
                 del node.attr["T"]
                 node.attr["shape"].shape.CopyFrom(relaxed[node.name].as_proto())
-        elif node.op == "TensorArrayScatterV3":
-            identity(node, data[2], "T")
-        elif node.op == "TensorArrayReadV3":
-            dtype = node.attr["dtype"].type
-            node.op = "GatherV2"
-            del node.input[:]
-            node.input.extend([data[2], data[1], axis.name])
-            node.ClearField("attr")
-            node.attr["Tparams"].type = dtype
-            node.attr["Tindices"].type = tf.int32.as_datatype_enum
-            node.attr["Taxis"].type = tf.int32.as_datatype_enum
+    arrays.for_shape_inference(tf, copy)
     return copy
