@@ -374,8 +374,6 @@ module("torch.Tensor.__getitem__ (slice)", "array", ["slice.Tensor"], "paddle.Te
        f"out = {T}[:, 1:, ::2]", f"out = {P}[:, 1:, ::2]")
 module("torch.select", "array", ["select.int"], "indexing x[:, i]", "torch.select(input, dim, index)", "x[:, i] / paddle.index_select + squeeze",
        [INPUT, a("dim, index", "—", "semantics", "use integer indexing")], f"out = torch.select({T}, 1, 2)", f"out = {P}[:, 2]")
-module("torch.unbind", "array", ["unbind.int"], "paddle.unbind", "torch.unbind(input, dim=0)", "paddle.unbind(input, axis=0)",
-       [INPUT, a("dim", "axis", "renamed")], f"out = list(torch.unbind({T}, 1))", f"out = paddle.unbind({P}, 1)")
 module("torch.split", "array", ["split.Tensor", "split_with_sizes.default"], "paddle.split", "torch.split(tensor, split_size_or_sections, dim=0)",
        "paddle.split(x, num_or_sections, axis=0, name=None)",
        [a("tensor", "x", "renamed"),

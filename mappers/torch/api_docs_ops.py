@@ -109,7 +109,7 @@ for name, pd, spec, ops, cat, note in [
         ("tril", "tril", "input>x=t; diagonal=1?", (), "", ""),
         ("triu", "triu", "input>x=t; diagonal=-1?", (), "", ""),
         ("chunk", "chunk", "input>x=t; chunks=2; dim>axis=2?!0", (), "", "both split the first axis by default"),
-        ("unbind", "unbind", "input=t; dim>axis=1?", (), "", ""),
+        ("unbind", "unbind", "input=t; dim>axis=1?", ("unbind.int",), "", ""),
         ("repeat_interleave", "repeat_interleave", "input>x=t; repeats=2; dim>axis=1?", (), "",
          "without dim both flatten first"),
         ("tile", "tile", "input>x=t; dims>repeat_times=(1, 2, 1)", (), "", ""),
