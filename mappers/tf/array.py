@@ -11,8 +11,12 @@ from x2.registry import tf_mapper
 @tf_mapper("Identity", "StopGradient", "Snapshot", "PreventGradient", "EnsureShape",
            "PlaceholderWithDefault", "CheckNumerics")
 def identity(ctx, op):
-    """nothing (removed by the cleanup pass)."""
-    ctx.alias(op.outputs[0], op.inputs[0])
+    """nothing (removed by the cleanup pass); a Keras Dropout --for training: `dropout(rate)`."""
+    rate = ctx.source.dropouts.get(op.name)
+    if rate is None:
+        ctx.alias(op.outputs[0], op.inputs[0])
+    else:
+        ctx.emit("dropout", [op.inputs[0]], {"rate": rate}, outputs=op.outputs)
 
 
 @tf_mapper("IdentityN")
