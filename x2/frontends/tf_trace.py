@@ -120,7 +120,7 @@ def _marked_dropouts(tf, obj, table: dict | None):
     IR's dropout(rate)."""
     layers = dropout_layers(obj)[0] if table is not None else []
     for layer in layers:
-        layer.call = _marking_call(tf, layer, type(layer).call.__get__(layer), table)
+        layer.call = _marking_call(tf, layer, layer.call, table)
     try:
         yield
     finally:
@@ -131,7 +131,7 @@ def _marked_dropouts(tf, obj, table: dict | None):
 def _marking_call(tf, layer, call, table: dict):
     def marked(inputs, training=None):
         out = call(inputs, training=training)
-        if training:
+        if training:  # called with training=True in the model itself: left as traced
             return out
         out = tf.identity(out)
         table[out.op.name] = float(layer.rate)
