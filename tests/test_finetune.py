@@ -333,7 +333,7 @@ def test_keras_group_norm_for_training(tmp_path, tf_model, target):
     assert found["loss_after"] < found["loss_before"]
 
 
-# Runs a converted model on one batch in eval() twice and in train() once:
+# Runs a converted model on one batch (shape argv[4]) in eval() twice and in train() once:
 # eval is deterministic, train (dropout active) is not the eval output.
 _DROPOUT_PROBE = r'''
 import json, sys
@@ -343,7 +343,8 @@ sys.path.insert(0, sys.argv[1])
 from x2.emitters.codegen import import_generated
 framework, out = sys.argv[2], Path(sys.argv[3])
 model = import_generated(out / "model.py").load_model()
-x = np.random.default_rng(0).standard_normal((64, 8)).astype(np.float32)
+shape = [int(d) for d in sys.argv[4].split(",")]
+x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
 if framework == "torch":
     import torch
     torch.manual_seed(0)
@@ -360,6 +361,15 @@ print(json.dumps({"eval_repeat": float(np.abs(evals[0] - evals[1]).max()),
 '''
 
 
+def assert_dropout_active(target: str, out, shape: str) -> None:
+    """Eval is deterministic; train() (dropout on) changes the output."""
+    proc = subprocess.run([sys.executable, "-c", _DROPOUT_PROBE, str(ROOT), target, str(out),
+                           shape], capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["eval_repeat"] == 0.0 and found["train_vs_eval"] > 1e-3, found
+
+
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_torch_dropout_is_a_layer_for_training(tmp_path, target):
     """nn.Dropout(0.1) comes back as a dropout layer of rate 0.1: inactive in
@@ -369,12 +379,40 @@ def test_torch_dropout_is_a_layer_for_training(tmp_path, target):
     out = convert(tmp_path, "torch", target, model, "--input-shape", "input:4,8")
     assert (out / "model.py").read_text().count("nn.Dropout(p=0.1)") == 1
     _assert_parity(model, out, "torch", target)
-    proc = subprocess.run([sys.executable, "-c", _DROPOUT_PROBE, str(ROOT), target, str(out)],
-                          capture_output=True, text=True, env=ENV, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert found["eval_repeat"] == 0.0 and found["train_vs_eval"] > 1e-3, found
+    assert_dropout_active(target, out, "64,8")
     # Converted for inference, dropout is gone.
     plain = convert(tmp_path, "torch", target, model, "--input-shape", "input:4,8",
                     purpose="inference")
     assert "Dropout" not in (plain / "model.py").read_text()
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_keras_dropout_is_a_layer_for_training(tmp_path, tf_model, target):
+    """A Keras Dropout(0.25) read from a .keras file comes back as one dropout
+    layer of rate 0.25 named after it (Keras traces it with training=False,
+    where it leaves nothing): parity with Keras in eval(), active in train().
+    Converted for inference, nothing of it is left."""
+    model = str(tf_model("keras_dropout") / "mlp.keras")
+    out = convert(tmp_path, "tf", target, model)
+    text = (out / "model.py").read_text()
+    assert text.count("Dropout") == text.count("nn.Dropout(p=0.25)") == 1, text
+    assert "self.drop_1 = nn.Dropout(p=0.25)" in text
+    _assert_parity(model, out, "tf", target)
+    assert_dropout_active(target, out, "64,8")
+    plain = convert(tmp_path, "tf", target, model, purpose="inference")
+    assert "Dropout" not in (plain / "model.py").read_text()
+
+
+def test_keras_cnn_dropout_for_training(tmp_path, tf_model):
+    """In a CNN (.h5), Dropout after a Conv2D is a dropout layer; SpatialDropout2D
+    (whole channels, not nn.Dropout) stays the inference identity and the
+    report names it."""
+    model = str(tf_model("keras_dropout") / "cnn.h5")
+    out = convert(tmp_path, "tf", "torch", model)
+    text = (out / "model.py").read_text()
+    assert text.count("Dropout") == text.count("nn.Dropout(p=0.25)") == 1, text
+    _assert_parity(model, out, "tf", "torch")
+    assert_dropout_active("torch", out, "16,6,6,3")
+    report = json.loads((out / "report.json").read_text())
+    assert report["source"]["dropout_left_out"] == [{"layer": "channels",
+                                                     "class": "SpatialDropout2D"}]

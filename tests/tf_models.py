@@ -433,6 +433,26 @@ def finetune_groupnorm(out):
         json.dump({"trainable": count}, fh)
 
 
+def keras_dropout(out):
+    """Keras Dropout layers in files, for --for training: mlp.keras (Dense,
+    Dropout(0.25), Dense on (N, 8)) and cnn.h5 (Conv2D, Dropout(0.25),
+    SpatialDropout2D(0.5), pooling, Dense on (N, 6, 6, 3))."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    os.makedirs(out, exist_ok=True)
+    inp = keras.Input((8,), name="x")
+    x = layers.Dense(16, activation="relu", name="fc1")(inp)
+    x = layers.Dense(4, name="fc2")(layers.Dropout(0.25, name="drop")(x))
+    keras.Model(inp, x).save(os.path.join(out, "mlp.keras"))
+    inp = keras.Input((6, 6, 3), name="image")
+    x = layers.Conv2D(8, 3, activation="relu", name="conv")(inp)
+    x = layers.SpatialDropout2D(0.5, name="channels")(layers.Dropout(0.25, name="drop")(x))
+    x = layers.Dense(3, name="head")(layers.GlobalAveragePooling2D()(x))
+    keras.Model(inp, x).save(os.path.join(out, "cnn.h5"))
+
+
 def finetune_transformer(out):
     """A Keras transformer block as people write one (random init): token and
     position embeddings, MultiHeadAttention with a residual, LayerNorm, a
@@ -799,6 +819,7 @@ def tf_v1_control(out):
 
 
 MODELS = {f.__name__: f for f in (tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+                                  keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,

@@ -370,7 +370,9 @@ for name, ops, code, note in [
      "tf.compat.v1.placeholder_with_default(x, shape=[2, 3, 4])", "Its default becomes the value; x2 treats it as identity of that default."),
     ("keras.layers.Dropout", "Identity", "keras.layers.Dropout(0.5)(x, training=False)",
      "Inference dropout is identity in Keras, torch and Paddle's default mode='upscale_in_train'. "
-     "Paddle's mode='downscale_in_infer' would instead multiply by (1 - p) in eval: do not use it for converted models."),
+     "Paddle's mode='downscale_in_infer' would instead multiply by (1 - p) in eval: do not use it for converted models. "
+     "A .keras/.h5 file converted --for training keeps each Dropout (no noise_shape) as paddle.nn.Dropout(p=rate); "
+     "SpatialDropout, GaussianDropout and AlphaDropout stay identities (report.json source.dropout_left_out)."),
 ]:
     api(name, "identity", ops, "paddle.assign (or nothing)", f"{name}(...)", "paddle.assign(x) / x",
         [a("input", "x", "semantics", "no computation")], f"out = {code}", f"out = paddle.assign({P})", note)

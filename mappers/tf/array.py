@@ -8,11 +8,21 @@ from x2.errors import ConversionError
 from x2.registry import tf_mapper
 
 
-@tf_mapper("Identity", "StopGradient", "Snapshot", "PreventGradient", "EnsureShape",
+@tf_mapper("StopGradient", "Snapshot", "PreventGradient", "EnsureShape",
            "PlaceholderWithDefault", "CheckNumerics")
 def identity(ctx, op):
     """nothing (removed by the cleanup pass)."""
     ctx.alias(op.outputs[0], op.inputs[0])
+
+
+@tf_mapper("Identity")
+def identity_or_dropout(ctx, op):
+    """nothing (removed by the cleanup pass); a Keras Dropout --for training: `dropout(rate)`."""
+    rate = ctx.source.dropouts.get(op.name)
+    if rate is None:
+        ctx.alias(op.outputs[0], op.inputs[0])
+    else:
+        ctx.emit("dropout", [op.inputs[0]], {"rate": rate}, outputs=op.outputs)
 
 
 @tf_mapper("IdentityN")

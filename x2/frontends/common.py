@@ -51,6 +51,9 @@ class SourceGraph:
     path: str = ""                           # the model file, named in mapping errors
     unrolled_loops: dict[str, int] = field(default_factory=dict)  # While -> iterations
     recurrent_layers: dict[str, str] = field(default_factory=dict)  # While -> lstm/gru/rnn
+    # --for training: the Identity node a Keras Dropout layer left -> its rate
+    # (x2/frontends/tf_trace.py); the Identity mapper emits dropout(rate).
+    dropouts: dict[str, float] = field(default_factory=dict)
     # A subgraph of a control-flow op (an attribute value of its SourceOp):
     # the values of the graph around it that it reads by name. The op lists
     # them after its own inputs, so pruning and ordering see them.
@@ -279,7 +282,7 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
     return SourceGraph(source.framework, ops, new_inputs, new_outputs, source.info,
                        {k: v for k, v in source.input_aliases.items() if k in boundary},
                        {k: v for k, v in source.output_aliases.items() if k in new_outputs},
-                       source.version, source.path)
+                       source.version, source.path, dropouts=source.dropouts)
 
 
 def apply_input_shapes(source: SourceGraph, shapes: dict[str, list[int]] | None) -> None:

@@ -52,14 +52,24 @@ def _load(path: str, request: ReadRequest):
 
 def read(path: str, request: ReadRequest):
     tf, model = _load(path, request)
+    training = bool(request.options.keep_trainable)
     try:
-        return tf_trace.read(tf, model, request.input_shapes), {}
+        return tf_trace.read(tf, model, request.input_shapes, keep_dropout=training), \
+            _dropout_record(model) if training else {}
     except ConversionError as exc:
         loop = (exc.details or {}).get("op") in LOOP_OPS
         if not loop or not hasattr(model, "export") or request.inputs or request.outputs or \
                 request.input_shapes:
             raise
     return _read_exported(model, request)
+
+
+def _dropout_record(model) -> dict:
+    """--for training: the dropout-like layers that stay identities (report.json
+    source.dropout_left_out; tf_trace.dropout_layers says why)."""
+    other = tf_trace.dropout_layers(model)[1]
+    return {"dropout_left_out": [{"layer": layer.name, "class": type(layer).__name__}
+                                 for layer in other]} if other else {}
 
 
 def _read_exported(model, request: ReadRequest):

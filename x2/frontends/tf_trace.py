@@ -5,6 +5,8 @@ frozen graph, or run it for `x2 check`. Readers of such formats only load
 the model: read/run here are the rest."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..errors import SelectionError
 from .tf_common import describe_graph_def, flat_outputs, run_graph_def, value_name
 
@@ -75,13 +77,66 @@ def _freeze(tf, obj, input_shapes):
     return convert_variables_to_constants_v2(fn), names
 
 
-def read(tf, obj, input_shapes=None):
-    frozen, names = _freeze(tf, obj, input_shapes)
+def read(tf, obj, input_shapes=None, keep_dropout: bool = False):
+    """The frozen model as a SourceGraph. `keep_dropout` (--for training): its
+    Dropout layers are in `source.dropouts` (_marked_dropouts)."""
+    dropouts: dict[str, float] = {}
+    with _marked_dropouts(tf, obj, dropouts if keep_dropout else None):
+        frozen, names = _freeze(tf, obj, input_shapes)
     inputs = [value_name(t.name) for t in frozen.inputs if t.dtype != tf.resource]
     outputs = [value_name(t.name) for t in frozen.outputs]
     source = describe_graph_def(tf, frozen.graph.as_graph_def(), inputs, outputs)
     source.output_aliases = dict(zip(outputs, names))
+    kept = {op.name for op in source.ops}
+    source.dropouts = {name: rate for name, rate in dropouts.items() if name in kept}
     return source
+
+
+def dropout_layers(obj) -> tuple[list, list]:
+    """(layers kept as dropout --for training, other dropout-like layers). Only a
+    keras.layers.Dropout itself (no noise_shape) drops elements independently
+    like nn.Dropout; SpatialDropout (its subclasses: whole channels),
+    GaussianDropout and AlphaDropout are other layers, left the inference
+    identity they trace to."""
+    if not _is_keras(obj) or not hasattr(obj, "_flatten_layers"):
+        return [], []
+    import keras
+    kept, other = [], []
+    for layer in obj._flatten_layers(include_self=False):
+        if type(layer) is keras.layers.Dropout and layer.noise_shape is None:
+            if layer.rate > 0:
+                kept.append(layer)
+        elif "Dropout" in type(layer).__name__:
+            other.append(layer)
+    return kept, other
+
+
+@contextmanager
+def _marked_dropouts(tf, obj, table: dict | None):
+    """Traced with training=False, a Dropout layer leaves nothing in the graph.
+    With a `table`, each kept one (dropout_layers) returns tf.identity of its
+    output, inside the layer's name scope like its other ops, and `table` maps
+    that node's name to the layer's rate: the TF Identity mapper makes it the
+    IR's dropout(rate)."""
+    layers = dropout_layers(obj)[0] if table is not None else []
+    for layer in layers:
+        layer.call = _marking_call(tf, layer, layer.call, table)
+    try:
+        yield
+    finally:
+        for layer in layers:
+            del layer.call
+
+
+def _marking_call(tf, layer, call, table: dict):
+    def marked(inputs, training=None):
+        out = call(inputs, training=training)
+        if training:  # called with training=True in the model itself: left as traced
+            return out
+        out = tf.identity(out)
+        table[out.op.name] = float(layer.rate)
+        return out
+    return marked
 
 
 def run(tf, obj, source: dict, arrays):
