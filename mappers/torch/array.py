@@ -176,7 +176,7 @@ def unbind(ctx, op):
     shape[dim] = 1
     for index, out in enumerate(op.outputs):
         one = ctx.emit("slice", [x], {"axes": [dim], "starts": [index], "ends": [index + 1],
-                                      "steps": [1]}, shape=tuple(shape), hint="unbind")
+                                      "steps": [1]}, shape=tuple(shape), hint="unbind_piece")
         ctx.emit("squeeze", [one], {"axes": [dim]}, outputs=[out])
 
 
