@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+
+from x2.cli import FitTable, print_table  # noqa: E402
 
 # name -> (source framework, how to build it, extra convert arguments)
 MODELS = {
@@ -132,16 +133,16 @@ def main(argv=None) -> int:
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
                            capture_output=True)
-    table = Table(title=f"converted-model latency, one thread (baseline {args.baseline})")
+    table = FitTable(title=f"converted-model latency, one thread (baseline {args.baseline})")
     for column in ("model", "target", "source ms", "baseline ms", "current ms",
                    "current/baseline", "current/source"):
-        table.add_column(column, justify="left" if column in ("model", "target") else "right",
-                         no_wrap=True)
+        numeric = column not in ("model", "target")
+        table.add_column(column, justify="right" if numeric else "left", numeric=numeric)
     for r in rows:
         versus = f"{r['current_ms'] / r['baseline_ms']:.2f}" if r["baseline_ms"] else "n/a"
         table.add_row(r["model"], r["target"], f"{r['source_ms']:.3f}", _ms(r["baseline_ms"]),
                       f"{r['current_ms']:.3f}", versus, f"{r['current_ms'] / r['source_ms']:.2f}")
-    console.print(table)
+    print_table(table)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

@@ -53,11 +53,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,2000,5000,10000,20000")
     args = parser.parse_args()
-    from rich.console import Console
-    from rich.table import Table
-    table = Table(title="IR pass pipeline scaling")
+    from x2.cli import FitTable, print_table
+    table = FitTable(title="IR pass pipeline scaling")
     for col in ("nodes in", "nodes out", "Transposes left", "seconds", "µs per node"):
-        table.add_column(col)
+        table.add_column(col, numeric=col not in ("target", "ok"))
     for size in (int(s) for s in args.sizes.split(",")):
         graph = synthetic(size)
         count = len(graph.nodes)
@@ -66,7 +65,7 @@ def main() -> int:
         seconds = time.perf_counter() - start
         table.add_row(str(count), str(len(graph.nodes)), str(graph.count("transpose")),
                       f"{seconds:.2f}", f"{seconds / count * 1e6:.0f}")
-    Console().print(table)
+    print_table(table)
     return 0
 
 

@@ -83,15 +83,14 @@ def main() -> int:
                                str(work / f"out_{target}")], capture_output=True, text=True)
         rows[target] = json.loads(proc.stdout.strip().splitlines()[-1])
         rows[target]["rss_ratio"] = round(rows[target]["peak_rss"] / weights, 2)
-    from rich.console import Console
-    from rich.table import Table
-    table = Table(title=f"{weights / 2**30:.2f} GiB of weights, ONNX (external data) in")
+    from x2.cli import FitTable, print_table
+    table = FitTable(title=f"{weights / 2**30:.2f} GiB of weights, ONNX (external data) in")
     for col in ("target", "ok", "wall s", "peak RSS GiB", "RSS / weights"):
-        table.add_column(col)
+        table.add_column(col, numeric=col not in ("target", "ok"))
     for target, r in rows.items():
         table.add_row(target, "yes" if r["rc"] == 0 else "NO: " + r["stderr"][-200:],
                       str(r["wall_s"]), f"{r['peak_rss'] / 2**30:.2f}", f"{r['rss_ratio']:.2f}")
-    Console().print(table)
+    print_table(table)
     print(json.dumps({"weights": weights, "targets": rows}, indent=2))
     return 0 if all(r["rc"] == 0 for r in rows.values()) else 1
 

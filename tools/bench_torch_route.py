@@ -2,13 +2,16 @@
 (the legacy TorchScript exporter, dynamo=False) on the same modules.
 
 Both run as fresh processes, so each pays its own imports; x2's time includes
-its checks (the ONNX model is run against the source). Prints a table:
+its check (the written ONNX model is run against x2's reference). The table
+names x2's capture (torch.jit.trace, or torch.export where a trace cannot be
+trusted: x2/frontends/torch_trace.py):
 
     python tools/bench_torch_route.py [--repeat 2]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -92,11 +95,19 @@ def main() -> None:
             legacy_cmd = [sys.executable, "-c", LEGACY, tmp, name, f"{tmp}/{name}.onnx"]
             x2_s = min(_timed(x2_cmd + ["--out", f"{tmp}/{name}_x2_{i}"], env)
                        for i in range(opts.repeat))
+            report = json.loads(Path(f"{tmp}/{name}_x2_0/report.json").read_text())
             legacy_s = min(_timed(legacy_cmd, env) for _ in range(opts.repeat))
-            rows.append((name, x2_s, legacy_s))
-    print(f"{'module':<16}{'x2 convert (s)':>16}{'torch.onnx.export (s)':>24}{'ratio':>8}")
-    for name, x2_s, legacy_s in rows:
-        print(f"{name:<16}{x2_s:>16.2f}{legacy_s:>24.2f}{x2_s / legacy_s:>8.2f}")
+            rows.append((name, report["source"].get("capture", ""), x2_s, legacy_s))
+    sys.path.insert(0, str(ROOT))
+    from x2.cli import FitTable, print_table
+    table = FitTable(title="x2 convert --from torch --to onnx against torch.onnx.export "
+                           f"(best of {opts.repeat})")
+    for column in ("module", "x2 capture", "x2 convert (s)", "torch.onnx.export (s)", "ratio"):
+        numeric = column.endswith(("(s)", "ratio"))
+        table.add_column(column, justify="right" if numeric else "left", numeric=numeric)
+    for name, capture, x2_s, legacy_s in rows:
+        table.add_row(name, capture, f"{x2_s:.2f}", f"{legacy_s:.2f}", f"{x2_s / legacy_s:.2f}")
+    print_table(table)
 
 
 if __name__ == "__main__":

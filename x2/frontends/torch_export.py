@@ -5,10 +5,12 @@ called with no arguments, returning an nn.Module), a `torch.export` program
 (`.pt2`; checked entry by entry and loaded with nothing unpickled but tensors
 unless --trust-pickle, see _load_pt2), a TorchScript archive (torch.jit.save;
 `.pt`/`.ts`/..., loaded with torch.jit.load, which runs no pickled code) or a
-pickled nn.Module (`.pt`/`.pth`, only with --trust-pickle). It is captured with
-`torch.export` (TorchScript through torch._export.converter.TS2EPConverter) and
-decomposed to the core ATen op set, and the FX graph is described as a
-SourceGraph for the shared mapping loop. Parameters and buffers become
+pickled nn.Module (`.pt`/`.pth`, only with --trust-pickle). A module is
+traced first (torch_trace.py), which costs a fraction of torch.export's first
+call; where the trace cannot be trusted it is captured with `torch.export`
+(TorchScript through torch._export.converter.TS2EPConverter), ops without a
+mapper decomposed, and the FX graph is described as a SourceGraph for the
+shared mapping loop. Parameters and buffers become
 constants named after their state_dict keys.
 
 With options.dynamic_batch (--dynamic-batch), dim 0 of every input is a torch.export.Dim:
@@ -38,12 +40,9 @@ from ..errors import ModelLoadError, SelectionError
 from ..ir import TensorInfo
 from ..text import quoted
 from .common import SourceGraph, SourceOp
+from .torch_trace import TensorRef, dtype_name
 
 _PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".bin")
-
-
-class TensorRef(str):
-    """An FX argument that is a tensor value; a str, so mappers pass it as a value name."""
 
 
 class SymDim:
@@ -59,10 +58,6 @@ class SymDim:
 def _torch():
     import torch
     return torch
-
-
-def dtype_name(dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 def _load_factory(spec: str):

@@ -28,6 +28,14 @@ from ..ir import TensorInfo
 from .common import SourceGraph, SourceOp
 
 
+class TensorRef(str):
+    """An ATen argument that is a tensor value; a str, so mappers pass it as a value name."""
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 class Untraceable(Exception):
     """Why this module needs torch.export instead of a trace."""
 
@@ -127,7 +135,7 @@ class _Reader:
                               f"{len(arguments)}")
         self.values[inputs[0]] = _Module("", self.module)
         for value, name in zip(inputs[1:], arguments):
-            self.values[value] = self._tensor_ref(name)
+            self.values[value] = TensorRef(name)
             self.taken.add(name)
             self._note_info(value, name)
         for node in graph.nodes():
@@ -146,10 +154,6 @@ class _Reader:
 
     # -- values ------------------------------------------------------------
 
-    def _tensor_ref(self, name: str):
-        from .torch_export import TensorRef
-        return TensorRef(name)
-
     def _fresh(self, base: str) -> str:
         """FX's naming: the op's name, then name_1, name_2, ... past taken names."""
         name = base
@@ -163,7 +167,6 @@ class _Reader:
         kind = value.type()
         if isinstance(kind, self.torch._C.TensorType) and kind.dtype() is not None and \
                 kind.sizes() is not None:
-            from .torch_export import dtype_name
             self.info[name] = TensorInfo(dtype_name(kind.dtype()), tuple(kind.sizes()))
 
     def _constant_op(self, key: str, tensor, param: str, trainable: bool):
@@ -174,7 +177,7 @@ class _Reader:
                                      const_value=tensor.detach().cpu().numpy(), param=param,
                                      trainable=trainable))
             self.constants[key] = name
-        return self._tensor_ref(self.constants[key])
+        return TensorRef(self.constants[key])
 
     # -- nodes -------------------------------------------------------------
 
@@ -236,7 +239,7 @@ class _Reader:
             items = list(packed)
         elif _is_ref(packed):
             # A multi-output op: its outputs are "op:i", as torch.export names them.
-            items = [self._tensor_ref(f"{packed}:{i}") for i in range(len(outs))]
+            items = [TensorRef(f"{packed}:{i}") for i in range(len(outs))]
             for i, value in enumerate(outs):
                 self._note_info(value, f"{packed}:{i}")
                 self.producer[f"{packed}:{i}"] = self.producer.get(str(packed), "")
@@ -280,7 +283,7 @@ class _Reader:
                 self._bind(value, output, name)
         elif isinstance(outs[0].type(), self.torch._C.ListType):
             outputs = self._unpacked(node, op_name, outs[0])
-            self.values[outs[0]] = self._tensor_ref(op_name)
+            self.values[outs[0]] = TensorRef(op_name)
             self.producer[op_name] = name
         else:
             outputs = [op_name]
@@ -291,7 +294,7 @@ class _Reader:
 
     def _bind(self, value, name: str, made_by: str) -> None:
         self._note_info(value, name)
-        self.values[value] = self._tensor_ref(name)
+        self.values[value] = TensorRef(name)
         self.producer[name] = made_by
 
     def _unpacked(self, node, op_name: str, out) -> list[str]:
