@@ -22,8 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 MODULES = '''
+import sys
 import torch
 torch.manual_seed(0)
+ZOO = "@ZOO@"
 
 def mlp():
     return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(),
@@ -56,6 +58,13 @@ def encoder():
     return torch.nn.Sequential(*[Block() for _ in range(4)]).eval()
 
 SHAPES = {"mlp": (8, 64), "encoder_layer": (2, 16, 64), "encoder": (2, 16, 64)}
+
+def hf_bert():
+    """A Hugging Face BERT classifier (tools/zoo_models/hf.py): its mask code
+    branches on the mask's values, so x2 captures it with torch.export."""
+    sys.path.insert(0, ZOO)
+    import hf
+    return hf.build("bert_classifier")
 '''
 
 LEGACY = '''
@@ -65,9 +74,19 @@ import bench_modules as m
 model = getattr(m, sys.argv[2])()
 # Not under no_grad: there an eval-mode encoder takes its fused fast path
 # (aten::_transformer_encoder_layer_fwd), which the legacy exporter cannot export.
-torch.onnx.export(model, (torch.randn(*m.SHAPES[sys.argv[2]]),), sys.argv[3],
-                  dynamo=False, opset_version=17)
+if sys.argv[2] == "hf_bert":
+    example = (torch.randint(0, 128, (2, 16)),)
+else:
+    example = (torch.randn(*m.SHAPES[sys.argv[2]]),)
+torch.onnx.export(model, example, sys.argv[3], dynamo=False, opset_version=17)
 '''
+
+
+# x2's input arguments per module (the legacy exporter takes positional examples).
+INPUTS = {"mlp": ["--input-shape", "input:8,64"],
+          "encoder_layer": ["--input-shape", "src:2,16,64"],
+          "encoder": ["--input-shape", "input:2,16,64"],
+          "hf_bert": ["--input-shape", "input_ids:2,16", "--input-dtype", "int64"]}
 
 
 def _timed(cmd: list[str], env: dict) -> float:
@@ -85,13 +104,12 @@ def main() -> None:
     opts = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "bench_modules.py").write_text(MODULES)
+        Path(tmp, "bench_modules.py").write_text(
+            MODULES.replace("@ZOO@", str(ROOT / "tools" / "zoo_models")))
         rows = []
-        for name in ("mlp", "encoder_layer", "encoder"):
-            arg, shape = ("src", "2,16,64") if name == "encoder_layer" else ("input", {"mlp": "8,64"}.get(name, "2,16,64"))
+        for name, inputs in INPUTS.items():
             x2_cmd = [sys.executable, "-m", "x2", "convert", "--from", "torch", "--to", "onnx",
-                      "--model", f"{tmp}/bench_modules.py:{name}",
-                      "--input-shape", f"{arg}:{shape}"]
+                      "--model", f"{tmp}/bench_modules.py:{name}", *inputs]
             legacy_cmd = [sys.executable, "-c", LEGACY, tmp, name, f"{tmp}/{name}.onnx"]
             x2_s = min(_timed(x2_cmd + ["--out", f"{tmp}/{name}_x2_{i}"], env)
                        for i in range(opts.repeat))
