@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch is pinned in pyproject (torch==2.13.0, a CPU wheel); frameworks come from the extras.
 	$(BIN)/pip install --quiet -e '.[test]'
+	# An editable install leaves x2's own modules uncompiled, and with
+	# PYTHONDONTWRITEBYTECODE every x2 process (each worker) compiles them again.
+	$(BIN)/python -m compileall -q x2 mappers >/dev/null
 	touch $(STAMP)
 
 install: $(STAMP)
