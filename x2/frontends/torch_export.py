@@ -941,12 +941,14 @@ def _is_module(kind: str) -> bool:
 
 
 def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
-               inputs: list[str] | None = None) -> tuple[SourceGraph, list[str] | None]:
-    """The model as a SourceGraph, and the forward() arguments it takes (None
-    for a .pt2 program). --inputs that are all forward() arguments choose
-    the arguments (defaulted ones included); other names prune the graph."""
+               inputs: list[str] | None = None, loaded=None
+               ) -> tuple[SourceGraph, list[str] | None]:
+    """The model (`loaded`: load_model's result, if already loaded) as a
+    SourceGraph, and the forward() arguments it takes (None for a .pt2
+    program). --inputs that are all forward() arguments choose the arguments
+    (defaulted ones included); other names prune the graph."""
     options = options or ReadOptions()
-    kind, obj = load_model(spec, options.trust_pickle)
+    kind, obj = loaded or load_model(spec, options.trust_pickle)
     arguments = None
     if _is_module(kind):
         names = [n for n, _ in forward_arguments(obj)]
@@ -966,13 +968,14 @@ def read_ir(request: ReadRequest):
     from ..registry import TORCH
     from .common import map_graph, select_subgraph
     inputs = request.inputs
-    traced, why = _read_traced(request)
+    loaded = load_model(request.model, request.options.trust_pickle)
+    traced, why = _read_traced(request, *loaded)
     if traced is not None:
         graph, arguments = traced
         record = {"capture": "torch.jit.trace"}
     else:
         source, arguments = read_torch(request.model, request.input_shapes, request.options,
-                                       inputs)
+                                       inputs, loaded)
         if arguments is not None and inputs and all(n in arguments for n in inputs):
             inputs = None  # they chose forward() arguments, not a subgraph
         source = select_subgraph(source, inputs, request.outputs)
@@ -984,7 +987,7 @@ def read_ir(request: ReadRequest):
     return graph, record
 
 
-def _read_traced(request: ReadRequest):
+def _read_traced(request: ReadRequest, kind: str, obj):
     """((IR graph, forward arguments), None) from a trace of a module, or
     (None, why not) when only torch.export will do: a .pt2 or TorchScript
     file, --dynamic-batch, a pruned graph, or a trace that is not the model
@@ -995,10 +998,7 @@ def _read_traced(request: ReadRequest):
     from . import torch_trace
     from .common import map_graph
     options = request.options
-    if request.outputs or options.dynamic_batch:
-        return None, None
-    kind, obj = load_model(request.model, options.trust_pickle)
-    if kind != "module":
+    if request.outputs or options.dynamic_batch or kind != "module":
         return None, None
     names = [n for n, _ in forward_arguments(obj)]
     if request.inputs and not all(n in names for n in request.inputs):
@@ -1008,16 +1008,19 @@ def _read_traced(request: ReadRequest):
     try:
         source = torch_trace.describe_trace(torch_trace.trace(obj, kwargs), obj, arguments)
         graph = map_graph(source, TORCH, evaluate_aten, options.keep_trainable)
-        got = interpret(graph, [kwargs[n].numpy() for n in arguments])
     except torch_trace.Untraceable as exc:
         return None, str(exc)
     except X2Error as exc:
         return None, f"the traced graph does not map: {_first_line(exc)}"
     torch = _torch()
     from torch.utils import _pytree
-    with torch.no_grad():
-        want = [t.numpy() for t in _pytree.tree_leaves(obj(**kwargs))
-                if isinstance(t, torch.Tensor)]
+    try:
+        got = interpret(graph, [kwargs[n].numpy() for n in arguments])
+        with torch.no_grad():
+            want = [t.numpy() for t in _pytree.tree_leaves(obj(**kwargs))
+                    if isinstance(t, torch.Tensor)]
+    except Exception as exc:  # torch.export may still capture what the check could not run
+        return None, f"checking the trace failed: {type(exc).__name__}: {_first_line(exc)}"
     if not _agree(want, got):
         return None, "the traced graph disagrees with the module on the example input"
     return (graph, arguments), None
