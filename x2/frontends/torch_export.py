@@ -40,7 +40,7 @@ from ..errors import ModelLoadError, SelectionError
 from ..ir import TensorInfo
 from ..text import quoted
 from .common import SourceGraph, SourceOp
-from .torch_trace import TensorRef, dtype_name
+from .torch_trace import TensorRef, dtype_name, flatten
 
 _PICKLE_SUFFIXES = (".pt", ".pth", ".pkl", ".bin")
 
@@ -862,13 +862,13 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
             ops.append(op)
             continue
         args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
-        inputs = [a for a in _flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
+        inputs = [a for a in flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
         attrs = {"args": args, "kwargs": kwargs}
         if node.target in layout_ops:
             attrs["input_layout"] = _layout(node.args[0])
         ops.append(SourceOp(str(node.target), node.name, inputs, outputs, attrs))
     out_node = next(n for n in fx_graph.nodes if n.op == "output")
-    outs = [rename.get(a.name, a.name) for a in _flatten(list(out_node.args))
+    outs = [rename.get(a.name, a.name) for a in flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
     return ops, info, outs
 
@@ -897,14 +897,6 @@ def evaluate_aten(op: SourceOp, arrays: list) -> list[np.ndarray] | None:
     with torch.no_grad():
         out = fn(*real(op.attrs["args"]), **real(op.attrs["kwargs"]))
     return [t.numpy() for t in (out if isinstance(out, (list, tuple)) else [out])]
-
-
-def _flatten(items):
-    for item in items:
-        if isinstance(item, (list, tuple)):
-            yield from _flatten(item)
-        else:
-            yield item
 
 
 def _output_names(program, count: int) -> list[str] | None:
@@ -951,12 +943,17 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     kind, obj = loaded or load_model(spec, options.trust_pickle)
     arguments = None
     if _is_module(kind):
-        names = [n for n, _ in forward_arguments(obj)]
-        as_arguments = inputs if inputs and all(n in names for n in inputs) else None
-        arguments = select_arguments(obj, as_arguments, input_shapes)
+        arguments = select_arguments(obj, _argument_inputs(obj, inputs), input_shapes)
     program = export(kind, obj, input_shapes, options.input_dtypes, options.dynamic_batch,
                      arguments)
     return describe_program(program), arguments
+
+
+def _argument_inputs(module, inputs: list[str] | None) -> list[str] | None:
+    """--inputs when they all name forward() arguments (then they choose the
+    arguments), else None (other names prune the graph)."""
+    names = {n for n, _ in forward_arguments(module)}
+    return inputs if inputs and all(n in names for n in inputs) else None
 
 
 def read_ir(request: ReadRequest):
@@ -1000,10 +997,10 @@ def _read_traced(request: ReadRequest, kind: str, obj):
     options = request.options
     if request.outputs or options.dynamic_batch or kind != "module":
         return None, None
-    names = [n for n, _ in forward_arguments(obj)]
-    if request.inputs and not all(n in names for n in request.inputs):
+    chosen = _argument_inputs(obj, request.inputs)
+    if request.inputs and chosen is None:
         return None, None
-    arguments = select_arguments(obj, request.inputs, request.input_shapes)
+    arguments = select_arguments(obj, chosen, request.input_shapes)
     kwargs = example_inputs(obj, request.input_shapes, options.input_dtypes, arguments)
     try:
         source = torch_trace.describe_trace(torch_trace.trace(obj, kwargs), obj, arguments)
@@ -1013,12 +1010,10 @@ def _read_traced(request: ReadRequest, kind: str, obj):
     except X2Error as exc:
         return None, f"the traced graph does not map: {_first_line(exc)}"
     torch = _torch()
-    from torch.utils import _pytree
     try:
         got = interpret(graph, [kwargs[n].numpy() for n in arguments])
         with torch.no_grad():
-            want = [t.numpy() for t in _pytree.tree_leaves(obj(**kwargs))
-                    if isinstance(t, torch.Tensor)]
+            want = _output_arrays(obj(**kwargs))
     except Exception as exc:  # torch.export may still capture what the check could not run
         return None, f"checking the trace failed: {type(exc).__name__}: {_first_line(exc)}"
     if not _agree(want, got):
@@ -1027,18 +1022,17 @@ def _read_traced(request: ReadRequest, kind: str, obj):
 
 
 def _agree(want: list, got: list) -> bool:
-    """Same outputs, up to float rounding (rtol 1e-4 of each output's scale)."""
+    """Same outputs: same shapes and dtypes, integers equal, floats within
+    rtol 1e-4 of each output's scale by x2 check's measure (parity_compare)."""
+    from ..parity_compare import compare
     if len(want) != len(got):
         return False
     for w, g in zip(want, got):
         g = np.asarray(g)
         if w.shape != g.shape or w.dtype != g.dtype:
             return False
-        if w.dtype.kind in "fc":
-            scale = float(np.max(np.abs(w))) if w.size else 0.0
-            if not np.allclose(g, w, rtol=1e-4, atol=1e-4 * scale + 1e-6, equal_nan=True):
-                return False
-        elif not np.array_equal(g, w):
+        if not (compare(w, g, rtol=1e-4, atol=1e-6)[-1] if w.dtype.kind in "fc"
+                else np.array_equal(g, w)):
             return False
     return True
 
@@ -1048,7 +1042,6 @@ def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None =
     """Run the source model on numpy inputs (eval mode, no grad); a module's
     inputs go to the forward() arguments chosen at conversion, by name."""
     torch = _torch()
-    from torch.utils import _pytree
     options = options or ReadOptions()
     kind, obj = load_model(spec, options.trust_pickle)
     model = obj.module() if kind == "program" else obj
@@ -1059,6 +1052,13 @@ def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None =
             result = model(**dict(zip(arguments, tensors)))
         else:
             result = model(*tensors)
-    # The same flattening as torch.export's outputs (ModelOutput and dicts included).
-    leaves = _pytree.tree_leaves(result)
-    return [t.detach().cpu().numpy() for t in leaves if isinstance(t, torch.Tensor)]
+    return _output_arrays(result)
+
+
+def _output_arrays(result) -> list[np.ndarray]:
+    """A module's result flattened as torch.export flattens its outputs
+    (ModelOutput and dicts included)."""
+    torch = _torch()
+    from torch.utils import _pytree
+    return [t.detach().cpu().numpy() for t in _pytree.tree_leaves(result)
+            if isinstance(t, torch.Tensor)]

@@ -141,8 +141,8 @@ class _Reader:
         for node in graph.nodes():
             self._node(node)
         results = [self.values[v] for v in graph.outputs()]
-        outs = list(_flatten(results))
-        if not outs or not all(_is_ref(v) for v in outs):
+        outs = list(flatten(results))
+        if not outs or not all(isinstance(v, TensorRef) for v in outs):
             raise Untraceable("the module returns something other than tensors in tuples "
                               "and dicts")
         names = _output_names(results[0]) if len(results) == 1 else None
@@ -171,8 +171,7 @@ class _Reader:
 
     def _constant_op(self, key: str, tensor, param: str, trainable: bool):
         if key not in self.constants:
-            name = key if key not in self.taken else self._fresh(key)
-            self.taken.add(name)
+            name = self._fresh(key)
             self.ops.append(SourceOp("constant", name, [], [name],
                                      const_value=tensor.detach().cpu().numpy(), param=param,
                                      trainable=trainable))
@@ -237,7 +236,7 @@ class _Reader:
     def _unpack(self, node, packed, outs) -> None:
         if isinstance(packed, (list, tuple)):
             items = list(packed)
-        elif _is_ref(packed):
+        elif isinstance(packed, TensorRef):
             # A multi-output op: its outputs are "op:i", as torch.export names them.
             items = [TensorRef(f"{packed}:{i}") for i in range(len(outs))]
             for i, value in enumerate(outs):
@@ -254,11 +253,11 @@ class _Reader:
         schema = self.torch._C.parse_schema(node.schema())
         name = schema.name.removeprefix("aten::")
         overload = schema.overload_name or "default"
-        if name == "size" and _is_ref(ins[0]) and str(ins[0]) in self.info:
+        if name == "size" and isinstance(ins[0], TensorRef) and str(ins[0]) in self.info:
             shape = self.info[str(ins[0])].shape
             self.values[outs[0]] = list(shape) if len(ins) == 1 else shape[ins[1]]
             return
-        if all(not _is_ref(v) and not isinstance(v, _Module) for v in _flatten(ins)) and \
+        if all(not isinstance(v, (TensorRef, _Module)) for v in flatten(ins)) and \
                 _is_number_type(outs):
             self.values[outs[0]] = self._fold(node, name, overload, ins)
             return
@@ -288,7 +287,7 @@ class _Reader:
         else:
             outputs = [op_name]
             self._bind(outs[0], op_name, name)
-        inputs = [a for a in _flatten([args, list(kwargs.values())]) if _is_ref(a)]
+        inputs = [a for a in flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
         self.ops.append(SourceOp(f"aten.{name}.{overload}", op_name, inputs, outputs,
                                  {"args": args, "kwargs": kwargs}))
 
@@ -310,7 +309,7 @@ class _Reader:
         it writes a fresh result of an op (not a view of another value, not an
         input or weight) that nothing else reads."""
         target = ins[0] if ins else None
-        made_by = self.producer.get(str(target)) if _is_ref(target) else None
+        made_by = self.producer.get(str(target)) if isinstance(target, TensorRef) else None
         readers = [use.user for use in node.inputsAt(0).uses()]
         if made_by is None or made_by in _ALIASING or len(readers) != 1:
             raise Untraceable(f"{node.kind()} writes a value that is read elsewhere or "
@@ -353,14 +352,11 @@ def _output_names(result) -> list[str] | None:
     return names if keyed and len(set(names)) == len(names) and all(names) else None
 
 
-def _is_ref(value) -> bool:
-    return type(value).__name__ == "TensorRef"
-
-
-def _flatten(items):
+def flatten(items):
+    """The leaves of nested lists, tuples and dicts (their values), in order."""
     for item in items.values() if isinstance(items, dict) else items:
         if isinstance(item, (list, tuple, dict)):
-            yield from _flatten(item)
+            yield from flatten(item)
         else:
             yield item
 
