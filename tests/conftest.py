@@ -45,10 +45,10 @@ def time_limit():
 @pytest.fixture(scope="session", autouse=True)
 def warm_workers():
     """Steps the suite runs in this process share warm workers, one per
-    framework family (x2/isolation.py): a fresh worker per step would import
+    framework family (x2/process/isolation.py): a fresh worker per step would import
     TensorFlow or Paddle again hundreds of times. The CLI subprocesses the
     suite starts keep x2's default, a fresh worker per step."""
-    from x2.isolation import reuse_workers
+    from x2.process.isolation import reuse_workers
     with reuse_workers():
         yield
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ENV, ROOT
-from x2.batch import unique_names
+from x2.process.batch import unique_names
 from x2.emitters.codegen import import_generated
 
 # Loaded by path: tools/zoo_models (on sys.path for the zoo tests) has a module of

@@ -17,7 +17,7 @@ from x2.convert import convert
 from x2.ir import Graph, TensorInfo
 from x2.ir.interpret import interpret
 from x2.ir.lint import LintError
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-4
 TORCH_MODULES = Path(__file__).resolve().parent / "control_flow_torch.py"

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from x2.emitters.codegen import import_generated
-from x2.gradcheck_runtime import loss_weights
-from x2.parity import make_inputs
+from x2.check.gradcheck_runtime import loss_weights
+from x2.check.parity import make_inputs
 framework, out = sys.argv[2], Path(sys.argv[3])
 report = json.loads((out / "report.json").read_text())
 arrays = make_inputs({"inputs": report["inputs"]}, 0, 2)
@@ -296,7 +296,7 @@ NORMS = {"torch": ("nn.GroupNorm(", "nn.InstanceNorm2d("),
 
 
 def _assert_parity(model: str, out, source: str, target: str) -> None:
-    from x2.parity import check
+    from x2.check.parity import check
     result = check(model, str(out), source=source, target=target, rtol=1e-5)
     assert result["passed"], result
     for r in result["outputs"]:

@@ -312,7 +312,7 @@ def test_onnx_decomposed_block_becomes_one_call_each(tmp_path):
     import onnx
     from conftest import ENV, ROOT
     from x2.convert import convert
-    from x2.parity import check
+    from x2.check.parity import check
 
     model = tmp_path / "block.onnx"
     proc = subprocess.run([sys.executable, "-c", _EXPORT_BLOCK, str(model)], capture_output=True,
@@ -382,7 +382,7 @@ def test_torch_encoder_layer_keeps_its_high_level_ops(tmp_path):
 
     from conftest import ENV, ROOT
     from x2.convert import convert
-    from x2.parity import check
+    from x2.check.parity import check
 
     model = tmp_path / "encoder.pt2"
     proc = subprocess.run([sys.executable, "-c", _EXPORT_ENCODER, str(model)], capture_output=True,

@@ -17,7 +17,7 @@ import pytest
 
 from x2.convert import convert
 from x2.errors import X2Error
-from x2.parity import check
+from x2.check.parity import check
 
 CASES = int(os.environ.get("X2_FUZZ_CASES", "36"))
 SEED = int(os.environ.get("X2_FUZZ_SEED", "1313"))

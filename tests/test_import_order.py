@@ -9,9 +9,9 @@ from conftest import ENV
 SCRIPT = """
 import sys
 {first}
-import x2.convert, x2.parity
+import x2.convert, x2.check.parity
 report = x2.convert.convert(sys.argv[1], sys.argv[2])
-result = x2.parity.check(sys.argv[1], sys.argv[2], rtol=1e-4)
+result = x2.check.parity.check(sys.argv[1], sys.argv[2], rtol=1e-4)
 assert result["passed"], result
 print("PARITY-OK", report.ops_mapped)
 """

@@ -83,13 +83,13 @@ def cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
 
 def test_import_graph_is_read_from_the_source():
     graph = import_graph()
-    assert "x2.errors" in graph["x2.frontends.tf_bundle"]
-    assert "x2.frontends.tf_protos" in graph["x2.frontends.tf_bundle"]
+    assert "x2.errors" in graph["x2.frontends.tf.bundle"]
+    assert "x2.frontends.tf.protos" in graph["x2.frontends.tf.bundle"]
 
 
 def test_frontends_and_parity_import_as_a_dag():
     found = [c for c in cycles(import_graph())
-             if any(m.startswith(("x2.frontends.tf", "x2.parity", "x2.bisect")) for m in c)]
+             if any(m.startswith(("x2.frontends.tf", "x2.check.parity", "x2.check.bisect")) for m in c)]
     assert found == []
 
 
@@ -100,12 +100,12 @@ def test_shared_helpers_are_leaves():
     leaf = {"x2.errors", "x2.ir", "x2.frontends.common"}
     # tf_v1_control (v1 control flow rebuilt for describe_graph_def) is a leaf too,
     # but for tf_v1_tensor_arrays (its TensorArray reading), a leaf.
-    assert graph["x2.frontends.tf_v1_tensor_arrays"] <= leaf
-    assert graph["x2.frontends.tf_v1_control"] <= leaf | {"x2.frontends.tf_v1_tensor_arrays"}
-    assert graph["x2.frontends.tf_common"] <= leaf | {"x2.frontends.tf_protos",
-                                                      "x2.frontends.tf_v1_control"}
-    assert graph["x2.parity_compare"] <= {"x2.errors"}
-    assert "x2.parity" not in graph["x2.bisect"]
+    assert graph["x2.frontends.tf.v1_tensor_arrays"] <= leaf
+    assert graph["x2.frontends.tf.v1_control"] <= leaf | {"x2.frontends.tf.v1_tensor_arrays"}
+    assert graph["x2.frontends.tf.common"] <= leaf | {"x2.frontends.tf.protos",
+                                                      "x2.frontends.tf.v1_control"}
+    assert graph["x2.check.compare"] <= {"x2.errors"}
+    assert "x2.check.parity" not in graph["x2.check.bisect"]
 
 
 def test_no_import_cycle_beyond_the_known_ones():

@@ -1,4 +1,4 @@
-"""Warm workers (x2/isolation.py `reuse_workers`): steps of one framework
+"""Warm workers (x2/process/isolation.py `reuse_workers`): steps of one framework
 family share a worker, frameworks never share one, and a crash or a hang in a
 warm worker is reported as in a fresh one and costs only that worker."""
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT
-from x2 import isolation
+from x2.process import isolation
 from x2.convert import convert
 from x2.errors import ModelLoadError, StepCrashed
-from x2.isolation import reuse_workers, run_step
+from x2.process.isolation import reuse_workers, run_step
 
 CRASH = f"{ROOT / 'tests' / 'fixtures' / 'crash_module.py'}:factory"
 

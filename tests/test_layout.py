@@ -9,7 +9,7 @@ from conftest import run_cli
 from x2.convert import convert
 from x2.ir import Graph
 from x2.ir.interpret import interpret
-from x2.parity import check
+from x2.check.parity import check
 from x2.passes import pipeline_for, run_pipeline
 
 RTOL = 1e-4

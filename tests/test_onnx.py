@@ -14,7 +14,7 @@ import pytest
 from conftest import ENV, ROOT, _build, run_cli
 from x2.convert import convert
 from x2.errors import ModelLoadError, UnsupportedOpsError
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-4
 
@@ -104,7 +104,7 @@ import sys, json, resource
 import numpy as np
 sys.path.insert(0, sys.argv[3])
 from x2.ir import Graph, save_graph
-from x2.isolation import run_step
+from x2.process.isolation import run_step
 rows, cols = 1024, 540_000          # 2.2 GB of float32 weights
 ir, out = sys.argv[1], sys.argv[2]
 g = Graph()

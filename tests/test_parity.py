@@ -11,8 +11,8 @@ import pytest
 
 from conftest import ENV, ROOT
 from x2.convert import convert
-from x2.isolation import run_step
-from x2.parity import check
+from x2.process.isolation import run_step
+from x2.check.parity import check
 
 SCRIPT = str(ROOT / "tools" / "parity_check.py")
 # A later layer of small_cnn: bisect must get past the earlier, matching ones.

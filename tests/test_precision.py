@@ -14,7 +14,7 @@ from conftest import ENV, ROOT
 from x2.convert import convert
 from x2.errors import X2Error
 from x2.ir import Graph
-from x2.parity import check
+from x2.check.parity import check
 from x2.passes.precision import lower_precision
 
 TORCH_MODELS = ROOT / "tests" / "torch_models.py"

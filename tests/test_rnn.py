@@ -12,7 +12,7 @@ import pytest
 from conftest import ENV
 from x2.convert import convert
 from x2.errors import ConversionError
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-5
 
@@ -67,7 +67,7 @@ def test_ir_kernels_match_onnxruntime(tmp_path):
     and without sequence lengths and initial states."""
     import onnxruntime as ort
     from x2.contracts import ReadRequest
-    from x2.frontends.onnx_model import read_ir
+    from x2.frontends.onnx.reader import read_ir
     from x2.ir.interpret import interpret
     rng = np.random.default_rng(0)
     checked = 0

@@ -5,7 +5,7 @@ with other two-operand einsum forms, converted to every target with parity
 import pytest
 
 from x2.convert import convert
-from x2.parity import check
+from x2.check.parity import check
 
 
 @pytest.mark.parametrize("model", ["keras", "einsums"])

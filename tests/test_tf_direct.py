@@ -1,4 +1,4 @@
-"""The direct SavedModel reader (x2/frontends/tf_direct.py): it must describe a
+"""The direct SavedModel reader (x2/frontends/tf/direct.py): it must describe a
 model exactly as the TensorFlow reader does, import no TensorFlow, fall back
 to TensorFlow (saying why) on what it does not handle, and report broken
 files by name."""
@@ -61,7 +61,7 @@ def test_direct_reader_describes_the_model_as_tensorflow_does(sample, tf_model, 
 def test_direct_reader_imports_no_tensorflow(sample):
     code = ("import sys, json\n"
             "from x2.contracts import ReadRequest\n"
-            "from x2.frontends.tf_formats import read\n"
+            "from x2.frontends.tf.formats import read\n"
             "source, record = read(ReadRequest(sys.argv[1]))\n"
             "print(json.dumps({'reader': record['reader'], 'ops': len(source.ops),\n"
             "  'loaded': sorted(m for m in ('tensorflow', 'keras', 'tf_keras')\n"
@@ -76,7 +76,7 @@ def test_bundle_reader_matches_tensorflow_checkpoint_reader(sample):
     """Every tensor of the variables bundle, byte for byte, as TF reads it."""
     code = ("import sys, numpy as np, tensorflow as tf\n"
             "from pathlib import Path\n"
-            "from x2.frontends.tf_bundle import Bundle\n"
+            "from x2.frontends.tf.bundle import Bundle\n"
             "prefix = sys.argv[1] + '/variables/variables'\n"
             "ours, theirs = Bundle(Path(prefix)), tf.train.load_checkpoint(prefix)\n"
             "keys = sorted(theirs.get_variable_to_shape_map())\n"
@@ -135,7 +135,7 @@ def test_input_shape_falls_back_to_tensorflow_and_says_why(sample, tmp_path):
 def test_direct_reader_keeps_a_runtime_cond_as_a_conditional(tf_model, tmp_path):
     """tf.cond on a value known only at run time: the direct reader (no
     TensorFlow) reads both branches from the function library into one `if`."""
-    from x2.parity import check
+    from x2.check.parity import check
     model = str(tf_model("control_flow"))
     out = str(tmp_path / "out")
     proc = run_cli("convert", "--from", "tf", "--to", "onnx", "--model", model, "--out", out,
@@ -187,7 +187,7 @@ def test_broken_weights_name_the_file(sample, tmp_path, damage, needle):
 def test_op_table_covers_every_mapped_tf_op():
     """A new TF mapper needs `python tools/gen_tf_opdefs.py`; without it the
     direct reader would leave every model using the op to TensorFlow."""
-    from x2.frontends.tf_opdefs import NOT_CORE, OUTPUTS
+    from x2.frontends.tf.opdefs import NOT_CORE, OUTPUTS
     from x2.registry import TF
     # "x2.*" ops are made by the reader itself (a recognised Keras recurrent layer).
     missing = sorted(op for op in TF.load_mappers().supported()

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 from x2.convert import convert
 from x2.errors import X2Error
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-4
 MODEL_DEF = f"{ROOT / 'tests' / 'tf_models.py'}:keras_zoo"

@@ -1,5 +1,5 @@
 """TensorFlow While loops unrolled by the direct SavedModel reader
-(x2/frontends/tf_loops.py): every Keras recurrent layer form (LSTM, GRU with
+(x2/frontends/tf/loops.py): every Keras recurrent layer form (LSTM, GRU with
 reset_after True and False, SimpleRNN, Bidirectional, return_sequences,
 return_state, go_backwards, masking) converts to onnx, paddle and torch with
 fp32 parity at rtol 1e-5 and no Transpose left; a tf.while_loop over a
@@ -21,7 +21,7 @@ import pytest
 from conftest import run_cli
 from x2.convert import convert
 from x2.errors import ConversionError
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-5
 TARGETS = ["onnx", "paddle", "torch"]
@@ -301,7 +301,7 @@ def test_a_reset_before_gru_over_a_dynamic_length(tf_model, tmp_path):
 def _forge(model, out, change):
     """A copy of the SavedModel with change(node) applied to every node of its functions."""
     import shutil
-    from x2.frontends.tf_protos import messages
+    from x2.frontends.tf.protos import messages
     shutil.copytree(model, out)
     saved = messages().SavedModel.FromString((out / "saved_model.pb").read_bytes())
     for function in saved.meta_graphs[0].graph_def.library.function:
@@ -351,7 +351,7 @@ def test_a_model_node_cannot_pose_as_a_recognised_layer(tf_model, tmp_path):
     """x2.KerasRecurrent is made by the reader only: a SavedModel whose node
     claims that op type is refused, naming the node."""
     import shutil
-    from x2.frontends.tf_protos import messages
+    from x2.frontends.tf.protos import messages
     model = tmp_path / "forged"
     shutil.copytree(tf_model("keras_rnns") / "lstm", model)
     saved = messages().SavedModel.FromString((model / "saved_model.pb").read_bytes())

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from x2.convert import convert
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-4
 

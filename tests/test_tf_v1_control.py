@@ -1,4 +1,4 @@
-"""TF1 dataflow control flow (x2/frontends/tf_v1_control.py): a v1
+"""TF1 dataflow control flow (x2/frontends/tf/v1_control.py): a v1
 tf.while_loop with a trip count that depends on input values and a tf.cond on
 an input-dependent value, dynamic_rnn over an LSTM cell (v1 TensorArrays),
 and a tf.cond inside a while body, read from frozen GraphDefs (and the first
@@ -15,7 +15,7 @@ import pytest
 
 from x2.convert import convert
 from x2.errors import ConversionError
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-4
 TARGETS = ["paddle", "onnx", "torch"]

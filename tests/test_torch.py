@@ -11,7 +11,7 @@ import pytest
 from conftest import ENV, ROOT, run_cli
 from x2.convert import convert
 from x2.errors import ModelLoadError, UnsupportedOpsError
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-4
 MODELS = str(ROOT / "tests" / "torch_models.py")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from conftest import ROOT, run_cli
-from x2.parity import make_inputs
+from x2.check.parity import make_inputs
 
 MODEL = f"{ROOT / 'tests' / 'torch_models.py'}:token_encoder"
 ARGS = ("--inputs", "input_ids,attention_mask", "--input-shape", "input_ids:2,7",
@@ -71,7 +71,7 @@ def test_index_ranges_are_inferred_through_casts_from_any_frontend():
     constant table (through a cast, as ONNX exports do) gets [0, rows)."""
     import numpy as np
 
-    from x2.input_ranges import infer_index_ranges
+    from x2.check.input_ranges import infer_index_ranges
     from x2.ir import Graph
     graph = Graph()
     graph.add_input("ids", "int32", (2, 5))

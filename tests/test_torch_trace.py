@@ -1,4 +1,4 @@
-"""The quick torch capture (x2/frontends/torch_trace.py): a module whose
+"""The quick torch capture (x2/frontends/torch/trace.py): a module whose
 trace is the model is read from torch.jit.trace, with the same numbers and
 the same readable code as through torch.export; anything a trace could get
 wrong goes to torch.export. Torch runs only in worker processes."""
@@ -12,8 +12,8 @@ import test_finetune as finetune
 from conftest import ROOT, run_cli
 from x2.__main__ import _source
 from x2.convert import convert
-from x2.frontends.torch_export import _agree
-from x2.parity import check
+from x2.frontends.torch.capture import _agree
+from x2.check.parity import check
 
 MODELS = str(ROOT / "tests" / "torch_trace_models.py")
 RTOL = 1e-5  # small nets in fp32

@@ -67,7 +67,7 @@ def test_a_single_item_batch_is_probed_with_other_inputs(converted, tmp_path):
 def test_input_spread_compares_batch_items_and_batches():
     import numpy as np
 
-    from x2.parity import _samples_by_input, input_spread
+    from x2.check.parity import _samples_by_input, input_spread
     image = np.zeros((2, 4, 4, 3), np.float32)
     same = np.array([[1.0, 2.0], [1.0, 2.0 + 1e-8]], np.float32)
     differs = np.array([[1.0, 2.0], [1.5, 2.0]], np.float32)

@@ -18,7 +18,7 @@ import pytest
 from conftest import ENV, ROOT
 from x2.convert import convert
 from x2.errors import X2Error
-from x2.parity import check
+from x2.check.parity import check
 
 RTOL = 1e-5
 TARGETS = ["paddle", "onnx", "torch"]

@@ -19,15 +19,15 @@ def _public(attrs: dict) -> dict:
 
 def diff(path: str, signature: str | None) -> dict:
     from x2.frontends.common import select_subgraph
-    from x2.frontends import tf_savedmodel
+    from x2.frontends.tf import savedmodel
     from x2.contracts import ReadRequest
-    from x2.frontends.tf_direct import NeedsTensorFlow, read_savedmodel_direct
-    from x2.frontends.tf_opdefs import OUTPUTS
+    from x2.frontends.tf.direct import NeedsTensorFlow, read_savedmodel_direct
+    from x2.frontends.tf.opdefs import OUTPUTS
     try:
         direct = read_savedmodel_direct(path, signature)
     except NeedsTensorFlow as exc:
         return {"reader": "tensorflow", "why": str(exc)}
-    ref, _ = tf_savedmodel.read(path, ReadRequest(path, signature=signature))
+    ref, _ = savedmodel.read(path, ReadRequest(path, signature=signature))
     problems = []
     for what in ("inputs", "outputs", "input_aliases", "output_aliases"):
         if getattr(direct, what) != getattr(ref, what):

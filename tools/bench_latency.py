@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args(argv)
     from x2.contracts import Report
-    from x2.parity import make_inputs
+    from x2.check.parity import make_inputs
     console = Console()
     rows = []
     with tempfile.TemporaryDirectory(prefix="x2-bench-latency-") as tmp:

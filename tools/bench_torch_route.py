@@ -4,7 +4,7 @@
 Both run as fresh processes, so each pays its own imports; x2's time includes
 its check (the written ONNX model is run against x2's reference). The table
 names x2's capture (torch.jit.trace, or torch.export where a trace cannot be
-trusted: x2/frontends/torch_trace.py):
+trusted: x2/frontends/torch/trace.py):
 
     python tools/bench_torch_route.py [--repeat 2]
 """

@@ -1,4 +1,4 @@
-"""Write x2/frontends/tf_opdefs.py from TensorFlow's op registry: for every TF
+"""Write x2/frontends/tf/opdefs.py from TensorFlow's op registry: for every TF
 op x2 maps (plus the structural ops a SavedModel's functions hold), its output
 arguments (name, dtype rule, count rule) and the attribute defaults that
 FunctionDefs leave out. The direct SavedModel reader (no TensorFlow import)

@@ -9,7 +9,7 @@ this machine's CPU; a run the CPU cannot do prints x2 check's reason."""
 import json, os, subprocess, sys, shutil
 from pathlib import Path
 from x2.convert import convert
-from x2.parity import check
+from x2.check.parity import check
 from x2.errors import X2Error
 ROOT = Path(__file__).resolve().parent.parent
 WORK = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/x2-precision-table")

@@ -15,7 +15,7 @@ onnx wheel's "light" models with their weights re-drawn. Nothing is downloaded; 
 built from a config with a fixed seed, BatchNorm statistics from data.
 
 Each source model is built once into WORK/models by a process of its own
-framework (this driver imports none: x2.convert and x2.parity run every
+framework (this driver imports none: x2.convert and x2.check.parity run every
 framework step in worker processes). Each (model, target) is converted with
 x2 and checked with x2 check at the entry's fp32 rtol; a conversion that
 fails while reading the source fails the same way for every target, so it
@@ -25,7 +25,7 @@ table of every entry with a result is written to docs/zoo.md and
 WORK/zoo.json.
 
 --executor ray runs each entry (build, every target's conversion and
-check, latency) as one Ray task (x2/executors.py): on a local Ray instance
+check, latency) as one Ray task (x2/process/executors.py): on a local Ray instance
 with --jobs CPUs, or on the cluster at --ray-address, whose nodes must see
 this checkout and WORK at the same paths (a shared filesystem). A task
 whose worker is lost is retried; an entry whose task still fails gets no
@@ -52,9 +52,9 @@ from x2.cli import FitTable, console, print_table  # noqa: E402
 from x2.contracts import Report  # noqa: E402
 from x2.convert import convert  # noqa: E402
 from x2.errors import UnsupportedOpsError, X2Error  # noqa: E402
-from x2.executors import Task, make_executor  # noqa: E402
-from x2.isolation import reuse_workers  # noqa: E402
-from x2.parity import check, make_inputs  # noqa: E402
+from x2.process.executors import Task, make_executor  # noqa: E402
+from x2.process.isolation import reuse_workers  # noqa: E402
+from x2.check.parity import check, make_inputs  # noqa: E402
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
 BUILD_TIMEOUT_S = 900

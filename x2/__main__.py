@@ -1,7 +1,7 @@
 """`python -m x2` and the `x2` command. A conversion's frontend worker is
 started before the command line module is imported: it imports its framework
 (seconds, for torch) while this process imports the pipeline
-(x2/isolation.py start_early)."""
+(x2/process/isolation.py start_early)."""
 import sys
 
 
@@ -19,7 +19,7 @@ def _source(argv: list[str]) -> str | None:
 
 def main() -> None:
     if _source(sys.argv[1:]) == "torch":
-        from .isolation import start_early
+        from .process.isolation import start_early
         start_early("torch.read")
     from .cli import main as cli_main
     cli_main()

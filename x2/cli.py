@@ -1,5 +1,5 @@
 """`x2` command line. Imports no framework: every framework step runs in a
-worker process (x2/isolation.py)."""
+worker process (x2/process/isolation.py)."""
 from __future__ import annotations
 
 import copy
@@ -20,7 +20,7 @@ from rich.text import Text
 
 from .contracts import Report
 from .errors import X2Error
-from .input_ranges import parse_input_ranges
+from .check.input_ranges import parse_input_ranges
 from .text import printable
 
 console = Console(stderr=True)
@@ -379,10 +379,10 @@ def main() -> None:
     """x2: convert models between deep-learning frameworks."""
 
 
-# The choices come from the pipeline tables (x2/convert.py, x2/parity.py);
+# The choices come from the pipeline tables (x2/convert.py, x2/check/parity.py);
 # reading them imports no framework.
 from .convert import EMITTERS, FRONTENDS  # noqa: E402
-from .parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
+from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 
 
 @main.command()
@@ -562,9 +562,9 @@ def check(source, target, model, converted, signature, inputs_file, batches, see
     An output passes when max|converted - source| <= atol + rtol * max|source|.
     Exit status: 0 all outputs match, 1 a mismatch (or a source output that does not depend
     on the input), 2 bad input (or a missing device)."""
-    from .parity import check as run_check, parse_tolerances
+    from .check.parity import check as run_check, parse_tolerances
     if grad:
-        from .gradcheck import check_grad
+        from .check.gradcheck import check_grad
         try:
             result = check_grad(model, converted, source=source, target=target,
                                 signature=signature, seed=seed, batch=batch,
@@ -631,8 +631,8 @@ def convert_many_command(source, targets, out_dir, jobs, layout, io_layout, chec
     """Convert MODELS (paths, directories of models, or @list files) in parallel."""
     from pathlib import Path
 
-    from .batch import convert_many, expand_models, plan
-    from .executors import make_executor
+    from .process.batch import convert_many, expand_models, plan
+    from .process.executors import make_executor
     targets = list(dict.fromkeys(targets))
     check_args = None
     if check:

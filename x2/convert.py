@@ -15,15 +15,15 @@ from typing import Callable
 from .contracts import (EmitOptions, EmitRequest, ReadOptions, ReadRequest, ReadResult, Report,
                         x2_version)
 from .errors import InternalError, X2Error
-from .input_ranges import infer_index_ranges
+from .check.input_ranges import infer_index_ranges
 from .ir import load_graph, save_graph
-from .isolation import run_step, start_step
+from .process.isolation import run_step, start_step
 from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
 from .passes.precision import PRECISIONS, lower_precision
-from .scratch import make_dir
+from .process.scratch import make_dir
 
-# --from NAME -> worker task that reads the model into IR (x2/worker.py).
+# --from NAME -> worker task that reads the model into IR (x2/process/worker.py).
 FRONTENDS = {"tf": "tf.read", "onnx": "onnx.read", "torch": "torch.read"}
 # --to NAME -> worker task that writes the IR as a model of that framework.
 EMITTERS = {"paddle": "paddle.emit", "onnx": "onnx.emit", "torch": "torch.emit"}

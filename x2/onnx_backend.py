@@ -29,7 +29,7 @@ from onnx.backend.base import Backend, BackendRep
 from .convert import convert
 from .emitters.codegen import import_generated
 from .errors import X2Error
-from .isolation import in_process
+from .process.isolation import in_process
 
 TARGETS = ("torch", "paddle")
 

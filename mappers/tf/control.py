@@ -1,7 +1,7 @@
 """TensorFlow's functional control flow with a condition known only at run
 time: If/StatelessIf become the IR's `if`, Case/StatelessCase nested `if`s,
 While/StatelessWhile its `loop`.
-The direct reader (x2/frontends/tf_control.py) reads the branches, the
+The direct reader (x2/frontends/tf/control.py) reads the branches, the
 condition and the body from the function library as subgraphs."""
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def case(ctx, op):
 @tf_mapper("While", "StatelessWhile")
 def while_(ctx, op):
     """tf.while_loop: the state the body changes is carried, the rest passed in."""
-    # v1 loops (x2/frontends/tf_v1_control.py) may also collect a TensorArray
+    # v1 loops (x2/frontends/tf/v1_control.py) may also collect a TensorArray
     # written per step: body outputs after the carried state, node outputs too.
     count = op.attrs["carried"]
     emit_while(ctx, op, list(op.inputs[:count]), list(op.inputs[count:]),

@@ -1,9 +1,9 @@
 """Keras recurrent layers that the direct SavedModel reader recognised in
-their While loops (x2/frontends/tf_recurrent.py): one IR `lstm`/`gru`/`rnn`."""
+their While loops (x2/frontends/tf/recurrent.py): one IR `lstm`/`gru`/`rnn`."""
 from __future__ import annotations
 
 from x2.errors import ConversionError
-from x2.frontends.tf_recurrent import RECURRENT_OP
+from x2.frontends.tf.recurrent import RECURRENT_OP
 from x2.registry import tf_mapper
 
 

@@ -57,7 +57,7 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
         if framework == "torch":
             net = _generated("torch", model)
         else:
-            from x2.frontends.torch_export import load_model
+            from x2.frontends.torch.capture import load_model
             net = load_model(model)[1]
         with torch.no_grad():
             if forward_args:

@@ -196,5 +196,5 @@ def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
 def _trace(module, inputs: list[np.ndarray]) -> dict:
     """Every assignment of forward on `inputs`, up to where it fails."""
     import paddle
-    from ..parity_runtime import traced_run
+    from ..check.runtime import traced_run
     return traced_run(module, lambda model: _run(model, inputs), paddle.Tensor)

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import ConversionError
-from ..input_ranges import infer_index_ranges
+from ..check.input_ranges import infer_index_ranges
 from ..ir import Graph
 from ..ir.interpret import interpret_all
 

@@ -52,7 +52,7 @@ class SourceGraph:
     unrolled_loops: dict[str, int] = field(default_factory=dict)  # While -> iterations
     recurrent_layers: dict[str, str] = field(default_factory=dict)  # While -> lstm/gru/rnn
     # --for training: the Identity node a Keras Dropout layer left -> its rate
-    # (x2/frontends/tf_trace.py); the Identity mapper emits dropout(rate).
+    # (x2/frontends/tf/trace.py); the Identity mapper emits dropout(rate).
     dropouts: dict[str, float] = field(default_factory=dict)
     # A subgraph of a control-flow op (an attribute value of its SourceOp):
     # the values of the graph around it that it reads by name. The op lists

@@ -1,0 +1,79 @@
+"""Valid value ranges of integer inputs (token ids, masks, indices), so that
+`x2 check` feeds ids a model can look up instead of arbitrary integers.
+
+A range is [low, high) and comes from, in order: --input-range NAME:LOW,HIGH;
+the table an input indexes (an embedding: a `gather` on axis 0 of a constant
+with N rows gives [0, N)); the lengths of a recurrent layer's sequences
+([1, steps]); a mask by its name ([0, 2)). numpy only."""
+from __future__ import annotations
+
+from ..errors import X2Error
+
+# Ops an index passes through unchanged on its way to a lookup table.
+_PASS_THROUGH = ("cast", "identity", "reshape", "unsqueeze", "squeeze", "flatten", "expand")
+
+
+def parse_input_ranges(values) -> dict[str, list[int]]:
+    """--input-range NAME:LOW,HIGH (repeatable; HIGH exclusive)."""
+    ranges = {}
+    for value in values or ():
+        name, sep, bounds = value.rpartition(":")
+        parts = bounds.split(",")
+        try:
+            low, high = (int(parts[0]), int(parts[1])) if len(parts) == 2 else (None, None)
+        except ValueError:
+            low = high = None
+        if not sep or not name or low is None or high <= low:
+            raise X2Error(f"--input-range {value!r}: expected NAME:LOW,HIGH with integers "
+                          f"LOW < HIGH (HIGH exclusive), e.g. input_ids:0,30522")
+        ranges[name] = [low, high]
+    return ranges
+
+
+def infer_index_ranges(graph) -> dict[str, list[int]]:
+    """Integer graph inputs that index the rows of a constant table."""
+    ranges: dict[str, list[int]] = {}
+    for name in graph.inputs:
+        dtype = graph.dtype(name) or ""
+        if not (dtype.startswith("int") or dtype.startswith("uint")):
+            continue
+        rows = _table_rows(graph, name, depth=0)
+        steps = _sequence_steps(graph, name)
+        if steps:
+            ranges[name] = [1, steps + 1]
+        elif rows:
+            ranges[name] = [0, min(rows)]
+        elif "mask" in name.lower():
+            ranges[name] = [0, 2]
+    return ranges
+
+
+def _sequence_steps(graph, value: str) -> int | None:
+    """The time steps of the sequences `value` gives the lengths of (the
+    `seq_lens` input of a recurrent op), when static: lengths are 1..steps."""
+    for node in graph.users(value):
+        if node.op in ("lstm", "gru", "rnn") and node.inputs[4:5] == (value,):
+            shape = graph.shape(node.inputs[0])
+            steps = shape[1 if node.attrs.get("batch_first") else 0] if shape else None
+            if isinstance(steps, int) and steps > 0:
+                return steps
+    return None
+
+
+def _table_rows(graph, value: str, depth: int) -> list[int]:
+    rows: list[int] = []
+    if depth > 4:
+        return rows
+    for node in graph.users(value):
+        if node.op == "gather" and len(node.inputs) > 1 and node.inputs[1] == value:
+            table = node.inputs[0]
+            shape = graph.shape(table)
+            axis = node.attrs.get("axis", 0)
+            if graph.is_constant(table) and shape and axis == 0 and shape[0]:
+                rows.append(int(shape[0]))
+        elif (node.op in _PASS_THROUGH and node.inputs and node.inputs[0] == value) or \
+                (node.op == "where" and value in node.inputs[1:]):
+            # where: Keras's take() wraps negative ids, where(ids < 0, ids + N, ids).
+            for out in node.outputs:
+                rows += _table_rows(graph, out, depth + 1)
+    return rows

@@ -1,0 +1,1 @@
+"""ONNX frontend: an .onnx file -> the shared IR (entry: reader.read_ir)."""

@@ -1,0 +1,251 @@
+"""Entry point of the worker processes: `python -m x2.process.worker TASK`.
+
+Each task imports one framework only, so a TensorFlow step and a Paddle step
+never share a process (TF-then-paddle segfaults), and a crash in a framework
+kills the worker, not the CLI. Arguments arrive as JSON on stdin; the result
+(or a user-facing error) is written as JSON to the path in args["result"].
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import traceback
+
+import numpy as np
+
+from ..errors import SourceRunError, X2Error
+
+TASKS = {}
+
+
+def task(name):
+    def decorate(fn):
+        TASKS[name] = fn
+        return fn
+    return decorate
+
+
+def _load_inputs(path: str) -> list[np.ndarray]:
+    with np.load(path) as data:
+        return [data[f"arr_{i}"] for i in range(len(data.files))]
+
+
+def _save_outputs(path: str, outputs: list[np.ndarray]) -> None:
+    np.savez(path, *outputs)
+
+
+# Frontend tasks: the frontend module does the reading; the worker moves
+# requests and results across the process boundary (x2/contracts.py).
+FRONTEND_MODULES = {"tf": "tf.formats", "onnx": "onnx.reader", "torch": "torch.capture"}
+
+
+def _read_task(framework: str):
+    def read(args):
+        from ..contracts import ReadRequest, ReadResult
+        from ..ir import save_graph
+        request = ReadRequest.from_json(args["request"])
+        frontend = importlib.import_module(f"..frontends.{FRONTEND_MODULES[framework]}",
+                                           __package__)
+        graph, record = frontend.read_ir(request)
+        save_graph(graph, request.ir)
+        return ReadResult(graph.meta.source_ops, len(graph.nodes), record).to_json()
+    return read
+
+
+def error_summary(exc: BaseException) -> str:
+    """The line of a framework's multi-line message that says what is wrong
+    (TF's starts with "Graph execution error:" and a node trace)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(
+        ("Detected at node", "<stack traces", "[[", "File "))]
+    if not useful:
+        return lines[0] if lines else ""
+    first = useful[0]
+    return f"{first} {useful[1]}" if first.endswith(":") and len(useful) > 1 else first
+
+
+def source_run(fn):
+    """A task running the source model: what its framework raises is about the
+    model and the inputs it was fed, not a bug in x2's conversion."""
+    def run(args):
+        try:
+            return fn(args)
+        except (X2Error, OSError):
+            raise
+        except Exception as exc:
+            raise SourceRunError(
+                f"the source model failed on the inputs x2 fed it: {type(exc).__name__}: "
+                f"{error_summary(exc)} (if they are outside what the model accepts, give "
+                f"real ones to x2 check --inputs-file, or convert with "
+                f"--input-range NAME:LOW,HIGH)"
+            ) from exc
+    return run
+
+
+@task("tf.run")
+@source_run
+def tf_run(args):
+    from ..contracts import ReadRequest
+    from ..frontends.tf import formats
+    _save_outputs(args["outputs"], formats.run(
+        ReadRequest.from_json(args["request"]), args["names"], _load_inputs(args["inputs"]),
+        args.get("source") or {}))
+    return {}
+
+
+@task("onnx.run")
+@source_run
+def onnx_run(args):
+    from ..frontends.onnx.reader import run_onnx_source
+    _save_outputs(args["outputs"], run_onnx_source(args["request"]["model"], args["names"],
+                                                   _load_inputs(args["inputs"])))
+    return {}
+
+
+@task("torch.run")
+@source_run
+def torch_run(args):
+    from ..contracts import ReadRequest
+    from ..frontends.torch.capture import run_torch
+    request = ReadRequest.from_json(args["request"])
+    _save_outputs(args["outputs"], run_torch(request.model, _load_inputs(args["inputs"]),
+                                             request.options))
+    return {}
+
+
+def _emit_task(target: str):
+    def emit(args):
+        from ..contracts import EmitRequest
+        from ..ir import load_graph
+        request = EmitRequest.from_json(args["request"])
+        emitter = importlib.import_module(f"..emitters.{target}", __package__)
+        return emitter.emit(load_graph(request.ir), request)
+    return emit
+
+
+for _framework in FRONTEND_MODULES:
+    TASKS[f"{_framework}.read"] = _read_task(_framework)
+for _target in ("paddle", "onnx", "torch"):
+    TASKS[f"{_target}.emit"] = _emit_task(_target)
+
+
+# `x2 check` with devices, precision and --bisect (x2/check/runtime.py).
+def _parity_tasks(framework: str) -> None:
+    def devices(args):
+        from ..check.runtime import list_devices
+        return list_devices(framework)
+
+    def parity_run(args):
+        from ..check.runtime import run
+        return run(framework, args)
+
+    TASKS[f"{framework}.devices"] = devices
+    TASKS[f"{framework}.parity_run"] = parity_run
+
+
+for _framework in ("tf", "paddle", "torch", "onnx"):
+    _parity_tasks(_framework)
+
+
+# `x2 check --grad` (x2/check/gradcheck.py): one framework per worker, as everywhere.
+def _grad_tasks() -> None:
+    def source(name):
+        def run(args):
+            from ..check import gradcheck_runtime
+            return getattr(gradcheck_runtime, name)(args)
+        return run
+
+    def target(framework):
+        def run(args):
+            from ..check.gradcheck_runtime import target_grads
+            return target_grads(framework, args)
+        return run
+
+    TASKS["tf.grad_source"] = source("tf_source_grads")
+    TASKS["torch.grad_source"] = source("torch_source_grads")
+    for framework in ("torch", "paddle"):
+        TASKS[f"{framework}.grad_target"] = target(framework)
+
+
+_grad_tasks()
+
+
+# Emitter workers are started before the frontend has finished (x2/convert.py):
+# they import their framework while waiting for their arguments.
+# A torch reader is started before x2's own imports (x2/__main__.py) for the same reason.
+PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch",
+           "torch.read": "torch"}
+
+
+def run_task(name: str, args: dict) -> int:
+    """Run one task; its result or error goes to args["result"] as JSON."""
+    result_path = args["result"]
+    if args.get("device"):
+        # Device visibility and GPU memory settings, before any framework import.
+        from ..check.runtime import configure_env
+        configure_env(name.split(".")[0], args["device"])
+    try:
+        result = {"ok": True, "result": TASKS[name](args)}
+        code = 0
+    except X2Error as exc:
+        result = {"ok": False, "error": exc.to_json(), "traceback": traceback.format_exc()}
+        code = 3
+    except OSError as exc:  # disk full, permissions, a file vanished: name it
+        where = f" {exc.filename}" if exc.filename else ""
+        result = {"ok": False, "error": {"kind": "io", "message":
+                  f"{name}: cannot read or write{where}: {exc.strerror or exc}",
+                  "details": {"errno": exc.errno}}, "traceback": traceback.format_exc()}
+        code = 3
+    except Exception as exc:  # a bug or an unexpected framework error
+        subject = args.get("model") or args.get("out") or ""
+        first = error_summary(exc)
+        result = {"ok": False, "error": {"kind": "internal", "message":
+                  f"internal error in x2 step '{name}'"
+                  f"{f' on {subject}' if subject else ''}: {type(exc).__name__}: {first} "
+                  f"(a bug in x2: run with --debug and report it)", "details": {}},
+                  "traceback": traceback.format_exc()}
+        code = 4
+    with open(result_path, "w") as fh:
+        json.dump(result, fh)
+    return code
+
+
+def _prewarm(name: str) -> None:
+    if name in PREWARM:
+        try:
+            importlib.import_module(PREWARM[name])
+        except ImportError:
+            pass  # reported properly when the task itself imports it
+
+
+def serve(family: str, reply_fd: int) -> int:
+    """A reusable worker (x2/process/isolation.py `reuse_workers`): runs tasks of one
+    framework family, one JSON line each on stdin, and answers each on
+    `reply_fd` once its result file is written. Ends when stdin closes."""
+    _prewarm(f"{family}.emit")
+    with open(reply_fd, "w") as reply:
+        for line in sys.stdin:
+            args = json.loads(line)
+            name = args.pop("task")
+            if name.split(".")[0] != family:
+                raise SystemExit(f"worker for {family} was sent task {name}")
+            code = run_task(name, args)
+            reply.write(f"{code}\n")
+            reply.flush()
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1] == "--serve":
+        return serve(sys.argv[2], int(sys.argv[3]))
+    name = sys.argv[1]
+    _prewarm(name)
+    payload = sys.stdin.read()
+    if not payload:
+        return 0  # started early (isolation.start_early) and not needed after all
+    return run_task(name, json.loads(payload))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
