@@ -235,3 +235,25 @@ def test_a_transpose_that_reorders_data_stays():
     g.add_node("transpose", ["x"], name="t", attrs={"perm": [0, 3, 1, 2]})
     g.outputs = ["t"]
     assert [n.op for n in transposes_to_reshapes(g).nodes] == ["transpose"]
+
+
+def test_attention_query_that_sees_no_key_gives_zero_as_torch_does():
+    """Left padding under a causal mask hides every key from the first query:
+    torch's scaled_dot_product_attention gives 0 there (Hugging Face relies on
+    it), a plain softmax NaN, which the next layer spreads to every row."""
+    from x2.ir.kernels import attention
+    from x2.check.parity import padding_masks
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 2, 5, 4)).astype(np.float32) for _ in range(3))
+    masks = padding_masks([2, 5], rng)
+    assert masks[0, -1] == 0 and masks[1, 0] == 0 and masks.sum(axis=1).min() >= 1
+    additive = np.where(masks[:, None, None, :] == 1, 0, -np.inf).astype(np.float32)
+    out = attention([q, k, v, additive], {"causal": True})[0]
+    assert np.isfinite(out).all()
+    hidden = masks[1].argmax()          # the left-padded row's queries before its first token
+    assert hidden >= 1 and np.all(out[1, :, :hidden] == 0)
+    scores = q[0] @ k[0].transpose(0, 2, 1) / 2 + additive[0]
+    scores = np.where(np.tril(np.ones((5, 5), bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    expected = (weights / weights.sum(-1, keepdims=True)) @ v[0]
+    np.testing.assert_allclose(out[0], expected, rtol=1e-5)

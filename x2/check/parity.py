@@ -72,6 +72,8 @@ def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
             arrays.append(_rounded(rng.standard_normal(shape).astype(dtype), item["dtype"]))
         elif dtype.kind == "f":
             arrays.append(rng.standard_normal(shape).astype(dtype))
+        elif _is_attention_mask(item, shape):
+            arrays.append(padding_masks(shape, rng).astype(dtype))
         elif dtype.kind in "iu":
             # Token ids within the vocabulary, masks 0/1 (report "range", see
             # x2/check/input_ranges.py); other integers small and non-negative.
@@ -80,6 +82,29 @@ def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
         else:
             arrays.append(rng.integers(0, 2, size=shape).astype(dtype))
     return arrays
+
+
+def _is_attention_mask(item: dict, shape: list) -> bool:
+    """A [batch, seq] 0/1 input named like a mask: the padding mask of a batch
+    of token sequences."""
+    zero_one = item.get("dtype") == "bool" or list(item.get("range") or ()) == [0, 2]
+    return len(shape) == 2 and "mask" in item.get("name", "").lower() and zero_one
+
+
+def padding_masks(shape: list, rng) -> np.ndarray:
+    """Attention masks as a padded batch has them: row 0 right-padded, row 1
+    left-padded (the layout of batched generation, where a causal query can see
+    no key at all), row 2 unpadded, then again; each padded row keeps at least
+    one token."""
+    batch, seq = shape
+    masks = np.ones(shape, np.int64)
+    for row in range(batch):
+        padded = int(rng.integers(1, seq)) if seq > 1 and row % 3 != 2 else 0
+        if padded and row % 3 == 0:
+            masks[row, seq - padded:] = 0
+        elif padded:
+            masks[row, :padded] = 0
+    return masks
 
 
 def _rounded(array: np.ndarray, dtype: str) -> np.ndarray:

@@ -545,5 +545,21 @@ def attention(e, node):
     scores = e.node("Mul", [scores, e.scalar(scale, e.dtype(q))], [e.fresh(node, "scaled")])
     if len(node.inputs) > 3 and node.inputs[3]:
         scores = e.node("Add", [scores, node.inputs[3]], [e.fresh(node, "masked")])
-    weights = e.node("Softmax", [scores], [e.fresh(node, "weights")], axis=-1)
+        weights = e.node("Softmax", [scores], [e.fresh(node, "softmax")], axis=-1)
+        weights = _zero_rows_seeing_nothing(e, node, scores, weights)
+    else:
+        weights = e.node("Softmax", [scores], [e.fresh(node, "weights")], axis=-1)
     e.node("MatMul", [weights, v], node.outputs)
+
+
+def _zero_rows_seeing_nothing(e, node, scores: str, weights: str) -> str:
+    """onnxruntime's Softmax of a row that is all -inf is NaN; the IR's
+    attention (torch's) gives 0 there: Where(IsInf(ReduceMax(row), -inf), 0, w)."""
+    top = e.fresh(node, "row_max")
+    if e.opset >= 18:
+        e.node("ReduceMax", [scores, e.ints([-1])], [top], keepdims=1)
+    else:
+        e.node("ReduceMax", [scores], [top], axes=[-1], keepdims=1)
+    hidden = e.node("IsInf", [top], [e.fresh(node, "sees_nothing")], detect_positive=0)
+    return e.node("Where", [hidden, e.scalar(0, e.dtype(node.inputs[0])), weights],
+                  [e.fresh(node, "weights")])

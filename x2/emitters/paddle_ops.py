@@ -233,6 +233,17 @@ def attention(e, node):
             raise e.unsupported(node, "attention whose head size is unknown")
         scale = 1 / float(np.sqrt(dim))
     scores = binop(call("paddle.matmul", q, k, transpose_y=True), "*", float(scale))
-    if len(node.inputs) > 3 and node.inputs[3]:
-        scores = binop(scores, "+", e.value(node.inputs[3]))
-    return call("paddle.matmul", call("F.softmax", scores, axis=-1), v)
+    if not (len(node.inputs) > 3 and node.inputs[3]):
+        return call("paddle.matmul", call("F.softmax", scores, axis=-1), v)
+    # A query whose every key is masked gives 0 (the IR's and torch's rule);
+    # paddle's softmax makes such a row uniform. Multiplying by isfinite(max)
+    # zeroes it and keeps a NaN row NaN.
+    scores_name = e.namer(f"{node.outputs[0]}\0scores", "scores")
+    weights_name = e.namer(f"{node.outputs[0]}\0weights", "weights")
+    row_max = call("paddle.max", Expr(scores_name), axis=-1, keepdim=True)
+    sees_something = call("paddle.isfinite", row_max)
+    return [Assign([scores_name], binop(scores, "+", e.value(node.inputs[3]))),
+            Assign([weights_name], binop(call("F.softmax", Expr(scores_name), axis=-1), "*",
+                                        Expr(f"{sees_something}.astype({scores_name}.dtype)"))),
+            Assign([e.namer(node.outputs[0])],
+                   call("paddle.matmul", Expr(weights_name), v))]

@@ -320,7 +320,9 @@ def gather_nd(xs, a):
 
 def attention(xs, a):
     """softmax(q @ k^T * scale + mask) @ v; `causal` hides key j from query i
-    when j > i (top-left aligned, as torch's is_causal)."""
+    when j > i (top-left aligned, as torch's is_causal). A query that sees no
+    key (every score -inf: a left-padded row under a causal mask) gives 0, as
+    torch's scaled_dot_product_attention does, not softmax's NaN."""
     q, k, v = xs[:3]
     mask = xs[3] if len(xs) > 3 else None
     scale = a.get("scale")
@@ -331,4 +333,8 @@ def attention(xs, a):
     if a.get("causal"):
         sq, sk = scores.shape[-2:]
         scores = np.where(np.tril(np.ones((sq, sk), bool)), scores, -np.inf)
-    return [np.matmul(softmax([scores], {"axis": -1})[0], v).astype(q.dtype)]
+    with np.errstate(invalid="ignore"):
+        weights = softmax([scores], {"axis": -1})[0]
+    sees_nothing = np.isneginf(scores.max(axis=-1, keepdims=True))
+    weights = np.where(sees_nothing, np.zeros((), weights.dtype), weights)
+    return [np.matmul(weights, v).astype(q.dtype)]

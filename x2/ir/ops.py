@@ -243,7 +243,8 @@ op("loop", "max_trip? cond? x*", None, "ONNX Loop with closed `body` (iteration,
 # -- attention (x2/passes/fusions.py makes it from the matmul/softmax/matmul chain) --
 op("attention", "q k v mask?", K.attention, "softmax(q @ k^T * scale + mask) @ v over the "
    "last two axes ([..., seq, dim], torch's layout); `mask` is additive and broadcasts to "
-   "the scores; `causal` masks keys after the query's position",
+   "the scores; `causal` masks keys after the query's position; a query whose every "
+   "key is masked gives 0 (torch's scaled_dot_product_attention), not NaN",
    scale=Attr("float", None, doc="None: 1/sqrt(dim)"), causal=Attr("bool", False))
 
 def evaluate(op: str, inputs: list[np.ndarray], attrs: dict) -> list[np.ndarray] | None:
