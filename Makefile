@@ -31,8 +31,12 @@ demo: $(STAMP)
 
 # pytest exits 5 when it collected nothing: with a selection (PYTEST_ARGS) that
 # is an empty selection, without one it means the suite is missing: fail.
+# TEST_JOBS pytest-xdist workers (one per core here), each with its own warm
+# framework workers; tests marked xdist_group share one worker (and the
+# module fixtures they build), the rest go wherever a worker is free.
+TEST_JOBS ?= 2
 test: $(STAMP)
-	@set +e; $(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@set +e; $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadgroup --durations=15 $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then \
 	  if [ -n "$(PYTEST_ARGS)" ]; then echo "pytest: no tests matched '$(PYTEST_ARGS)'"; exit 0; \
 	  else echo "pytest collected no tests: the suite is missing"; exit 1; fi; \

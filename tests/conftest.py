@@ -2,6 +2,7 @@
 imported into the pytest process together with paddle)."""
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -17,12 +18,28 @@ os.environ.setdefault("X2_LINT", "1")
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
 ENV.pop("X2_REUSE_WORKERS", None)   # CLI runs keep x2's default (see warm_workers)
 
+# X2_TEST_TIMING=DIR: where the time goes by kind (tests/timing_plugin.py).
+TIMING = os.environ.get("X2_TEST_TIMING")
+if TIMING:
+    import time
+
+    import timing_plugin
+    timing_plugin.install()
+    _SESSION_START = time.perf_counter()
+
+    def pytest_sessionfinish(session):
+        timing_plugin.write(TIMING, time.perf_counter() - _SESSION_START)
+
 
 def _build(args: list[str], out: Path) -> Path:
-    if not out.exists():
-        proc = subprocess.run([sys.executable, *args, str(out)], capture_output=True, text=True,
-                              env=ENV, cwd=ROOT)
-        assert proc.returncode == 0, f"building {args} failed:\n{proc.stderr[-3000:]}"
+    """Build a model once for the whole run: the pytest-xdist workers share
+    `out`, and one that finds another building it waits for it."""
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not out.exists():
+            proc = subprocess.run([sys.executable, *args, str(out)], capture_output=True,
+                                  text=True, env=ENV, cwd=ROOT)
+            assert proc.returncode == 0, f"building {args} failed:\n{proc.stderr[-3000:]}"
     return out
 
 
@@ -55,7 +72,13 @@ def warm_workers():
 
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("models")
+    """Built models, shared by every pytest-xdist worker of the run (their
+    base temp folders sit side by side under one folder per run)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return tmp_path_factory.mktemp("models")
+    shared = tmp_path_factory.getbasetemp().parent / "models"
+    shared.mkdir(exist_ok=True)
+    return shared
 
 
 @pytest.fixture(scope="session")

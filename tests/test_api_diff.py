@@ -18,6 +18,9 @@ from conftest import ENV, ROOT
 from x2.api_diff import SINGLE_FORM, Category, all_entries, call_forms, parse_spec, uncovered_ops, unknown_ops
 from x2.registry import TF, TORCH, Registry
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("api_diff")
+
 ENTRIES = all_entries()
 
 

@@ -21,6 +21,9 @@ from conftest import ENV, ROOT
 from x2.process.batch import unique_names
 from x2.emitters.codegen import import_generated
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("batch_ray")
+
 # Loaded by path: tools/zoo_models (on sys.path for the zoo tests) has a module of
 # the same name, and whichever is imported first would shadow the other.
 batch_set = import_generated(ROOT / "tests" / "onnx_models.py").batch_set

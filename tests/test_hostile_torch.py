@@ -21,6 +21,9 @@ import pytest
 from conftest import ENV, ROOT, run_cli
 from hostile_models import entry, rewrite_zip
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("hostile_torch")
+
 BUILDER = str(ROOT / "tests" / "hostile_models.py")
 
 

@@ -14,6 +14,9 @@ from x2.convert import convert
 from x2.process.isolation import run_step
 from x2.check.parity import check
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("parity")
+
 SCRIPT = str(ROOT / "tools" / "parity_check.py")
 # A later layer of small_cnn: bisect must get past the earlier, matching ones.
 LAYER = "conv2d_2_1"

@@ -10,12 +10,15 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ENV, ROOT
+from conftest import ENV, ROOT, _build
 from x2.convert import convert
 from x2.errors import X2Error
 from x2.ir import Graph
 from x2.check.parity import check
 from x2.passes.precision import lower_precision
+
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("precision")
 
 TORCH_MODELS = ROOT / "tests" / "torch_models.py"
 ENCODER = dict(model=f"{TORCH_MODELS}:encoder", source="torch", input_shapes={"tokens": [2, 16]},
@@ -120,12 +123,8 @@ CASES = [("encoder", "torch", "fp16"), ("encoder", "torch", "bf16"), ("encoder",
 
 @pytest.fixture(scope="module")
 def sources(sample, model_dir):
-    onnx_cnn = model_dir / "onnx_cnn.onnx"
-    if not onnx_cnn.exists():
-        proc = subprocess.run([sys.executable, str(ROOT / "tests" / "onnx_models.py"),
-                               "torch_cnn", str(onnx_cnn)], capture_output=True, text=True,
-                              env=ENV)
-        assert proc.returncode == 0, proc.stderr
+    onnx_cnn = _build([str(ROOT / "tests" / "onnx_models.py"), "torch_cnn"],
+                      model_dir / "torch_cnn.onnx")
     return {"encoder": ENCODER,
             "keras_cnn": dict(model=str(sample("small_cnn")), source="tf"),
             "onnx_cnn": dict(model=str(onnx_cnn), source="onnx")}

@@ -14,6 +14,9 @@ from x2.convert import convert
 from x2.errors import ConversionError
 from x2.check.parity import check
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("rnn")
+
 RTOL = 1e-5
 
 

@@ -13,6 +13,9 @@ from x2.convert import convert
 from x2.errors import ModelLoadError, UnsupportedOpsError
 from x2.check.parity import check
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("torch")
+
 RTOL = 1e-4
 MODELS = str(ROOT / "tests" / "torch_models.py")
 SHAPES = {"resnet": {"x": [2, 3, 32, 32]}, "encoder": {"tokens": [2, 16]},

@@ -8,6 +8,9 @@ import pytest
 
 from conftest import run_cli
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("vacuous_reference")
+
 
 @pytest.fixture(scope="module")
 def converted(tf_model, tmp_path_factory):

@@ -20,6 +20,9 @@ from x2.convert import convert
 from x2.errors import X2Error
 from x2.check.parity import check
 
+# Its tests share models built once per module: one pytest-xdist worker runs them all.
+pytestmark = pytest.mark.xdist_group("zoo_ops")
+
 RTOL = 1e-5
 TARGETS = ["paddle", "onnx", "torch"]
 TORCH_MODELS = str(ROOT / "tests" / "zoo_ops_torch.py")

@@ -80,6 +80,7 @@ def build_source(entry: registry.Entry, models_dir: Path) -> str:
     command = entry.build_command(path)
     if command is None or path.exists():
         return str(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(f".{path.name}.building-{os.getpid()}")
     proc = subprocess.run([sys.executable, command[0], command[1], str(staging)],
                           capture_output=True, text=True, env=ENV, cwd=ROOT,
