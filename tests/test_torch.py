@@ -226,3 +226,15 @@ def test_cli_check_reads_options_from_the_report(tmp_path):
     proc = run_cli("check", "--from", "torch", "--to", "torch", "--model", f"{MODELS}:encoder",
                    "--converted", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("target", ["onnx", "paddle", "torch"])
+def test_mixed_int_and_float_operands_follow_torch_promotion(tmp_path, target):
+    """float32 with int64 tensors, 0-d tensors and Python scalars stays float32
+    (numpy's rule would give float64: a type error in ONNX and paddle.jit.save,
+    a wrong dtype in torch), and int / int is true division."""
+    model, out = f"{MODELS}:alibi_scores", tmp_path / "out"
+    report = convert(model, str(out), source="torch", target=target,
+                     input_shapes={"x": [2, 6, 8]})
+    assert [o["dtype"] for o in report.outputs] == ["float32"]
+    _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL), target)

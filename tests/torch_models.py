@@ -174,3 +174,28 @@ class Overflow(nn.Module):
 def overflow():
     torch.manual_seed(0)
     return Overflow().eval()
+
+
+class AlibiScores(nn.Module):
+    """ALiBi-style attention scores: float32 activations meet int64 positions
+    (a tensor, a 0-d tensor and Python scalars). torch keeps float32
+    throughout, where numpy's rule would widen to float64; `rel / 3` is
+    true division of ints."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.register_buffer("slopes", torch.tensor([0.5, 0.25]))
+
+    def forward(self, x):
+        positions = torch.arange(x.shape[1])
+        rel = positions[None, :] - positions[:, None]                 # int64 [s, s]
+        scores = self.proj(x) @ x.transpose(1, 2)                     # float32 [b, s, s]
+        scores = scores + rel * self.slopes[0] - rel / 3
+        scores = scores * torch.tensor(2, dtype=torch.int64) + (rel > 0) * 0.5
+        return torch.softmax(scores - rel.abs(), dim=-1)
+
+
+def alibi_scores():
+    torch.manual_seed(0)
+    return AlibiScores().eval()

@@ -5,7 +5,8 @@ import numpy as np
 
 from x2.registry import torch_mapper
 
-from ._util import args, axes, axis, is_value, operand, unsupported
+from ._util import (args, axes, axis, cast_to, is_value, operand, result_type, type_category,
+                    unsupported)
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow",
            "maximum": "maximum", "minimum": "minimum", "eq": "equal", "ne": "not_equal",
@@ -35,16 +36,22 @@ _OVERLOADS = {"add": ("Tensor", "Scalar"), "sub": ("Tensor", "Scalar"),
 @torch_mapper(*[f"aten.{name}.{overload}" for name, overloads in _OVERLOADS.items()
                 for overload in overloads])
 def binary(ctx, op):
-    """the elementwise IR op (add/sub alpha becomes a mul; Python scalars become constants)."""
+    """the elementwise IR op (add/sub alpha becomes a mul; Python scalars become
+    constants). Operands are cast to torch's result type first, so that every
+    target computes in the dtype torch does (true division of ints in float)."""
     name = op.type.split(".")[1]
     a, b = args(op)[:2]
     if op.attrs["kwargs"].get("rounding_mode") is not None:
         raise unsupported(op, "div with rounding_mode is not supported yet")
-    like = a if is_value(a) else b
-    a, b = operand(ctx, op, a, like), operand(ctx, op, b, like)
+    common = result_type(ctx, [a, b])
+    if name == "div" and type_category(common) < 2:
+        common = "float32"   # torch's true division: ints give the default float dtype
+    a, b = (cast_to(ctx, x, common) if is_value(x) else
+            ctx.constant(np.array(x, dtype=common), "scalar") for x in (a, b))
     if name in ("add", "sub"):
-        b = _scaled(ctx, op, b, op.attrs["kwargs"].get("alpha"), like)
+        b = _scaled(ctx, op, b, op.attrs["kwargs"].get("alpha"), a)
     ctx.emit(_BINARY[name], [a, b], outputs=op.outputs)
+
 
 
 @torch_mapper("aten.cumsum.default")
