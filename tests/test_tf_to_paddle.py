@@ -17,7 +17,7 @@ def _convert_and_check(model, out, batch=2, **kwargs):
     report = convert(str(model), str(out), **kwargs)
     result = check(str(model), str(out), rtol=RTOL, batch=batch)
     runners = {r["runner"] for r in result["outputs"]}
-    assert runners == {"paddle:python", "paddle:inference"}
+    assert runners == {"paddle:python", "paddle:jit.load", "paddle:inference"}
     for r in result["outputs"]:
         assert not r["ref_constant"], f"reference output {r['name']} is constant"
         assert r["ref_scale"] > 1e-3, f"reference output {r['name']} has vanished"
@@ -77,3 +77,16 @@ def test_generated_code_is_readable_layers(sample, tmp_path):
     assert "class Model(nn.Layer)" in code and "def load_model(path=None)" in code
     assert code.count("nn.Conv2D(") == 4 and code.count("nn.Linear(") == 2
     compile(code, "model.py", "exec")
+
+
+def test_zero_pads_before_pools_run_in_paddle_inference(tf_model, tmp_path):
+    """Paddle Inference (default config, oneDNN on) crashed (Keras ResNet50:
+    SIGSEGV) or hung (this model) on the explicit all-dims F.pad x2 wrote
+    before a pool. The pad of ReLU output
+    now is the pool's padding; one x2 cannot fold is written in pad2d form;
+    `x2 check` runs both through Paddle Inference."""
+    out = tmp_path / "out"
+    _convert_and_check(tf_model("padded_stems"), out)
+    code = (out / "model.py").read_text()
+    assert code.count("F.pad(") == 1 and "[0, 1, 1, 2]" in code, code
+    assert "padding=[1, 1]" in code

@@ -818,7 +818,26 @@ def tf_v1_control(out):
             fh.write(graph_def.SerializeToString())
 
 
-MODELS = {f.__name__: f for f in (tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+def padded_stems(out):
+    """ResNet's stem (ZeroPadding2D before a MaxPool of ReLU output: the pad is
+    the pool's padding) beside a pad x2 cannot fold (before a MaxPool of values
+    that may be negative): Paddle Inference's oneDNN pad kernel crashed on the
+    explicit 8-value form x2 once wrote for both."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import keras
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    inp = keras.Input((16, 16, 3), name="image")
+    x = layers.ReLU()(layers.Conv2D(8, 3, strides=2, padding="same", name="conv1")(inp))
+    folded = layers.MaxPooling2D(3, 2)(layers.ZeroPadding2D(1)(x))
+    y = layers.Conv2D(8, 1, name="conv2")(x)
+    kept = layers.MaxPooling2D(3, 2)(layers.ZeroPadding2D(((1, 2), (0, 1)))(y))
+    pooled = [layers.GlobalAveragePooling2D()(t) for t in (folded, kept)]
+    keras.Model(inp, layers.Dense(4, name="head")(layers.Concatenate()(pooled))).export(
+        out, verbose=False)
+
+
+MODELS = {f.__name__: f for f in (padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

@@ -33,7 +33,11 @@ SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run", "torch": "torch.run"}
 # --to NAME -> (worker task, mode) pairs that run the converted model; each
 # mode is one way a user loads it (generated code, exported inference model).
 # The tasks (x2/check/runtime.py) take a device and a precision.
-TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run", "inference")],
+# Paddle: model.py, inference/ through paddle.jit.load, and inference/ through
+# Paddle Inference with its default config (oneDNN on for CPU): how Paddle
+# users serve a model, and a runtime with kernels and fusions of its own.
+TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run", "jit.load"),
+                          ("paddle.parity_run", "inference")],
                "onnx": [("onnx.parity_run", "onnxruntime")],
                "torch": [("torch.parity_run", "python")]}
 # The framework asked for devices on each side (x2/check/runtime.list_devices).
@@ -462,7 +466,8 @@ def _run_batch(work: Path, model, converted, source, target, report, signature, 
                        src_dev)
     got_all = []
     for task, mode in TARGET_RUNS[target]:
-        if mode == "inference" and not any(f.startswith("inference/") for f in report.files):
+        if mode in ("jit.load", "inference") and not any(f.startswith("inference/")
+                                                          for f in report.files):
             why = (report.target_details.get("precision") or {}).get("inference", "")
             notes.append(f"{target} ({mode}) not run: {why or 'no inference/ was written'}")
             continue

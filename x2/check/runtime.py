@@ -171,6 +171,8 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
     if index is None and args.get("written") == "mixed":
         notes.append(f"paddle ({mode}): the model's paddle.amp.auto_cast is a no-op on CPU "
                      f"(no CPU fp16 kernels), so this run computed in float32")
+    if mode == "inference":
+        return run_paddle_inference(out / "inference", inputs, args, index, notes)
     record: dict = {}
     if mode == "python":
         module = import_generated(out / "model.py")
@@ -212,6 +214,40 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
             paddle.float16, paddle.bfloat16) else t.numpy())
     traced = {k: host(v) for k, v in record.items() if isinstance(v, paddle.Tensor)}
     return [host(r) for r in result], traced, notes
+
+
+def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu: int | None,
+                         notes: list[str]) -> tuple[list, dict, list[str]]:
+    """The saved program through Paddle Inference (paddle.inference.Config +
+    create_predictor) with its default config: on CPU that turns oneDNN on
+    and applies its graph passes, as a deployment does."""
+    from paddle import inference
+
+    program = next((folder / name for name in ("model.json", "model.pdmodel")
+                    if (folder / name).exists()), None)
+    if program is None:
+        raise X2Error(f"{folder}: no model.json or model.pdmodel to load with Paddle Inference")
+    config = inference.Config(str(program), str(folder / "model.pdiparams"))
+    if gpu is not None:
+        config.enable_use_gpu(256, gpu)
+    precision = args.get("precision", "fp32")
+    if precision != "fp32":
+        inputs = [round_to(x, precision) for x in inputs]
+        notes.append(f"paddle (inference): Paddle Inference runs the saved program as "
+                     f"written; inputs rounded to {precision}, weights as saved")
+    notes.append("paddle (inference): Paddle Inference, default config"
+                 + (" on GPU" if gpu is not None else " (oneDNN on for CPU)"))
+    predictor = inference.create_predictor(config)
+    dtypes = args.get("input_dtypes") or [None] * len(inputs)
+    for name, x, dtype in zip(predictor.get_input_names(), inputs, dtypes):
+        handle = predictor.get_input_handle(name)
+        array = np.ascontiguousarray(x if dtype in (None, str(x.dtype)) else x.astype(dtype))
+        handle.reshape(list(array.shape))
+        handle.copy_from_cpu(array)
+    predictor.run()
+    outputs = [predictor.get_output_handle(name).copy_to_cpu()
+               for name in predictor.get_output_names()]
+    return [o.astype(np.float32) if o.dtype in (np.float16,) else o for o in outputs], {}, notes
 
 
 def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]:

@@ -361,6 +361,11 @@ class EmitContext:
             return Expr(f"self.{self._buffer(value, array)}")
         return Expr(self.namer(value))
 
+    def table(self, name: str, array: np.ndarray) -> Expr:
+        """A constant the emitter computes itself (an index table), as a buffer
+        named after `name`."""
+        return Expr(f"self.{self._buffer(name, array)}")
+
     def is_trainable(self, value: str) -> bool:
         """A float constant that holds a weight the source learns (its Origin)."""
         origin = self.graph.origin.get(value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .python_ops import PYTHON_OPS, reduce
@@ -47,8 +48,13 @@ class PaddleContext(EmitContext):
         return self.value(x), padding
 
     def constant_pads(self, pads: list[int]) -> list[int]:
-        # [begin_0, end_0, begin_1, end_1, ...] when every dim is given.
         rank = len(pads) // 2
+        if rank == 4 and not any(pads[i] or pads[i + 4] for i in (0, 1)):
+            # An image's own padding, [left, right, top, bottom] (pad2d): the
+            # all-dims form runs a generic kernel, which Paddle Inference's
+            # oneDNN pad crashes on.
+            return [pads[3], pads[7], pads[2], pads[6]]
+        # [begin_0, end_0, begin_1, end_1, ...] when every dim is given.
         return [p for i in range(rank) for p in (pads[i], pads[i + rank])]
 
     def dense_weight(self, w: str) -> str:
@@ -210,12 +216,38 @@ def shape(e, node):
 
 @PADDLE_OPS.register("resize")
 def resize(e, node):
+    """Rows, then columns, gathered from the source pixels each output pixel
+    reads and blended (x2/ir/kernels.py resize_taps): paddle 3.3's Paddle
+    Inference cannot run F.interpolate under its default oneDNN config
+    ("ConvertPirAttribute2RuntimeAttribute not support ArrayAttribute<DoubleAttribute>")."""
     a = node.attrs
-    extra = {"align_corners": a["coord"] == "align_corners"}
-    if a["mode"] == "bilinear":
-        extra["align_mode"] = 1 if a["coord"] == "asymmetric" else 0
-    return call("F.interpolate", e.value(node.inputs[0]), size=a["size"], mode=a["mode"],
-                **extra)
+    shape = e.graph.shape(node.inputs[0])
+    if shape is None or not all(isinstance(d, int) for d in shape[2:]):
+        raise e.unsupported(node, "a resize of an image whose height/width are unknown")
+    y = e.value(node.inputs[0])
+    name = e.namer(node.outputs[0])
+    dtype = e.graph.dtype(node.inputs[0]) or "float32"
+    statements = []
+    for axis, out_size, in_size, what in ((2, a["size"][0], shape[2], "rows"),
+                                          (3, a["size"][1], shape[3], "cols")):
+        low, high, weight = resize_taps(out_size, in_size, a["mode"], a["coord"])
+        if out_size == in_size and a["mode"] == "nearest" and (low == np.arange(in_size)).all():
+            continue
+        tables = f"{node.outputs[0]}/{what}"
+        below = call("paddle.index_select", y, e.table(f"{tables}_low", low), axis=axis)
+        if a["mode"] == "nearest":
+            statements.append(Assign([name], below))
+        else:
+            below_name = e.namer(f"{tables}\0below", f"{what}_below")
+            above_name = e.namer(f"{tables}\0above", f"{what}_above")
+            above = call("paddle.index_select", y, e.table(f"{tables}_high", high), axis=axis)
+            weight = e.table(f"{tables}_weight",
+                             weight.astype(dtype).reshape((-1, 1) if axis == 2 else (-1,)))
+            statements += [Assign([below_name], below), Assign([above_name], above),
+                           Assign([name], binop(Expr(below_name), "+", binop(
+                               Expr(f"({above_name} - {below_name})"), "*", weight)))]
+        y = Expr(name)
+    return statements or [Assign([name], y)]
 
 
 @PADDLE_OPS.register("attention")

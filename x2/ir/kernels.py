@@ -224,20 +224,28 @@ def _resize_index(out_size, in_size, coord):
     return out * in_size / out_size  # asymmetric
 
 
+def resize_taps(out_size: int, in_size: int, mode: str, coord: str):
+    """What each output pixel of a resize reads along one axis: the source
+    pixels below and above its source coordinate and the weight of the one
+    above (nearest: the floor, twice, weight 0). Emitters that cannot use
+    their framework's interpolate write the resize from these tables."""
+    src = _resize_index(out_size, in_size, coord)
+    low = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    if mode == "nearest":
+        return low, low, np.zeros(out_size)
+    return low, np.minimum(low + 1, in_size - 1), src - low
+
+
 def resize(xs, a):
     """NCHW resize of H, W to `size`; mode bilinear|nearest; coord half_pixel |
     align_corners | asymmetric (nearest: asymmetric, floor of the source coordinate)."""
     x = xs[0].astype(np.float64)
     (oh, ow), (ih, iw) = a["size"], x.shape[2:]
-    ys, xs_ = _resize_index(oh, ih, a["coord"]), _resize_index(ow, iw, a["coord"])
+    y0, y1, dy = resize_taps(oh, ih, a["mode"], a["coord"])
+    x0, x1, dx = resize_taps(ow, iw, a["mode"], a["coord"])
     if a["mode"] == "nearest":
-        yi = np.minimum(np.floor(ys).astype(int), ih - 1)
-        xi = np.minimum(np.floor(xs_).astype(int), iw - 1)
-        return [x[:, :, yi][:, :, :, xi].astype(xs[0].dtype)]
-    y0 = np.minimum(np.floor(ys).astype(int), ih - 1)
-    x0 = np.minimum(np.floor(xs_).astype(int), iw - 1)
-    y1, x1 = np.minimum(y0 + 1, ih - 1), np.minimum(x0 + 1, iw - 1)
-    dy, dx = (ys - y0)[:, None], (xs_ - x0)[None, :]
+        return [x[:, :, y0][:, :, :, x0].astype(xs[0].dtype)]
+    dy, dx = dy[:, None], dx[None, :]
     top = x[:, :, y0][:, :, :, x0] * (1 - dx) + x[:, :, y0][:, :, :, x1] * dx
     bottom = x[:, :, y1][:, :, :, x0] * (1 - dx) + x[:, :, y1][:, :, :, x1] * dx
     return [(top * (1 - dy) + bottom * dy).astype(xs[0].dtype)]

@@ -137,24 +137,60 @@ def _transpose_before_pad(graph: Graph) -> None:
         graph.nodes[i], graph.nodes[j] = transpose, pad
 
 
+# Ops whose output is never negative: a zero pad before a max-pool of it
+# never wins the max, so it is the pool's own padding.
+_NON_NEGATIVE = {"relu", "relu6", "sigmoid", "softmax", "exp", "abs"}
+
+
+def _non_negative(graph: Graph, value: str) -> bool:
+    producer = graph.producer(value)
+    if producer is None:
+        return False
+    if producer.op == "clip":
+        return producer.attrs.get("min") is not None and producer.attrs["min"] >= 0
+    return producer.op in _NON_NEGATIVE
+
+
+def _takes_pad(graph: Graph, pad: Node, window: Node | None) -> bool:
+    """Whether `window` (the pad's one user) can take the pad as its padding:
+    a convolution always (zeros are its padding), a max-pool when the padded
+    values are never negative and the pads fit in half its window (torch's
+    and paddle's limit)."""
+    if window is None or window.inputs[0] != pad.outputs[0] or \
+            window.inputs.count(pad.outputs[0]) != 1:
+        return False
+    if window.op == "conv2d":
+        return True
+    if window.op != "max_pool2d" or not _non_negative(graph, pad.inputs[0]):
+        return False
+    h, w = (1, 2) if window.attrs.get("data_format") == "NHWC" else (2, 3)
+    pads, kernel = pad.attrs["pads"], window.attrs["kernel"]
+    extra = [pads[h], pads[w], pads[h + 4], pads[w + 4]]
+    total = [a + b for a, b in zip(window.attrs.get("pads") or [0] * 4, extra)]
+    return all(p <= k // 2 for p, k in zip(total, [kernel[0], kernel[1]] * 2))
+
+
 def fold_pad_into_conv(graph: Graph) -> Graph:
+    """A zero Pad before a conv2d (or a max-pool of non-negative values, as
+    ResNet's stem has it) becomes the window op's padding: one op, which the
+    targets' runtimes fuse (an explicit 8-value pad also crashes Paddle
+    Inference's oneDNN pad kernel)."""
     _transpose_before_pad(graph)
     for pad in list(graph.nodes):
         if not _zero_pad_4d(pad):
             continue
-        conv = _single_user(graph, pad.outputs[0])
-        if conv is None or conv.op != "conv2d" or conv.inputs[0] != pad.outputs[0] or \
-                conv.inputs.count(pad.outputs[0]) != 1:
+        window = _single_user(graph, pad.outputs[0])
+        if not _takes_pad(graph, pad, window):
             continue
         pads = pad.attrs["pads"]
-        spatial = (1, 2) if conv.attrs.get("data_format") == "NHWC" else (2, 3)
+        spatial = (1, 2) if window.attrs.get("data_format") == "NHWC" else (2, 3)
         if any(pads[i] or pads[i + 4] for i in range(4) if i not in spatial) or \
-                any(p < 0 for p in pads) or len(conv.attrs.get("pads", [])) != 4:
+                any(p < 0 for p in pads) or len(window.attrs.get("pads", [])) != 4:
             continue
-        top, left, bottom, right = conv.attrs["pads"]
+        top, left, bottom, right = window.attrs["pads"]
         h, w = spatial
-        conv.attrs = {**conv.attrs, "pads": [top + pads[h], left + pads[w],
-                                             bottom + pads[h + 4], right + pads[w + 4]]}
-        conv.inputs = [pad.inputs[0], *conv.inputs[1:]]
+        window.attrs = {**window.attrs, "pads": [top + pads[h], left + pads[w],
+                                                 bottom + pads[h + 4], right + pads[w + 4]]}
+        window.inputs = [pad.inputs[0], *window.inputs[1:]]
         graph.remove_node(pad)
     return graph.remove_unused()
