@@ -16,6 +16,8 @@ import sys
 import pytest
 
 from conftest import ENV, ROOT, run_cli
+from x2.check.gradcheck import check_grad
+from x2.convert import convert as x2_convert
 
 TORCH_MODELS = str(ROOT / "tests" / "torch_models.py")
 BATCHNORM = {"torch": "nn.BatchNorm2d(", "paddle": "nn.BatchNorm2D("}
@@ -90,21 +92,20 @@ def torch_source_trainable(spec: str) -> int:
     return int(proc.stdout.strip().splitlines()[-1])
 
 
-def convert(tmp_path, source: str, target: str, model: str, *extra: str, purpose="training"):
+def convert(tmp_path, source: str, target: str, model: str, *, input_shapes=None,
+            input_dtype: str | None = None, purpose="training"):
+    """x2 convert --for PURPOSE, in this process on warm workers (the CLI
+    itself is tested in test_grad_check_fails_on_a_wrong_gradient)."""
     out = tmp_path / f"{target}_{purpose}"
-    proc = run_cli("convert", "--quiet", "--for", purpose, "--from", source, "--to", target,
-                   "--model", model, "--out", str(out), *extra)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    x2_convert(model, str(out), source=source, target=target, input_shapes=input_shapes,
+               options={"input_dtypes": {"*": input_dtype}} if input_dtype else None,
+               emit_options={"purpose": purpose})
     return out
 
 
-def grad_check(tmp_path, source: str, target: str, model: str, out) -> dict:
-    report = tmp_path / f"grad_{target}.json"
-    proc = run_cli("check", "--grad", "--from", source, "--to", target, "--model", model,
-                   "--converted", str(out), "--json", str(report))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    result = json.loads(report.read_text())
-    assert "worst" in proc.stdout and "max rel err" in proc.stdout
+def grad_check(source: str, target: str, model: str, out) -> dict:
+    result = check_grad(model, str(out), source=source, target=target)
+    assert result["passed"], result["worst"]
     return result
 
 
@@ -125,7 +126,7 @@ def test_keras_cnn_for_training(tmp_path, tf_model, target):
     assert found["trainable"] == expected == 868
     assert ("BatchNorm2d" if target == "torch" else "BatchNorm2D") in found["layers"]
 
-    grads = grad_check(tmp_path, "tf", target, str(src), out)
+    grads = grad_check("tf", target, str(src), out)
     assert grads["passed"] and grads["source_weights"] == 9
     assert grads["worst"]["max_rel"] < 1e-4
     assert {r["source"] for r in grads["parameters"]} >= {"bn1/gamma", "bn2/beta",
@@ -146,8 +147,8 @@ def test_keras_cnn_for_inference_folds_batchnorm(tmp_path, tf_model):
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_torch_encoder_for_training(tmp_path, target):
     model = f"{TORCH_MODELS}:encoder"
-    out = convert(tmp_path, "torch", target, model, "--input-shape", "tokens:2,16",
-                  "--input-dtype", "int64")
+    out = convert(tmp_path, "torch", target, model, input_shapes={"tokens": [2, 16]},
+                  input_dtype="int64")
     text = (out / "model.py").read_text()
     # The embedding table and the LayerNorms are layers, the learned positions a
     # parameter, and the q/k/v projection a Linear layer named after its source
@@ -161,7 +162,7 @@ def test_torch_encoder_for_training(tmp_path, target):
     assert found["trainable"] == torch_source_trainable(model) == 19429
     assert found["loss_after"] < found["loss_before"]
     if target == "paddle":
-        grads = grad_check(tmp_path, "torch", target, model, out)
+        grads = grad_check("torch", target, model, out)
         assert grads["passed"] and grads["source_weights"] == 30
         assert grads["worst"]["max_rel"] < 1e-4
         assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
@@ -198,7 +199,7 @@ def test_keras_transformer_for_training(tmp_path, tf_model, target):
     found = probe(target, out)
     expected = json.loads((src / "trainable.json").read_text())["trainable"]
     assert found["trainable"] == expected == 3204
-    grads = grad_check(tmp_path, "tf", target, str(src), out)
+    grads = grad_check("tf", target, str(src), out)
     assert grads["passed"] and grads["source_weights"] == grads["converted_parameters"] == 21
     assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
     assert found["loss_after"] < found["loss_before"]
@@ -210,15 +211,15 @@ def test_hugging_face_bert_for_training(tmp_path, target):
     init) from the un-decomposed export: embeddings, LayerNorms and GELUs as
     one call each, every parameter trainable, gradients as torch's."""
     model = f"{ROOT / 'tools' / 'zoo_models' / 'hf.py'}:bert_classifier"
-    out = convert(tmp_path, "torch", target, model, "--input-shape", "input_ids:2,16",
-                  "--input-dtype", "int64")
+    out = convert(tmp_path, "torch", target, model, input_shapes={"input_ids": [2, 16]},
+                  input_dtype="int64")
     text = (out / "model.py").read_text()
     _assert_calls(text, target, gelu=2, layer_norm=5, attention=2, embedding=3)
     found = probe(target, out)
     assert found["trainable"] == torch_source_trainable(model) == 24581
     assert found["loss_after"] < found["loss_before"]
     if target == "paddle":
-        grads = grad_check(tmp_path, "torch", target, model, out)
+        grads = grad_check("torch", target, model, out)
         assert grads["passed"] and grads["converted_parameters"] == grads["source_weights"]
         assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
 
@@ -238,7 +239,7 @@ torch.save(state, {str(out / "model.pt")!r})
     proc = run_cli("check", "--grad", "--from", "tf", "--to", "torch", "--model", str(src),
                    "--converted", str(out))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "FAIL" in proc.stdout
+    assert "FAIL" in proc.stdout and "worst" in proc.stdout and "max rel err" in proc.stdout
 
 
 def _keras_batchnorm_graph():
@@ -306,7 +307,7 @@ def _assert_parity(model: str, out, source: str, target: str) -> None:
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_torch_group_and_instance_norm_for_training(tmp_path, target):
     model = f"{TORCH_MODELS}:norms"
-    out = convert(tmp_path, "torch", target, model, "--input-shape", "x:2,3,8,8")
+    out = convert(tmp_path, "torch", target, model, input_shapes={"x": [2, 3, 8, 8]})
     text = (out / "model.py").read_text()
     group, instance = NORMS[target]
     assert text.count(group) == 1 and text.count(instance) == 1, text
@@ -376,12 +377,12 @@ def test_torch_dropout_is_a_layer_for_training(tmp_path, target):
     eval() (parity with the source), active in train(). The source is decomposed
     (Softsign has no mapper), where torch turns eval-mode dropout into a clone."""
     model = f"{TORCH_MODELS}:dropout_mlp"
-    out = convert(tmp_path, "torch", target, model, "--input-shape", "input:4,8")
+    out = convert(tmp_path, "torch", target, model, input_shapes={"input": [4, 8]})
     assert (out / "model.py").read_text().count("nn.Dropout(p=0.1)") == 1
     _assert_parity(model, out, "torch", target)
     assert_dropout_active(target, out, "64,8")
     # Converted for inference, dropout is gone.
-    plain = convert(tmp_path, "torch", target, model, "--input-shape", "input:4,8",
+    plain = convert(tmp_path, "torch", target, model, input_shapes={"input": [4, 8]},
                     purpose="inference")
     assert "Dropout" not in (plain / "model.py").read_text()
 
