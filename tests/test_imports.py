@@ -5,6 +5,7 @@ cycle from the interpreter, not from a reader."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "x2"
@@ -26,6 +27,7 @@ def _resolve(module: str, is_package: bool, level: int, target: str | None) -> s
     return ".".join(base + ([target] if target else []))
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
     """module -> the x2 modules it imports (a `from .pkg import name` counts
     as importing pkg.name when that is a module, else pkg)."""
@@ -113,3 +115,22 @@ def test_no_import_cycle_beyond_the_known_ones():
     assert found - KNOWN_CYCLES == set(), f"new import cycles: {sorted(found - KNOWN_CYCLES)}"
     assert KNOWN_CYCLES - found == set(), \
         f"fixed, remove from KNOWN_CYCLES: {sorted(KNOWN_CYCLES - found)}"
+
+
+def test_folders_show_the_design():
+    """One subpackage per source framework, the checking tools together, the
+    process machinery together; the torch reader split by its three jobs,
+    safe loading the leaf of the three."""
+    frontends = PACKAGE / "frontends"
+    assert {p.parent.name for p in frontends.glob("*/__init__.py")} >= {"tf", "onnx", "torch"}
+    assert sorted(p.name for p in frontends.glob("*.py")) == ["__init__.py", "common.py",
+                                                             "source_fold.py"]
+    check = {p.stem for p in (PACKAGE / "check").glob("*.py")}
+    assert {"parity", "runtime", "compare", "bisect", "gradcheck", "gradcheck_runtime",
+            "input_ranges"} <= check
+    process = {p.stem for p in (PACKAGE / "process").glob("*.py")}
+    assert {"isolation", "worker", "scratch", "executors", "batch"} <= process
+    graph = import_graph()
+    torch = "x2.frontends.torch."
+    assert not graph[torch + "loading"] & {torch + "capture", torch + "describe", torch + "trace"}
+    assert torch + "capture" not in graph[torch + "describe"]
