@@ -21,7 +21,7 @@ MODELS = str(ROOT / "tests" / "torch_models.py")
 SHAPES = {"resnet": {"x": [2, 3, 32, 32]}, "encoder": {"tokens": [2, 16]},
           "mlp": {"x": [3, 20]}}
 OPTIONS = {"encoder": {"input_dtypes": {"tokens": "int64"}}}
-RUNNERS = {"torch": {"torch:python"}, "paddle": {"paddle:python", "paddle:jit.load", "paddle:inference"},
+RUNNERS = {"torch": {"torch:python"}, "paddle": {"paddle:python", "paddle:jit.load"},
            "onnx": {"onnx:onnxruntime"}}
 
 

@@ -65,13 +65,13 @@ def test_tied_weights_and_dict_outputs_keep_their_names(tmp_path):
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_a_traced_module_converts_for_training_with_gradient_parity(tmp_path, target):
     model = f"{MODELS}:block"
-    out = finetune.convert(tmp_path, "torch", target, model, "--input-shape", "x:2,8,32")
+    out = finetune.convert(tmp_path, "torch", target, model, input_shapes={"x": [2, 8, 32]})
     assert json.loads((out / "report.json").read_text())["source"]["capture"] == \
         "torch.jit.trace"
     found = finetune.probe(target, out)
     assert found["trainable"] == finetune.torch_source_trainable(model) == 8544
     assert found["loss_after"] < found["loss_before"]
-    grads = finetune.grad_check(tmp_path, "torch", target, model, out)
+    grads = finetune.grad_check("torch", target, model, out)
     assert grads["passed"] and grads["worst"]["max_rel"] < 1e-4
 
 

@@ -548,6 +548,9 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
 @click.option("--allow-input-independent", is_flag=True,
               help="A source output that does not change with the input is a warning, not a "
                    "failure (parity against it proves nothing).")
+@click.option("--serving", is_flag=True,
+              help="Also run the target's serving runtime: for --to paddle, inference/ in "
+                   "Paddle Inference with its default config (oneDNN on for CPU).")
 @click.option("--grad", is_flag=True,
               help="Compare gradients instead of outputs: one forward and backward pass of "
                    "sum(outputs * fixed random weights) in both models; every source weight's "
@@ -556,7 +559,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def check(source, target, model, converted, signature, inputs_file, batches, seed, batch, rtol,
           atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
-          allow_input_independent, grad, json_path, debug):
+          allow_input_independent, serving, grad, json_path, debug):
     """Run source and converted model on the same inputs and compare outputs.
 
     An output passes when max|converted - source| <= atol + rtol * max|source|.
@@ -585,7 +588,8 @@ def check(source, target, model, converted, signature, inputs_file, batches, see
                            tolerances=parse_tolerances(tols), device=device,
                            source_device=source_device, target_device=target_device,
                            soft_placement=soft_placement, precision=precision, bisect=bisect,
-                           allow_input_independent=allow_input_independent)
+                           allow_input_independent=allow_input_independent,
+                           serving=serving)
     except Exception as exc:
         _fail(exc, debug)
         return

@@ -498,6 +498,10 @@ class EmitContext:
             return origin.permuted([1, 0])
         return origin if array.shape == const.shape and np.array_equal(array, const) else None
 
+    def constant_pad(self, x: Expr, pads: list[int], value, shape, dtype) -> Expr:
+        """`x` (of `shape` and `dtype`) padded with `value`: pads [begin_0, ..., end_0, ...]."""
+        return self.api("pad", x, self.constant_pads(pads), value=value)
+
     def softmax_rows(self, node, y: Expr) -> Expr:
         """`y`, the framework's softmax of a `softmax`/`log_softmax` node, made to
         give what the IR gives for a row that is all -inf (NaN) where it does not."""

@@ -50,12 +50,35 @@ class PaddleContext(EmitContext):
     def constant_pads(self, pads: list[int]) -> list[int]:
         rank = len(pads) // 2
         if rank == 4 and not any(pads[i] or pads[i + 4] for i in (0, 1)):
-            # An image's own padding, [left, right, top, bottom] (pad2d): the
-            # all-dims form runs a generic kernel, which Paddle Inference's
-            # oneDNN pad crashes on.
-            return [pads[3], pads[7], pads[2], pads[6]]
+            return [pads[3], pads[7], pads[2], pads[6]]   # an image's [left, right, top, bottom]
         # [begin_0, end_0, begin_1, end_1, ...] when every dim is given.
         return [p for i in range(rank) for p in (pads[i], pads[i + rank])]
+
+    def constant_pad(self, x: Expr, pads: list[int], value, shape, dtype) -> Expr:
+        """Paddle Inference (paddle 3.3, default config) runs F.pad right only
+        in its image forms: an image's height/width (pad2d) or a sequence's
+        last axis (NCL). With the all-dims form it crashes, hangs, or pads
+        other axes; other pads are written as concatenations with filled blocks."""
+        rank = len(pads) // 2
+        padded = [i for i in range(rank) if pads[i] or pads[i + rank]]
+        static = shape is not None and all(isinstance(d, int) for d in shape)
+        if not padded or (rank == 4 and set(padded) <= {2, 3}) or any(p < 0 for p in pads) \
+                or dtype is None \
+                or not static:
+            return self.api("pad", x, self.constant_pads(pads), value=value)
+        if rank == 3 and padded == [2]:
+            return self.api("pad", x, [pads[2], pads[5]], value=value, data_format="NCL")
+        dtype = self.dtype(dtype)
+        size = list(shape)
+        for axis in padded:
+            blocks = []
+            for count in (pads[axis], pads[axis + rank]):
+                block = [*size[:axis], count, *size[axis + 1:]]
+                blocks.append(call("paddle.full", block, value, dtype) if count else None)
+            parts = [b for b in (blocks[0], x, blocks[1]) if b is not None]
+            x = call("paddle.concat", parts, axis=axis)
+            size[axis] += pads[axis] + pads[axis + rank]
+        return x
 
     def dense_weight(self, w: str) -> str:
         return w  # nn.Linear keeps [in, out], like the IR

@@ -230,8 +230,10 @@ def cumsum(e, node):
         # A zero in front, the last sum dropped (subtracting x would round floats).
         pads = [0] * (2 * rank)
         pads[axis] = 1
-        y = e.api("pad", subscript(y, rank, [axis], [0], [-1], [1]), e.constant_pads(pads),
-                  value=0)
+        shape = e.graph.shape(node.inputs[0])
+        shape = None if shape is None else [d - (i == axis) if isinstance(d, int) else d
+                                            for i, d in enumerate(shape)]
+        y = e.constant_pad(subscript(y, rank, [axis], [0], [-1], [1]), pads, 0, shape, dtype)
     return e.api("flip", y, axis=[axis]) if a["reverse"] else y
 
 
@@ -278,7 +280,8 @@ def pad(e, node):
     rank = len(pads) // 2
     x = e.value(node.inputs[0])
     if mode == "constant":
-        return e.api("pad", x, e.constant_pads(pads), value=node.attrs.get("value", 0.0))
+        return e.constant_pad(x, pads, node.attrs.get("value", 0.0),
+                              e.graph.shape(node.inputs[0]), e.graph.dtype(node.inputs[0]))
     if rank != 4 or any(pads[i] or pads[i + rank] for i in (0, 1)):
         raise e.unsupported(node, f"{mode} padding of batch/channel dims or rank {rank}")
     # Both frameworks take [left, right, top, bottom] for an NCHW image.
