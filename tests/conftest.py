@@ -48,7 +48,7 @@ def _build(args: list[str], out: Path) -> Path:
 TEST_TIME_LIMIT_S = 600
 
 
-class TestTimeLimit(Exception):
+class TimeLimitExceeded(Exception):
     """Not TimeoutError: that is an OSError, which code waiting on a worker's
     pipe takes for the worker's death and then waits for it to exit (a
     framework that hangs never does)."""
@@ -57,7 +57,7 @@ class TestTimeLimit(Exception):
 @pytest.fixture(autouse=True)
 def time_limit():
     def expired(signum, frame):
-        raise TestTimeLimit(f"the test ran longer than {TEST_TIME_LIMIT_S} s")
+        raise TimeLimitExceeded(f"the test ran longer than {TEST_TIME_LIMIT_S} s")
     previous = signal.signal(signal.SIGALRM, expired)
     signal.alarm(TEST_TIME_LIMIT_S)
     yield
