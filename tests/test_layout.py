@@ -77,6 +77,8 @@ def test_keras_applications_without_transposes(sample, tmp_path, name):
         report = convert(str(sample(name)), str(out), target=target, io_layout="nchw")
         assert report.transposes_left == 0
         _passes(check(str(sample(name)), str(out), target=target, rtol=RTOL))
+    if name in ("mobilenet_v2", "resnet50"):
+        return   # their default interface: test_onnx.py test_keras_applications_to_onnx
     # The default (NHWC) interface: one Transpose, at the input.
     report = convert(str(sample(name)), str(tmp_path / "nhwc_io"), target="onnx")
     assert report.transposes_left == 1

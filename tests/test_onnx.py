@@ -96,7 +96,9 @@ def test_keras_applications_to_onnx(sample, tmp_path, name):
     report = convert(str(sample(name)), str(out), target="onnx")
     _assert_parity(check(str(sample(name)), str(out), target="onnx", rtol=RTOL))
     assert onnx_facts(out / "model.onnx")["ops"]["Transpose"] == 1
+    # The default (NHWC) interface keeps one Transpose, at the input.
     assert report.transposes_left == 1
+    assert report.transposes_where[0]["where"].startswith("at graph input")
 
 
 LARGE = """
