@@ -106,7 +106,11 @@ def _outputs(out: Path) -> dict[str, tuple[int, int]]:
 def test_resume_after_an_interrupted_ray_run_with_checks(models, tmp_path):
     out, chosen = tmp_path / "out", models[:3]
     journal = out / ".x2-journal.jsonl"
-    proc = _x2(*_many(out, chosen, "--check", "--executor", "ray", "-j", "1"), wait=False)
+    held = tmp_path / "held"
+    held.mkdir()
+    (held / "hold_after").write_text("2")   # the run cannot end before the interrupt
+    proc = _x2(*_many(out, chosen, "--check", "--executor", "ray", "-j", "1"), wait=False,
+               env={"X2_TEST_RAY_DIR": str(held)})
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None and (
             not journal.exists() or len(journal.read_text().splitlines()) < 2):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,13 +75,19 @@ def _ray_task(fn: Callable, key: str, arg: Any) -> Any:
 
 def _test_hook(key: str) -> None:
     """For tests only (X2_TEST_RAY_DIR): record each attempt of a task in
-    DIR/attempts, and SIGKILL this worker once for the task named in DIR/kill,
-    as if its machine had been lost."""
+    DIR/attempts, SIGKILL this worker once for the task named in DIR/kill,
+    as if its machine had been lost, and hold every task after the first N
+    (DIR/hold_after holds N) for 20 s, so a test can interrupt a
+    run before it ends however fast the machine is."""
     folder = os.environ.get("X2_TEST_RAY_DIR")
     if not folder:
         return
     with open(Path(folder) / "attempts", "a") as fh:
         fh.write(key + "\n")
+    hold = Path(folder) / "hold_after"
+    if hold.exists() and len((Path(folder) / "attempts").read_text().split()) > int(
+            hold.read_text()):
+        time.sleep(20)
     kill = Path(folder) / "kill"
     try:
         if kill.read_text() == key:
