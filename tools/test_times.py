@@ -49,6 +49,8 @@ def tables(directory: Path, wall: float | None) -> str:
     for file, (count, seconds) in sorted(by_file.items(), key=lambda kv: -kv[1][1]):
         lines.append(f"| {file} | {count} | {seconds:.1f} | {100 * seconds / total:.1f}% |")
     kinds = [json.loads(p.read_text()) for p in sorted(directory.glob("kinds-*.json"))]
+    if any(k["worker"] != "main" for k in kinds):
+        kinds = [k for k in kinds if k["worker"] != "main"]   # the xdist controller runs no test
     if kinds:
         session = sum(k["session_s"] for k in kinds)
         lines += ["", "| kind of work | seconds | share of the workers' session time | calls |",
