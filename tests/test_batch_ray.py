@@ -46,8 +46,11 @@ def _x2(*args, env=None, wait=True):
     command = [sys.executable, "-c", DRIVER, *args]
     environment = {**ENV, "COLUMNS": "200", **(env or {})}
     if not wait:
+        # A pytest-xdist worker ignores SIGINT, and a child inherits that: the
+        # driver must take the test's Ctrl-C as a user's terminal delivers it.
         return subprocess.Popen(command, env=environment, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
 
 
