@@ -80,7 +80,7 @@ def test_zoo_tables_count_and_group_failures(tmp_path):
     zoo.write_outputs(results, tmp_path / "zoo.json", md)
     text = md.read_text()
     assert "| hf-text | 2 | 1/1 | 0/2 | 0/0 |" in text
-    assert "Measured at x2 commit unknown." in text
+    assert "a stale table" in text
     results["a"]["commit"] = "0123abcd"
     zoo.write_outputs(results, tmp_path / "zoo.json", md)
     assert "Measured at 2 different x2 commits (0123abcd, unknown)" in md.read_text()
