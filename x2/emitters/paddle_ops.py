@@ -261,8 +261,8 @@ def resize(e, node):
         if a["mode"] == "nearest":
             statements.append(Assign([name], below))
         else:
-            below_name = e.namer(f"{tables}\0below", f"{what}_below")
-            above_name = e.namer(f"{tables}\0above", f"{what}_above")
+            below_name = e.namer(f"{node.name}#{what}_below", f"{what}_below")
+            above_name = e.namer(f"{node.name}#{what}_above", f"{what}_above")
             above = call("paddle.index_select", y, e.table(f"{tables}_high", high), axis=axis)
             weight = e.table(f"{tables}_weight",
                              weight.astype(dtype).reshape((-1, 1) if axis == 2 else (-1,)))
@@ -293,8 +293,8 @@ def attention(e, node):
     # A query whose every key is masked gives 0 (the IR's and torch's rule);
     # paddle's softmax makes such a row uniform. Multiplying by isfinite(max)
     # zeroes it and keeps a NaN row NaN.
-    scores_name = e.namer(f"{node.outputs[0]}\0scores", "scores")
-    weights_name = e.namer(f"{node.outputs[0]}\0weights", "weights")
+    scores_name = e.namer(f"{node.name}#scores", "scores")
+    weights_name = e.namer(f"{node.name}#weights", "weights")
     row_max = call("paddle.max", Expr(scores_name), axis=-1, keepdim=True)
     sees_something = call("paddle.isfinite", row_max)
     return [Assign([scores_name], binop(scores, "+", e.value(node.inputs[3]))),
