@@ -37,11 +37,27 @@ def parse_input_shapes(values: tuple[str, ...]) -> dict[str, list[int]] | None:
         if not sep or not name:
             raise X2Error(f"--input-shape {value!r}: expected NAME:D1,D2,... e.g. "
                           f"input:1,224,224,3")
-        try:
-            shapes[name] = [int(d) for d in dims.split(",")]
-        except ValueError:
-            raise X2Error(f"--input-shape {value!r}: dimensions must be integers") from None
+        shapes[name] = [_dim(value, d.strip()) for d in dims.split(",")]
     return shapes or None
+
+
+def _dim(option: str, text: str) -> int | str:
+    """An int fixes the dim; a name keeps it dynamic ("seq", or "seq=16" with
+    the example size): the same name is the same size in every input."""
+    from .ir.symbols import is_symbol
+    symbol, eq, size = text.partition("=")
+    try:
+        if not eq and not is_symbol(text):
+            value = int(text)
+            if value >= 0:
+                return value
+        elif is_symbol(symbol) and (not eq or int(size) > 0):
+            return text
+    except ValueError:
+        pass
+    raise X2Error(f"--input-shape {option!r}: each dimension is a size (16), a name for a "
+                  f"dynamic dim (seq) or a name with its example size (seq=16); "
+                  f"{text!r} is none of these")
 
 
 def _fail(exc: BaseException, debug: bool, hint: bool = True) -> None:
@@ -257,8 +273,12 @@ def parity_table(result: dict) -> FitTable:
                    f"converted={devices.get('target', 'cpu')}, inputs {result['input_shapes']}"
                    + (f", seed {seed}" if seed is not None else "") + ")")
     table = FitTable(title=title)
+    shapes = [b.get("dims") or {} for b in result.get("batches", [])]
+    show_dims = len({repr(d) for d in shapes}) > 1
     if show_batch:
         table.add_column("batch", numeric=True)
+    if show_dims:
+        table.add_column("dynamic dims")
     table.add_column("runner")
     table.add_column("output")
     for col in ("max abs err", "max rel err", "ref scale") + (("tol",) if show_tol else ()):
@@ -272,7 +292,10 @@ def parity_table(result: dict) -> FitTable:
             verdict += " [yellow](reference does not depend on the input)[/]"
         batch = f"{r.get('batch', 0)}" + (f" (seed {r['seed']})" if r.get("seed") is not None
                                           else "")
-        table.add_row(*((batch,) if show_batch else ()), escape(r["runner"]), escape(r["name"]),
+        dims = shapes[r.get("batch", 0)] if r.get("batch", 0) < len(shapes) else {}
+        dims = " ".join(f"{k}={v}" for k, v in dims.items())
+        table.add_row(*((batch,) if show_batch else ()), *((escape(dims),) if show_dims else ()),
+                      escape(r["runner"]), escape(r["name"]),
                       f"{r['max_abs']:.3e}", f"{r['max_rel']:.3e}", f"{r['ref_scale']:.3g}",
                       *((tol,) if show_tol else ()), verdict)
     return table
@@ -517,6 +540,9 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
                    "converted model's input layout.")
 @click.option("--batches", default=1, show_default=True, type=int,
               help="Number of random batches, seeds SEED, SEED+1, ...")
+@click.option("--dim", "dims", multiple=True, metavar="NAME=S1,S2,...",
+              help="Sizes to check a dynamic dim at (repeatable), e.g. --dim seq=1,16,33. "
+                   "Default: its example size, 1 and a larger odd size.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--batch", default=2, show_default=True, type=int,
               help="Batch size used for dynamic batch dimensions.")
@@ -557,8 +583,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
                    "gradient against the converted parameter holding it (default rtol 1e-4).")
 @click.option("--json", "json_path", help="Also write the parity report as JSON here.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-def check(source, target, model, converted, signature, inputs_file, batches, seed, batch, rtol,
-          atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
+def check(source, target, model, converted, signature, inputs_file, batches, dims, seed, batch,
+          rtol, atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
           allow_input_independent, serving, grad, json_path, debug):
     """Run source and converted model on the same inputs and compare outputs.
 
@@ -566,6 +592,7 @@ def check(source, target, model, converted, signature, inputs_file, batches, see
     Exit status: 0 all outputs match, 1 a mismatch (or a source output that does not depend
     on the input), 2 bad input (or a missing device)."""
     from .check.parity import check as run_check, parse_tolerances
+    from .check.shapes import parse_dim_sizes
     if grad:
         from .check.gradcheck import check_grad
         try:
@@ -589,7 +616,7 @@ def check(source, target, model, converted, signature, inputs_file, batches, see
                            source_device=source_device, target_device=target_device,
                            soft_placement=soft_placement, precision=precision, bisect=bisect,
                            allow_input_independent=allow_input_independent,
-                           serving=serving)
+                           serving=serving, dim_sizes=parse_dim_sizes(dims))
     except Exception as exc:
         _fail(exc, debug)
         return

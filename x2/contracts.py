@@ -74,7 +74,8 @@ class ReadRequest:
     model: str
     ir: str = ""
     signature: str | None = None
-    input_shapes: dict[str, list[int]] | None = None
+    # NAME -> dims: an int fixes one, a symbol ("seq", "seq=16") names a dynamic one
+    input_shapes: dict[str, list[int | str]] | None = None
     inputs: list[str] | None = None     # --inputs: prune to start here
     outputs: list[str] | None = None    # --outputs: prune to end here
     options: ReadOptions = field(default_factory=ReadOptions)
@@ -151,7 +152,7 @@ class Report:
     source: dict[str, Any]
     target: str
     target_details: dict[str, Any]
-    inputs: list[dict]                  # {name, dtype, shape} of the converted model
+    inputs: list[dict]                  # {name, dtype, shape, dims} of the converted model
     outputs: list[dict]
     ops_seen: dict[str, int]
     ops_mapped: int
@@ -168,6 +169,8 @@ class Report:
     # converted-model name -> IR value -> source node and origin, in execution
     # order: what `x2 check --bisect` compares
     values: list[dict]
+    # symbol -> the example size the source gave it (x2/ir/symbols.py)
+    dim_examples: dict[str, int] = field(default_factory=dict)
     x2_version: str = field(default_factory=x2_version)
     version: int = CONTRACT_VERSION
 

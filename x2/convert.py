@@ -17,6 +17,7 @@ from .contracts import (EmitOptions, EmitRequest, ReadOptions, ReadRequest, Read
 from .errors import InternalError, X2Error
 from .check.input_ranges import infer_index_ranges
 from .ir import load_graph, save_graph
+from .ir.symbols import value_dims
 from .process.isolation import run_step, start_step
 from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
@@ -260,9 +261,11 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
                             # --for: what the passes kept (x2/passes/__init__.py)
                             "for": emit_options.purpose},
             # "range": [low, high) of an integer input: what `x2 check` draws from.
-            inputs=[{"name": v, **graph.info[v].to_json(),
+            # "dims": the symbol of each dynamic axis (x2/ir/symbols.py): one size each.
+            inputs=[{"name": v, **graph.info[v].to_json(), "dims": value_dims(graph, v),
                      **({"range": input_ranges[v]} if v in input_ranges else {})}
                     for v in graph.inputs],
+            dim_examples=dict(graph.meta.dim_examples),
             outputs=[{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
                      for v in graph.outputs],
             ops_seen=read.source_ops,

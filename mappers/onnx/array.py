@@ -328,9 +328,48 @@ def slice_attrs(ctx, op):
 
 @onnx_mapper("Slice", since=10)
 def slice_inputs(ctx, op):
-    """`slice` from constant inputs (opset >= 10)."""
-    _slice(ctx, op, const_ints(ctx, op, 1, "starts"), const_ints(ctx, op, 2, "ends"),
-           const_ints(ctx, op, 3, "axes"), const_ints(ctx, op, 4, "steps"))
+    """`slice` from constant inputs (opset >= 10); starts/ends computed by the
+    graph (a length read from a dynamic shape) make `slice_dynamic`."""
+    axes, steps = const_ints(ctx, op, 3, "axes"), const_ints(ctx, op, 4, "steps")
+    if ctx.const(op.inputs[1]) is not None and ctx.const(op.inputs[2]) is not None:
+        _slice(ctx, op, const_ints(ctx, op, 1, "starts"), const_ints(ctx, op, 2, "ends"),
+               axes, steps)
+        return
+    count = _length(ctx, op, op.inputs[1]) or _length(ctx, op, op.inputs[2])
+    if count is None:
+        raise ConversionError(f"Slice '{op.name}': the number of sliced axes is unknown "
+                              f"(starts and ends are computed and their length is not known)")
+    axes = list(range(count)) if axes is None else axes
+    rank = ctx.shape(op.inputs[0])
+    if any(a < 0 for a in axes):
+        axes = [check_axis(op, a, rank_of(ctx, op, op.inputs[0])) for a in axes]
+    steps = [1] * count if steps is None else steps
+    if len(axes) != count or len(steps) != count or 0 in steps:
+        raise ConversionError(f"Slice '{op.name}': axes {list(axes)} and steps {list(steps)} "
+                              f"must pair with the {count} starts, and no step may be 0")
+    bounds = [_as_int64_vector(ctx, v, count) for v in op.inputs[1:3]]
+    ctx.emit("slice_dynamic", [op.inputs[0], *bounds], {"axes": axes, "steps": steps},
+             outputs=op.outputs)
+
+
+def _length(ctx, op, value: str) -> int | None:
+    """The length of a 1-D integer input (None: unknown)."""
+    shape = ctx.shape(value)
+    if shape is None:
+        return None
+    if len(shape) != 1:
+        raise ConversionError(f"{op.type} '{op.name}': '{value}' must be 1-D, its shape is "
+                              f"{list(shape)}")
+    return shape[0]
+
+
+def _as_int64_vector(ctx, value: str, length: int) -> str:
+    array = ctx.const(value)
+    if array is not None:
+        return ctx.constant(np.asarray(array).astype(np.int64).reshape(-1), "bound")
+    if ctx.dtype(value) == "int64":
+        return value
+    return ctx.emit("cast", [value], {"dtype": "int64"}, dtype="int64", shape=(length,))
 
 
 @onnx_mapper("Split")
@@ -401,7 +440,22 @@ def pad_inputs(ctx, op):
 
 @onnx_mapper("Expand")
 def expand(ctx, op):
-    """`expand(shape)` with a constant shape."""
+    """`expand(shape)` with a constant shape; a computed one makes `expand_dynamic`."""
+    if ctx.const(op.inputs[1]) is None:
+        length, in_shape = _length(ctx, op, op.inputs[1]), ctx.shape(op.inputs[0])
+        if length is None or in_shape is None:
+            raise ConversionError(f"Expand '{op.name}': the rank of the computed target "
+                                  f"shape or of the input is unknown")
+        x, target = op.inputs[0], _as_int64_vector(ctx, op.inputs[1], length)
+        if length > len(in_shape):  # the same broadcast, with ranks made equal
+            x = ctx.emit("unsqueeze", [x], {"axes": list(range(length - len(in_shape)))},
+                         shape=(1,) * (length - len(in_shape)) + tuple(in_shape))
+        elif length < len(in_shape):
+            ones = ctx.constant(np.ones(len(in_shape) - length, np.int64), "ones")
+            target = ctx.emit("concat", [ones, target], {"axis": 0}, dtype="int64",
+                              shape=(len(in_shape),))
+        ctx.emit("expand_dynamic", [x, target], outputs=op.outputs)
+        return
     shape = const_ints(ctx, op, 1, "the shape")
     if shape is None or any(d < 0 for d in shape):
         raise ConversionError(f"Expand '{op.name}': target shape {shape} must hold "
@@ -473,7 +527,16 @@ def shape(ctx, op):
 
 @onnx_mapper("ConstantOfShape")
 def constant_of_shape(ctx, op):
-    """A constant (the shape input must be constant after folding)."""
+    """A constant where the shape is known; `full` of a computed shape."""
+    value = op.attrs.get("value")
+    fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    if ctx.const(op.inputs[0]) is None:
+        if fill.size != 1:
+            raise ConversionError(f"ConstantOfShape '{op.name}': attribute value must hold "
+                                  f"one element, it holds {fill.size}")
+        ctx.emit("full", op.inputs[:1], {"value": fill[0].item(), "dtype": fill.dtype.name},
+                 outputs=op.outputs)
+        return
     dims = const_ints(ctx, op, 0, "the shape")
     if dims is None or any(d < 0 for d in dims):
         raise ConversionError(f"ConstantOfShape '{op.name}': shape {dims} must hold "
@@ -491,3 +554,30 @@ def constant_of_shape(ctx, op):
     # Too big to store as a weight: the runtime broadcasts the scalar.
     ctx.emit("expand", [ctx.constant(fill.reshape(()), "fill")], {"shape": dims},
              outputs=op.outputs)
+
+
+@onnx_mapper("Range")
+def range_(ctx, op):
+    """`range` of scalar start, limit and delta (a constant zero delta is refused)."""
+    delta = ctx.const(op.inputs[2])
+    if delta is not None and not np.all(np.asarray(delta)):
+        raise ConversionError(f"Range '{op.name}': delta is 0, the range would never end")
+    for value in op.inputs[:3]:
+        shape = ctx.shape(value)
+        if shape is not None and int(np.prod(shape or (1,))) != 1:
+            raise ConversionError(f"Range '{op.name}': start, limit and delta must be "
+                                  f"scalars; '{value}' has shape {list(shape)}")
+    ctx.emit("range", op.inputs[:3], outputs=op.outputs)
+
+
+@onnx_mapper("Size")
+def size(ctx, op):
+    """The element count: the product of `shape` (folded where the shape is static)."""
+    shape = ctx.shape(op.inputs[0])
+    if shape is not None and all(isinstance(d, int) for d in shape):
+        ctx.emit("identity", [ctx.constant(np.array(math.prod(shape), np.int64), "size")],
+                 outputs=op.outputs)
+        return
+    dims = ctx.emit("shape", op.inputs[:1], {"dtype": "int64"}, hint="shape", dtype="int64",
+                    shape=None if shape is None else (len(shape),))
+    ctx.emit("reduce_prod", [dims], {"axes": [0], "keepdims": False}, outputs=op.outputs)

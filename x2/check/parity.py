@@ -17,6 +17,7 @@ that diverges, named by its source node (report.json "values").
 from __future__ import annotations
 
 import shutil
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from ..errors import X2Error
 from ..process.isolation import run_step
 from .compare import compare, precision_args, source_inputs
 from ..process.scratch import make_dir
+from .shapes import input_shape, size_sets
 
 # --from NAME -> worker task that runs the source model on saved inputs.
 SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run", "torch": "torch.run"}
@@ -64,12 +66,14 @@ class OutputParity:
         return dict(self.__dict__)
 
 
-def make_inputs(spec: dict, seed: int, batch: int) -> list[np.ndarray]:
+def make_inputs(spec: dict, seed: int, batch: int | dict[str, int]) -> list[np.ndarray]:
+    """Seeded random inputs; `batch` is the size of every dynamic dim, or a
+    size per symbol (x2/check/shapes.py)."""
     rng = np.random.default_rng(seed)
     arrays = []
     for item in spec["inputs"]:
-        declared = item["shape"]  # [] is a scalar; None: rank unknown, one batched axis
-        shape = [batch if d is None else d for d in (declared if declared is not None else [batch])]
+        sizes = batch if isinstance(batch, dict) else defaultdict(lambda: batch)
+        shape = input_shape(item, sizes)
         # A half-precision interface is fed float32 values rounded to it: the
         # source takes float32, and the runner casts to the model's dtype.
         half = item["dtype"] in ("float16", "bfloat16")
@@ -275,9 +279,14 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
           device: str = "cpu", source_device: str | None = None,
           target_device: str | None = None, soft_placement: bool = False,
           precision: str | None = None, bisect: bool = False,
-          allow_input_independent: bool = False, serving: bool = False) -> dict:
+          allow_input_independent: bool = False, serving: bool = False,
+          dim_sizes: dict[str, list[int]] | None = None) -> dict:
     """Run source and converted model on the same inputs and compare outputs.
     `serving` also runs the target's serving runtime (SERVING_RUNS).
+
+    A model with dynamic dims is run at several shapes (x2/check/shapes.py):
+    `batches` seeded batches at the example sizes, then one batch at each
+    other size set; `dim_sizes` (--dim) chooses a symbol's sizes.
 
     Returns a JSON-able report; "passed" is the verdict over every batch,
     runner and output. `rtol`/`atol` default to the precision's tolerances
@@ -339,13 +348,16 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     batch_info = []
     bisect_result = None
     refs_by_batch, arrays_by_batch = [], []
+    sets = size_sets(spec, report.dim_examples, batch, dim_sizes)
+    runs = [sets[0]] * batches + sets[1:] if inputs is None else [None]
     tmp_path = make_dir("x2-check-")
     try:
-        for b in range(batches):
+        for b, sizes in enumerate(runs):
             bseed = seed + b
-            arrays = inputs if inputs is not None else make_inputs(spec, bseed, batch)
+            arrays = inputs if inputs is not None else make_inputs(spec, bseed, sizes)
             batch_info.append({"seed": None if inputs is not None else bseed,
-                               "input_shapes": [list(a.shape) for a in arrays]})
+                               "input_shapes": [list(a.shape) for a in arrays],
+                               "dims": sizes or {}})
             arrays_by_batch.append(arrays)
             refs, got_all = _run_batch(tmp_path / f"b{b}", model, converted, source, target,
                                        report, signature, names, spec, io, arrays, src_dev,
@@ -397,6 +409,8 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
         bisect_result = {"ran": False, "why": "every output matched; nothing to bisect"}
     return {"passed": passed, "rtol": rtol, "atol": atol, "seed": seed, "batch": batch,
             "input_shapes": batch_info[0]["input_shapes"], "batches": batch_info,
+            # each shape checked: the size of every dynamic dim, and the input shapes
+            "shapes_checked": _distinct_shapes(batch_info),
             "inputs": "file " + str(inputs_file) if inputs_file else (
                 "given" if inputs is not None else "seeded random"),
             "precision": precision,
@@ -410,6 +424,15 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
             "notes": sorted(set(notes)), "bisect": bisect_result,
             "input_independent": None if allow_input_independent else message,
             "outputs": results}
+
+
+def _distinct_shapes(batch_info: list[dict]) -> list[dict]:
+    seen = {}
+    for info in batch_info:
+        key = repr(info["input_shapes"])
+        seen.setdefault(key, {"dims": info.get("dims") or {},
+                              "input_shapes": info["input_shapes"]})
+    return list(seen.values())
 
 
 def _input_independent(work, model, source, report, signature, names, spec, io, src_dev,

@@ -562,14 +562,15 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     return text, e.state
 
 
-def subscript(x, rank: int, axes: list[int], starts: list[int], ends: list[int],
+def subscript(x, rank: int, axes: list[int], starts: list, ends: list,
               steps: list[int]) -> Expr:
-    """x[a:b:c, ...] for a `slice` node, with trailing full dims left out."""
+    """x[a:b:c, ...] for a `slice` node, with trailing full dims left out; a
+    bound is an int or an Expr computed at run time."""
     parts = [":"] * rank
     huge = 1 << 62  # ONNX/TF write "to the end" as INT64_MAX
     for axis, b, e, s in zip(axes, starts, ends, steps):
-        begin = "" if (b == 0 and s > 0) else str(b)
-        end = "" if abs(e) >= huge else str(e)
+        begin = "" if (isinstance(b, int) and b == 0 and s > 0) else str(b)
+        end = "" if isinstance(e, int) and abs(e) >= huge else str(e)
         parts[axis] = f"{begin}:{end}" + (f":{s}" if s != 1 else "")
     while len(parts) > 1 and parts[-1] == ":":
         parts.pop()

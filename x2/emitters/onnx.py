@@ -14,6 +14,7 @@ from ..contracts import EmitRequest
 from ..errors import ConversionError, X2Error
 from ..ir import Graph
 from ..ir.serialize import copy_file_range_of
+from ..ir.symbols import value_dims
 from .onnx_ops import ONNX_OPS
 
 DEFAULT_OPSET = 17
@@ -103,13 +104,11 @@ def _value_info(helper, graph: Graph, name: str):
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(info.dtype))
     if info.shape is None:
         return helper.make_tensor_value_info(name, elem, None)
-    dims = [d if d is not None else ("batch" if i == 0 else f"{_short(name)}_d{i}")
-            for i, d in enumerate(info.shape)]
+    # An output's dynamic dims keep the source's names; x2 does not carry
+    # symbols through the graph, so an unnamed one is left unnamed.
+    symbols = value_dims(graph, name, unnamed=name in graph.inputs)
+    dims = [d if d is not None else symbol for d, symbol in zip(info.shape, symbols)]
     return helper.make_tensor_value_info(name, elem, dims)
-
-
-def _short(name: str) -> str:
-    return name.replace("/", "_").replace(":", "_")
 
 
 def build_model(graph: Graph, opset: int, out_dir: Path | None = None,

@@ -297,6 +297,22 @@ def full(e, node):
     e.node("Expand", [e.scalar(node.attrs["value"], node.attrs["dtype"]), shape], node.outputs)
 
 
+@onnx_op("expand_dynamic")
+def expand_dynamic(e, node):
+    e.node("Expand", node.inputs, node.outputs)
+
+
+@onnx_op("range")
+def range_(e, node):
+    e.node("Range", node.inputs, node.outputs)
+
+
+@onnx_op("slice_dynamic")
+def slice_dynamic(e, node):
+    a = node.attrs
+    e.node("Slice", [*node.inputs, e.ints(a["axes"]), e.ints(a["steps"])], node.outputs)
+
+
 @onnx_op("squeeze", "unsqueeze")
 def squeeze(e, node):
     e.node(node.op.capitalize(), [node.inputs[0], e.ints(node.attrs["axes"])], node.outputs)

@@ -226,6 +226,19 @@ def full(e, node):
                 e.dtype(node.attrs["dtype"]))
 
 
+@PADDLE_OPS.register("expand_dynamic")
+def expand_dynamic(e, node):
+    # ONNX Expand broadcasts both ways (a 1 in the target keeps the input's
+    # dim); paddle.expand only grows, so the target is the larger of the two.
+    x, shape = node.inputs
+    rank = len(e.graph.shape(x) or ())
+    if not rank or tuple(e.graph.shape(shape) or ()) != (rank,):
+        raise e.unsupported(node, "a computed expand to a shape of another rank")
+    target = call("paddle.maximum", call("paddle.cast", e.value(shape), e.dtype("int64")),
+                  call("paddle.cast", call("paddle.shape", e.value(x)), e.dtype("int64")))
+    return call("paddle.expand", e.value(x), target)
+
+
 @PADDLE_OPS.register("squeeze", "unsqueeze")
 def squeeze(e, node):
     return call(f"paddle.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axes"])

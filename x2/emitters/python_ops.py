@@ -268,6 +268,32 @@ def slice_(e, node):
     return subscript(x, len(shape), a["axes"], starts, ends, steps)
 
 
+@register("slice_dynamic")
+def slice_dynamic(e, node):
+    """x[starts[0]:ends[0], ...] with the computed bounds indexed in place (a
+    constant bound stays a literal)."""
+    a = node.attrs
+    rank = len(e.graph.shape(node.inputs[0]) or ())
+    if not rank:
+        raise e.unsupported(node, "a computed slice of a tensor whose rank is unknown")
+    if any(step < 0 for step in a["steps"]):
+        raise e.unsupported(node, "a computed slice with a negative step")
+    starts, ends = (_bounds(e, value, len(a["axes"])) for value in node.inputs[1:3])
+    return subscript(e.value(node.inputs[0]), rank, a["axes"], starts, ends, a["steps"])
+
+
+def _bounds(e, value: str, count: int) -> list:
+    if e.is_const(value):
+        return [int(b) for b in e.const(value).reshape(-1)]
+    return [Expr(f"{e.value(value)}[{i}]") for i in range(count)]
+
+
+@register("range")
+def range_(e, node):
+    start, limit, delta = (e.value(v) for v in node.inputs)
+    return e.api("arange", start, limit, delta, dtype=e.dtype(e.graph.dtype(node.outputs[0])))
+
+
 @register("strided_slice")
 def strided_slice(e, node):
     rank = len(e.graph.shape(node.inputs[0]) or ())

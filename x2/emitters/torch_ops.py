@@ -289,6 +289,15 @@ def full(e, node):
                 dtype=e.dtype(node.attrs["dtype"]))
 
 
+@TORCH_OPS.register("expand_dynamic")
+def expand_dynamic(e, node):
+    # ONNX Expand broadcasts both ways: a 1 in the target keeps the input's dim.
+    x = e.value(node.inputs[0])
+    target = call("torch.broadcast_shapes", Expr(f"{x}.shape"),
+                  Expr(f"{e.value(node.inputs[1])}.tolist()"))
+    return call("torch.broadcast_to", x, target)
+
+
 @TORCH_OPS.register("squeeze")
 def squeeze(e, node):
     dims = Expr("(" + ", ".join(str(a) for a in node.attrs["axes"]) + ",)")

@@ -58,6 +58,8 @@ class SourceGraph:
     # the values of the graph around it that it reads by name. The op lists
     # them after its own inputs, so pruning and ordering see them.
     captures: list[str] = field(default_factory=list)
+    # interface value -> the source's name for each dynamic axis (ONNX dim_param)
+    dims: dict[str, list] = field(default_factory=dict)
 
 
 class MapContext:
@@ -282,12 +284,14 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
     return SourceGraph(source.framework, ops, new_inputs, new_outputs, source.info,
                        {k: v for k, v in source.input_aliases.items() if k in boundary},
                        {k: v for k, v in source.output_aliases.items() if k in new_outputs},
-                       source.version, source.path, dropouts=source.dropouts)
+                       source.version, source.path, dropouts=source.dropouts,
+                       dims=source.dims)
 
 
-def apply_input_shapes(source: SourceGraph, shapes: dict[str, list[int]] | None) -> None:
+def apply_input_shapes(source: SourceGraph, shapes: dict[str, list] | None) -> None:
     """--input-shape for formats whose inputs are declared in the file: each
-    shape must agree with the declared one wherever that is known."""
+    shape must agree with the declared one wherever that is known (a dim
+    given by name, None here, must be dynamic in the file)."""
     for name, dims in (shapes or {}).items():
         if name not in source.inputs:
             raise SelectionError(f"--input-shape: '{name}' is not an input; inputs are "
@@ -296,9 +300,52 @@ def apply_input_shapes(source: SourceGraph, shapes: dict[str, list[int]] | None)
         old = info.shape
         if old is not None and (len(old) != len(dims) or any(
                 o is not None and o != d for o, d in zip(old, dims))):
-            raise SelectionError(f"--input-shape {name}: {dims} contradicts the model's "
-                                 f"shape {list(old)}")
+            shown = ["NAME" if d is None else d for d in dims]
+            raise SelectionError(f"--input-shape {name}: {shown} contradicts the model's "
+                                 f"shape {['?' if o is None else o for o in old]} (a dim "
+                                 f"given by a name must be dynamic in the model)")
         source.info[name] = TensorInfo(info.dtype, tuple(dims))
+
+
+def split_input_shapes(shapes: dict[str, list] | None
+                       ) -> tuple[dict[str, list] | None, dict[str, list], dict[str, int]]:
+    """--input-shape dims as given (x2/cli.py parse_input_shapes): an int fixes
+    a dim; a name ("seq") keeps it dynamic under that symbol, "seq=16" also
+    gives the example size. Returns (the shapes with None for each named dim,
+    input -> symbol per axis, symbol -> example size)."""
+    if not shapes:
+        return shapes, {}, {}
+    static, named, examples = {}, {}, {}
+    for name, dims in shapes.items():
+        static[name], named[name] = [], []
+        for dim in dims:
+            if isinstance(dim, str):
+                symbol, _, size = dim.partition("=")
+                static[name].append(None)
+                named[name].append(symbol)
+                if size:
+                    if examples.get(symbol, int(size)) != int(size):
+                        raise SelectionError(f"--input-shape: {symbol} is given two example "
+                                             f"sizes, {examples[symbol]} and {size}")
+                    examples[symbol] = int(size)
+            else:
+                static[name].append(None if dim is None or dim < 0 else int(dim))
+                named[name].append(None)
+        if not any(named[name]):
+            del named[name]
+    return static, named, examples
+
+
+def name_dims(graph: Graph, named: dict[str, list], examples: dict[str, int]) -> None:
+    """Record the symbols --input-shape gave (x2/ir/symbols.py) on the graph."""
+    for value, symbols in named.items():
+        if value not in graph.inputs:
+            continue  # pruned away, or renamed by the frontend (its own names stand)
+        shape = graph.info[value].shape or ()
+        old = graph.meta.dims.get(value) or [None] * len(shape)
+        graph.meta.dims[value] = [s if s is not None and i < len(shape) and shape[i] is None
+                                  else o for i, (s, o) in enumerate(zip(symbols, old))]
+    graph.meta.dim_examples.update(examples)
 
 
 def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
@@ -317,6 +364,8 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
     for value in source.inputs:
         info = source.info[value]
         graph.add_input(value, info.dtype, info.shape)
+    graph.meta.dims.update({v: list(d) for v, d in source.dims.items()
+                            if v in source.inputs or v in source.outputs})
     ctx = MapContext(graph, source, keep_trainable, registry, evaluate)
     for op, fn in zip(source.ops, mappers):
         ctx.current = op

@@ -31,6 +31,11 @@ def output_elements(op: str, inputs: list, attrs: dict) -> int:
     try:
         if op == "full":
             return math.prod(max(int(d), 0) for d in np.reshape(inputs[0], -1))
+        if op == "range":
+            start, limit, delta = (float(np.reshape(x, -1)[0]) for x in inputs)
+            return max(math.ceil((limit - start) / delta), 0) if delta else 0
+        if op == "expand_dynamic":
+            return math.prod(_broadcast(shapes[0], [int(d) for d in np.reshape(inputs[1], -1)]))
         if op == "expand":
             return math.prod(_broadcast(shapes[0], attrs["shape"]))
         if op == "tile":
@@ -67,7 +72,7 @@ def output_elements(op: str, inputs: list, attrs: dict) -> int:
             return sum(sizes)
         if len(shapes) > 1:  # elementwise ops broadcast their inputs
             return max(math.prod(_broadcast(*shapes)), max(sizes))
-    except (KeyError, IndexError, TypeError, ValueError):
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError):
         return sum(sizes) + MAX_FOLD_ELEMENTS + 1  # malformed: never folded
     return max(sizes, default=0)
 

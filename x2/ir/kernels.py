@@ -190,6 +190,22 @@ def slice_(xs, a):
     return [x[tuple(index)]]
 
 
+def range_(xs, a):
+    start, limit, delta = (np.asarray(x).reshape(()) for x in xs)
+    dtype = np.result_type(start, limit, delta)
+    return [np.arange(start, limit, delta).astype(dtype)]
+
+
+def slice_dynamic(xs, a):
+    starts, ends = (np.asarray(x).astype(np.int64).reshape(-1).tolist() for x in xs[1:3])
+    return slice_(xs[:1], {"starts": starts, "ends": ends, "axes": a["axes"], "steps": a["steps"]})
+
+
+def expand_dynamic(xs, a):
+    shape = [int(d) for d in np.asarray(xs[1]).reshape(-1)]
+    return [xs[0] * np.ones(shape, dtype=xs[0].dtype)]
+
+
 def split(xs, a):
     bounds = np.cumsum(a["sizes"])[:-1]
     return list(np.split(xs[0], bounds, axis=a["axis"]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .control_flow import GRAPH_ATTRS
 from .ops import OPS
 from .schema import DTYPES
+from .symbols import dims_problems
 
 _SHOWN = 20  # problems listed in the message; all of them are in .problems
 
@@ -62,6 +63,7 @@ def graph_problems(graph) -> list[str]:
         if name not in defined_by:
             problems.append(f"graph output '{name}' is not defined")
     problems.extend(_info_problems(graph, defined_by))
+    problems.extend(dims_problems(graph))
     if not problems:  # a value defined twice would also upset the index
         problems.extend(_index_problems(graph, producers))
     for node in graph.nodes:

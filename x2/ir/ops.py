@@ -178,6 +178,13 @@ op("cumsum", "x", K.cumsum, "running sum along `axis`; `exclusive` starts at 0, 
    "runs from the end", axis=INT, exclusive=Attr("bool", False), reverse=Attr("bool", False))
 op("expand", "x", lambda xs, a: [xs[0] * np.ones(a["shape"], dtype=xs[0].dtype)],
    "ONNX Expand (two-way broadcast)", shape=INTS)
+op("range", "start limit delta", K.range_, "`numpy.arange(start, limit, delta)` of scalar "
+   "inputs, in their dtype (ONNX Range, torch.arange): positions computed from a dynamic length")
+op("slice_dynamic", "x starts ends", K.slice_dynamic, "`slice` whose starts and ends (1-D, one "
+   "per axis in `axes`) are computed by the graph; the fold pass makes it `slice` when they "
+   "are known", axes=INTS, steps=INTS)
+op("expand_dynamic", "x shape", K.expand_dynamic, "`expand` to a computed shape (1-D ints); "
+   "the fold pass makes it `expand` when the shape is known")
 op("trilu", "x", lambda xs, a: [(np.triu if a["upper"] else np.tril)(xs[0], a["k"])],
    "upper (triu) or lower (tril) triangle of the last two axes from diagonal `k`",
    upper=Attr("bool", True), k=Attr("int", 0))

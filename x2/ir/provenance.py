@@ -73,6 +73,11 @@ class GraphMeta:
     # interface value -> {"role": "input"|"output", "perm": [...]}: what --io-layout changed
     io_transposes: dict[str, dict] = field(default_factory=dict)
     opset: int | None = None      # ONNX sources: the model's opset
+    # interface value -> the symbol of each axis, None where static or unnamed
+    # (x2/ir/symbols.py): the same symbol is the same size at run time
+    dims: dict[str, list] = field(default_factory=dict)
+    # symbol -> the size the source was captured or given at (torch's example)
+    dim_examples: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -41,6 +41,8 @@ def nchw_interface(graph: Graph) -> Graph:
         graph.derive_origin(name, inner, TO_NCHW)
         graph.info[inner] = info
         graph.info[name] = TensorInfo(info.dtype, _permuted(info.shape, TO_NCHW))
+        if name in graph.meta.dims:
+            graph.meta.dims[name] = list(_permuted(graph.meta.dims[name], TO_NCHW))
         # Feed the converted model x.transpose(TO_NCHW) for a source input x.
         changes[name] = {"role": "input", "perm": TO_NCHW}
     for name in list(graph.outputs):
@@ -57,6 +59,8 @@ def nchw_interface(graph: Graph) -> Graph:
         graph.derive_origin(name, inner, TO_NCHW)
         graph.info[inner] = info
         graph.info[name] = TensorInfo(info.dtype, _permuted(info.shape, TO_NCHW))
+        if name in graph.meta.dims:
+            graph.meta.dims[name] = list(_permuted(graph.meta.dims[name], TO_NCHW))
         changes[name] = {"role": "output", "perm": TO_NCHW}
     graph.meta.io_layout = "nchw"
     return graph.toposort()

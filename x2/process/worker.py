@@ -44,10 +44,15 @@ def _read_task(framework: str):
     def read(args):
         from ..contracts import ReadRequest, ReadResult
         from ..ir import save_graph
+        from ..frontends.common import name_dims, split_input_shapes
         request = ReadRequest.from_json(args["request"])
         frontend = importlib.import_module(f"..frontends.{FRONTEND_MODULES[framework]}",
                                            __package__)
+        static, named, examples = split_input_shapes(request.input_shapes)
+        if framework != "torch":  # torch captures with named dims as torch.export Dims
+            request.input_shapes = static
         graph, record = frontend.read_ir(request)
+        name_dims(graph, named, examples)
         save_graph(graph, request.ir)
         return ReadResult(graph.meta.source_ops, len(graph.nodes), record).to_json()
     return read

@@ -362,11 +362,32 @@ def _input_info(vi, path: str) -> TensorInfo:
         raise ModelLoadError(f"{path}: graph input '{vi.name}' has an unsupported "
                              f"{exc}") from None
     tensor_type = vi.type.tensor_type
-    for dim in tensor_type.shape.dim if tensor_type.HasField("shape") else ():
-        if dim.HasField("dim_value") and dim.dim_value < 0:
-            raise ModelLoadError(f"{path}: graph input '{vi.name}' has a negative "
-                                 f"dimension {dim.dim_value}")
     return TensorInfo(dtype, _shape(vi.type))
+
+
+def _dim_names(type_proto) -> list[str | None] | None:
+    """The dim_param of each axis (None where it has none): the exporter's
+    names for the dynamic axes ("batch", "sequence", "s0")."""
+    if not type_proto.HasField("tensor_type") or not type_proto.tensor_type.HasField("shape"):
+        return None
+    from ...ir.symbols import is_symbol
+    return [d.dim_param if d.HasField("dim_param") and is_symbol(d.dim_param) else None
+            for d in type_proto.tensor_type.shape.dim]
+
+
+def _fix_input_shapes(model, input_shapes: dict[str, list] | None) -> None:
+    """--input-shape written into the model's inputs, so shape inference runs
+    through the whole graph with it (a None dim stays dynamic)."""
+    for vi in model.graph.input:
+        dims = (input_shapes or {}).get(vi.name)
+        if dims is None or not vi.type.HasField("tensor_type"):
+            continue
+        shape = vi.type.tensor_type.shape
+        if len(shape.dim) != len(dims):
+            continue  # apply_input_shapes names the contradiction
+        for dim, size in zip(shape.dim, dims):
+            if size is not None and not (dim.HasField("dim_value") and dim.dim_value >= 0):
+                dim.dim_value = int(size)  # a fixed dim it contradicts is named later
 
 
 # Models older than MIN_OPSET are upgraded to this opset by onnx's own
@@ -388,11 +409,12 @@ def _upgrade(model, path: str, opset: int):
                              f"{UPGRADE_OPSET}: {one_line(exc, 200)}") from None
 
 
-def read_onnx(path: str) -> SourceGraph:
+def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceGraph:
     import onnx
     from onnx import numpy_helper
 
     model = load_onnx(path)
+    _fix_input_shapes(model, input_shapes)
     base = Path(path).parent
     opset = _opsets(model).get("")
     if opset is None:
@@ -479,7 +501,10 @@ def read_onnx(path: str) -> SourceGraph:
             continue
         ops.append(_source_op(node, op_type, name, attrs, base, path, opset))
     del onnx
-    return SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path))
+    dims = {vi.name: _dim_names(vi.type) for vi in [*model.graph.input, *model.graph.output]
+            if vi.name in inputs or vi.name in outputs}
+    return SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path),
+                       dims={k: v for k, v in dims.items() if v and any(v)})
 
 
 # -- subgraphs (If, Loop, Scan) --------------------------------------------------
@@ -637,7 +662,7 @@ def read_ir(request: ReadRequest):
     from ...registry import ONNX
     from ..common import apply_input_shapes, map_graph, select_subgraph
     try:
-        source = read_onnx(request.model)
+        source = read_onnx(request.model, request.input_shapes)
     except (X2Error, OSError):
         raise
     except Exception as exc:  # a malformed file the reader did not anticipate: name it
