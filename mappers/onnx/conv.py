@@ -146,9 +146,19 @@ def _resize(ctx, op, mode: str, coord: str, scales, sizes):
                                   f"values")
         size = [int(sizes[2]), int(sizes[3])]
     else:
+        if (shape[2] is None or shape[3] is None) and _repeats(op, mode, coord, scales):
+            value, dims = op.inputs[0], list(shape)
+            for axis, repeats in ((2, int(scales[2])), (3, int(scales[3]))):
+                if repeats > 1:
+                    dims[axis] = None if dims[axis] is None else dims[axis] * repeats
+                    value = ctx.emit("repeat_interleave", [value],
+                                     {"repeats": repeats, "axis": axis}, shape=tuple(dims))
+            ctx.alias(op.outputs[0], value)
+            return
         if shape[2] is None or shape[3] is None:
-            raise ConversionError(f"{op.type} '{op.name}': scales on unknown spatial sizes; "
-                                  f"give --input-shape")
+            raise ConversionError(f"{op.type} '{op.name}': scales on unknown spatial sizes "
+                                  f"are supported for nearest (asymmetric, floor) upsampling "
+                                  f"by whole factors; give --input-shape")
         if scales is None or len(scales) != 4 or scales[0] != 1 or scales[1] != 1:
             raise ConversionError(f"{op.type} '{op.name}': only spatial scaling is supported")
         if not all(np.isfinite(s) and s > 0 for s in scales):
@@ -191,6 +201,16 @@ def _optional_const(ctx, op, index):
         return None
     value = ctx.require_const(op.inputs[index], "the resize scales/sizes")
     return None if value.size == 0 else value.reshape(-1).tolist()
+
+
+def _repeats(op, mode: str, coord: str, scales) -> bool:
+    """Nearest upsampling by whole spatial factors that maps each output pixel
+    to floor(i / k): every input pixel k times, whatever the size."""
+    nearest_mode = op.attrs.get("nearest_mode", "round_prefer_floor") \
+        if op.type == "Resize" else "floor"
+    return (mode == "nearest" and coord == "asymmetric" and nearest_mode == "floor"
+            and scales is not None and len(scales) == 4 and list(scales[:2]) == [1, 1]
+            and all(float(s).is_integer() and s >= 1 for s in scales[2:]))
 
 
 @onnx_mapper("Resize", since=11)

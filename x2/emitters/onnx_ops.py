@@ -302,6 +302,24 @@ def expand_dynamic(e, node):
     e.node("Expand", node.inputs, node.outputs)
 
 
+@onnx_op("repeat_interleave")
+def repeat_interleave(e, node):
+    """Each element k times along an axis: unsqueeze after it, expand that
+    unit axis to k, and fold it back with the computed shape (the size may
+    be dynamic)."""
+    x, axis, k = node.inputs[0], node.attrs["axis"], node.attrs["repeats"]
+    rank = len(e.graph.shape(x))
+    tiled = [1] * (rank + 1)
+    tiled[axis + 1] = k
+    grown = [1] * rank
+    grown[axis] = k
+    wide = e.node("Unsqueeze", [x, e.ints([axis + 1])], [e.fresh(node, "unsqueezed")])
+    wide = e.node("Expand", [wide, e.ints(tiled)], [e.fresh(node, "expanded")])
+    shape = e.node("Mul", [e.node("Shape", [x], [e.fresh(node, "shape")]), e.ints(grown)],
+                   [e.fresh(node, "target")])
+    e.node("Reshape", [wide, shape], node.outputs)
+
+
 @onnx_op("range")
 def range_(e, node):
     e.node("Range", node.inputs, node.outputs)

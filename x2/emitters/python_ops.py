@@ -288,6 +288,12 @@ def _bounds(e, value: str, count: int) -> list:
     return [Expr(f"{e.value(value)}[{i}]") for i in range(count)]
 
 
+@register("repeat_interleave")
+def repeat_interleave(e, node):
+    return e.api("repeat_interleave", e.value(node.inputs[0]), node.attrs["repeats"],
+                 axis=node.attrs["axis"])
+
+
 @register("range")
 def range_(e, node):
     start, limit, delta = (e.value(v) for v in node.inputs)

@@ -107,6 +107,8 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "topk":         ("paddle.topk",                   api("torch.topk", k=POSITIONAL)),
     "index_select": ("paddle.index_select",           None),
     "arange":       ("paddle.arange",                 "torch.arange"),
+    "repeat_interleave": ("paddle.repeat_interleave", api("torch.repeat_interleave",
+                                                          axis="dim")),
     "embedding":     "F.embedding",
     "pad":           "F.pad",
     "layer_norm":    "F.layer_norm",

@@ -185,6 +185,9 @@ op("slice_dynamic", "x starts ends", K.slice_dynamic, "`slice` whose starts and 
    "are known", axes=INTS, steps=INTS)
 op("expand_dynamic", "x shape", K.expand_dynamic, "`expand` to a computed shape (1-D ints); "
    "the fold pass makes it `expand` when the shape is known")
+op("repeat_interleave", "x", lambda xs, a: [np.repeat(xs[0], a["repeats"], axis=a["axis"])],
+   "each element `repeats` times in a row along `axis` (a nearest upsampling by a whole "
+   "factor, on any size)", layout="axis", repeats=INT, axis=INT)
 op("trilu", "x", lambda xs, a: [(np.triu if a["upper"] else np.tril)(xs[0], a["k"])],
    "upper (triu) or lower (tril) triangle of the last two axes from diagonal `k`",
    upper=Attr("bool", True), k=Attr("int", 0))
