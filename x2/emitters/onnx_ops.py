@@ -566,7 +566,7 @@ def attention(e, node):
     needs opset 23, which onnxruntime does not run on every build."""
     q, k, v = node.inputs[:3]
     shape = e.graph.shape(q)
-    if shape is None or not isinstance(shape[-1], int):
+    if shape is None or (node.attrs.get("scale") is None and not isinstance(shape[-1], int)):
         raise e.unsupported(node, "attention whose head size is unknown")
     if node.attrs.get("causal"):
         raise e.unsupported(node, "causal attention (the fusions never make it)")

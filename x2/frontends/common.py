@@ -16,6 +16,7 @@ from ..ir import Graph, Origin, TensorInfo
 from ..ir.provenance import rearranges_weight
 from ..ir.bounds import foldable
 from ..ir.ops import evaluate
+from ..ir.shape_rules import infer as infer_shape
 from ..registry import Registry
 from .source_fold import constant_values, fold_op, is_static
 
@@ -187,7 +188,32 @@ class MapContext:
                 dtype or self.dtype(inputs[0]), shape)
         elif dtype is not None or shape is not None:
             self.graph.info[node.outputs[0]] = TensorInfo(dtype or self.dtype(inputs[0]), shape)
+        if len(node.outputs) == 1:
+            self._fill_shape(node)
         return node.outputs[0]
+
+    def _fill_shape(self, node) -> None:
+        """An output shape the source did not infer, from the IR's rules."""
+        out = node.outputs[0]
+        info = self.graph.info.get(out)
+        if info is not None and info.shape is not None and None not in info.shape:
+            return
+        shapes = [self.shape(v) if v else None for v in node.inputs]
+        lengths = [s[0] if s is not None and len(s) == 1 else None for s in shapes]
+        shape = infer_shape(node.op, shapes, node.attrs, lengths)
+        if shape is None:
+            return
+        if info is not None and info.shape is not None:
+            if len(info.shape) != len(shape):
+                return  # the source's inference disagrees: trust neither more
+            shape = tuple(s if s is not None else r for s, r in zip(info.shape, shape))
+        dtype = info.dtype if info is not None else None
+        if dtype is None:
+            try:
+                dtype = self.dtype(node.inputs[0])
+            except ConversionError:
+                return
+        self.graph.info[out] = TensorInfo(dtype, shape)
 
     def alias(self, output: str, value: str) -> None:
         """The source output is the same tensor as `value` (identity-like ops)."""
