@@ -1,0 +1,54 @@
+"""Models with dynamic dims, built in a subprocess: python dynamic_models.py KIND OUT.
+
+gpt2_legacy / gpt2_dynamo: a tiny random-weight GPT-2 (logits) exported to
+ONNX with a dynamic batch and sequence by torch.onnx's TorchScript exporter
+(dynamic_axes) and by its dynamo exporter (dynamic_shapes), as every exported
+language model is."""
+import sys
+
+EXAMPLE_SEQ = 13
+
+
+def _gpt2():
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
+                                     n_positions=64)
+    model = transformers.GPT2LMHeadModel(config).eval()
+
+    class Logits(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                              use_cache=False).logits
+
+    # An example length no size of the net shares: a test finds it if baked in.
+    ids = torch.randint(0, 100, (2, EXAMPLE_SEQ))
+    return Logits(), (ids, torch.ones(2, EXAMPLE_SEQ, dtype=torch.long))
+
+
+def gpt2_legacy(out: str) -> None:
+    import torch
+    model, args = _gpt2()
+    axes = {0: "batch", 1: "seq"}
+    torch.onnx.export(model, args, out, input_names=["input_ids", "attention_mask"],
+                      output_names=["logits"], opset_version=17, dynamo=False,
+                      dynamic_axes={"input_ids": axes, "attention_mask": axes, "logits": axes})
+
+
+def gpt2_dynamo(out: str) -> None:
+    import torch
+    model, args = _gpt2()
+    batch, seq = torch.export.Dim("batch"), torch.export.Dim("seq", max=64)
+    dims = {0: batch, 1: seq}
+    torch.onnx.export(model, args, out, input_names=["input_ids", "attention_mask"],
+                      output_names=["logits"], opset_version=18, dynamo=True,
+                      dynamic_shapes={"input_ids": dims, "attention_mask": dims})
+
+
+if __name__ == "__main__":
+    {"gpt2_legacy": gpt2_legacy, "gpt2_dynamo": gpt2_dynamo}[sys.argv[1]](sys.argv[2])

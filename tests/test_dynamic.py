@@ -1,0 +1,119 @@
+"""Models converted once with their dynamic dims kept, then proven at several
+shapes against the source framework on every target.
+
+Parity (fp32, x2 check's default rtol 1e-4 of the output's scale, atol 1e-6):
+x2 check runs each dynamic dim at its example size, 1 and a larger odd size
+(x2/check/shapes.py), token inputs with padded attention masks; paddle is run
+as written (model.py) and through paddle.jit.load of inference/."""
+import re
+import zipfile
+
+import numpy as np
+import onnx
+import pytest
+
+from conftest import ROOT, _build
+from dynamic_models import EXAMPLE_SEQ
+from x2.check.parity import check
+from x2.convert import convert
+
+pytestmark = pytest.mark.xdist_group("dynamic")
+TARGETS = ["onnx", "paddle", "torch"]
+
+
+@pytest.fixture(scope="module", params=["gpt2_legacy", "gpt2_dynamo"])
+def gpt2_onnx(request, model_dir):
+    return _build(["tests/dynamic_models.py", request.param], model_dir / f"{request.param}.onnx")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_gpt2_exported_with_dynamic_axes_runs_at_every_batch_and_length(gpt2_onnx, target,
+                                                                        tmp_path):
+    out = tmp_path / "out"
+    report = convert(str(gpt2_onnx), str(out), source="onnx", target=target)
+    assert [i["dims"] for i in report.inputs] == [["batch", "seq"], ["batch", "seq"]]
+    result = check(str(gpt2_onnx), str(out), source="onnx", target=target)
+    shapes = [s["dims"] for s in result["shapes_checked"]]
+    assert shapes == [{"batch": 2, "seq": 16}, {"batch": 1, "seq": 1},
+                      {"batch": 3, "seq": 25}], shapes
+    runners = {"onnx": {"onnx:onnxruntime"}, "torch": {"torch:python"},
+               "paddle": {"paddle:python", "paddle:jit.load"}}[target]
+    assert {(r["runner"], r["batch"]) for r in result["outputs"]} == {
+        (runner, b) for runner in runners for b in range(3)}
+    assert result["passed"], result["outputs"]
+    if target == "onnx":
+        written = onnx.load(str(out / "model.onnx"))
+        assert [[d.dim_param for d in i.type.tensor_type.shape.dim]
+                for i in written.graph.input] == [["batch", "seq"], ["batch", "seq"]]
+    if target == "torch":
+        forward = (out / "model.py").read_text().split("def forward", 1)[1]
+        assert not re.search(rf"(?<![\w.])({EXAMPLE_SEQ}|{2 * EXAMPLE_SEQ})(?![\w.])",
+                             forward), "the export's example length is baked into model.py"
+
+
+def test_a_dim_named_in_input_shape_must_be_dynamic_in_the_model(gpt2_onnx, tmp_path):
+    from x2.errors import SelectionError
+    fixed = convert(str(gpt2_onnx), str(tmp_path / "fixed"), source="onnx", target="onnx",
+                    input_shapes={"input_ids": [2, "seq"], "attention_mask": [2, "seq"]})
+    assert [i["dims"] for i in fixed.inputs] == [[None, "seq"], [None, "seq"]]
+    assert fixed.inputs[0]["shape"] == [2, None]
+    result = check(str(gpt2_onnx), str(tmp_path / "fixed"), source="onnx", target="onnx",
+                   dim_sizes={"seq": [3, 7]})
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 3], [2, 7]]
+    assert result["passed"]
+    with pytest.raises(SelectionError, match="contradicts"):
+        convert(str(gpt2_onnx), str(tmp_path / "bad"), source="onnx", target="onnx",
+                input_shapes={"input_ids": [2, 3, "seq"]})
+
+
+# -- PP-OCR: Paddle's flagship OCR models as paddle2onnx exports them (-1 and
+# unnamed dims, Reshape targets computed from Shape, nearest upsampling of a
+# dynamic image), with the trained weights that ship in the rapidocr wheel.
+PPOCR = {"det": "ch_PP-OCRv4_det_infer", "cls": "ch_ppocr_mobile_v2.0_cls_infer",
+         "rec": "ch_PP-OCRv4_rec_infer"}
+# (height, width) per model, two sizes each where the model takes any: the
+# detector any multiple of 32, the recognizer a 48-pixel line of any width,
+# the classifier its fixed 48 x 192 crop (its batch is what is dynamic).
+PPOCR_SIZES = {"det": [(96, 160), (128, 224)], "rec": [(48, 160), (48, 320)],
+               "cls": [(48, 192)]}
+
+
+@pytest.fixture(scope="module")
+def ppocr(tmp_path_factory):
+    wheels = sorted((ROOT / ".venv" / "models").glob("rapidocr_onnxruntime-*.whl"))
+    assert wheels, "the PP-OCR models come with `make install` (.venv/models/rapidocr*.whl)"
+    folder = tmp_path_factory.mktemp("ppocr")
+    with zipfile.ZipFile(wheels[-1]) as wheel:
+        for name in PPOCR.values():
+            (folder / f"{name}.onnx").write_bytes(
+                wheel.read(f"rapidocr_onnxruntime/models/{name}.onnx"))
+    return folder
+
+
+def text_image(height: int, width: int, batch: int) -> np.ndarray:
+    """Dark text on a light background, normalised as PP-OCR expects."""
+    from PIL import Image, ImageDraw
+    images = []
+    for item in range(batch):
+        image = Image.new("RGB", (width, height), (235, 230, 220))
+        draw = ImageDraw.Draw(image)
+        for row, y in enumerate(range(4, height - 12, 24)):
+            draw.text((6 + 5 * item, y), f"x2 OCR {row}{item} 2026", fill=(20, 20, 30))
+        images.append(np.asarray(image, np.float32).transpose(2, 0, 1) / 255)
+    return ((np.stack(images) - 0.5) / 0.5).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", list(PPOCR))
+@pytest.mark.parametrize("target", TARGETS)
+def test_ppocr_models_convert_with_dynamic_dims_and_match_on_text(ppocr, kind, target,
+                                                                  tmp_path):
+    model = str(ppocr / f"{PPOCR[kind]}.onnx")
+    out = tmp_path / "out"
+    report = convert(model, str(out), source="onnx", target=target)
+    shape = report.inputs[0]["shape"]
+    assert shape[0] is None and shape[1] == 3, shape
+    for batch, (height, width) in zip((1, 2), PPOCR_SIZES[kind] * 2):
+        image = text_image(height, width, batch)
+        result = check(model, str(out), source="onnx", target=target, inputs=[image])
+        assert result["passed"], (height, width, result["outputs"])
+        assert all(r["ref_scale"] > 0.1 for r in result["outputs"]), result["outputs"]
