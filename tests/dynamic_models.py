@@ -50,5 +50,40 @@ def gpt2_dynamo(out: str) -> None:
                       dynamic_shapes={"input_ids": dims, "attention_mask": dims})
 
 
+def fully_convolutional_cnn():
+    """A torch CNN that takes any batch and image size (factory for --from torch)."""
+    import torch
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 4, 3, stride=2, padding=1), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten())
+    with torch.no_grad():  # BatchNorm statistics that respond to data
+        net[1].running_mean.uniform_(-0.5, 0.5)
+        net[1].running_var.uniform_(0.5, 1.5)
+    return net.eval()
+
+
+def tiny_bert():
+    """A random-weight Hugging Face BERT returning its hidden states."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=99, hidden_size=32, num_hidden_layers=1,
+                                     num_attention_heads=2, intermediate_size=37,
+                                     max_position_embeddings=64)
+    bert = transformers.BertModel(config).eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    return Hidden().eval()
+
+
 if __name__ == "__main__":
     {"gpt2_legacy": gpt2_legacy, "gpt2_dynamo": gpt2_dynamo}[sys.argv[1]](sys.argv[2])

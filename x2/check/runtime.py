@@ -394,8 +394,9 @@ def run_tf(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]
             convert_variables_to_constants_v2)
         input_names = list(fn.structured_input_signature[1])
         # Freeze exactly as the conversion did, so tensor names match IR values.
-        fn2 = savedmodel.retrace(tf, fn, args["input_shapes"]) \
-            if args.get("input_shapes") else fn
+        from ..frontends.common import split_input_shapes
+        shapes = split_input_shapes(args.get("input_shapes"))[0]
+        fn2 = savedmodel.retrace(tf, fn, shapes) if shapes else fn
         frozen = convert_variables_to_constants_v2(fn2)
         graph_def = frozen.graph.as_graph_def()
         placeholders = [t.name for t in frozen.inputs if t.dtype != tf.resource]

@@ -220,6 +220,18 @@ class MapContext:
         self.emit("identity", [value], outputs=[output])
 
 
+def _symbolic_sizes(value) -> list[str]:
+    """The symbolic size markers (a frontend's objects with `symbolic = True`)
+    among an op's attributes, as text."""
+    if getattr(value, "symbolic", False):
+        return [str(value)]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return list(dict.fromkeys(s for v in value for s in _symbolic_sizes(v)))
+    return []
+
+
 def _scope_outputs(source: SourceGraph, layer: str) -> list[str]:
     """The tensors leaving a layer's name scope: a Keras layer 'mixed5' is the
     scope 'mixed5' or, after Keras 3 export renames it, 'mixed5_1'."""
@@ -423,6 +435,13 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
             # A malformed node a mapper did not anticipate, or a bug in x2:
             # name the node rather than leak "KeyError: 'x'".
             where = f"{source.path}: " if source.path else ""
+            symbolic = _symbolic_sizes(op.attrs)
+            if symbolic:
+                raise ConversionError(
+                    f"{where}{op.type} node '{op.name}' takes a size computed from a dynamic "
+                    f"dim ({', '.join(symbolic)}), which x2 does not map for this op yet; "
+                    f"give that dim as a number in --input-shape",
+                    details={"node": op.name, "op": op.type}) from exc
             raise ConversionError(
                 f"{where}{op.type} node '{op.name}' cannot be converted ({type(exc).__name__}: "
                 f"{one_line(exc, 200) or 'no detail'}); the node is malformed or x2's mapper "

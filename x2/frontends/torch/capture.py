@@ -70,6 +70,9 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
         raise SelectionError(
             f"give the shape of every input with --input-shape NAME:D1,D2,...; missing: "
             f"{', '.join(missing)} (forward({', '.join(names)}))")
+    examples = symbol_examples(shapes)
+    shapes = {name: [examples[d.partition("=")[0]] if isinstance(d, str) else d for d in dims]
+              for name, dims in shapes.items()}
     gen = torch.Generator().manual_seed(0)
     args = {}
     for name in names:
@@ -85,6 +88,44 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
     return args
 
 
+
+
+# The size a dim named in --input-shape is captured at when no "name=size" gives
+# one: sizes no config is likely to share, so torch.export does not take the
+# dim for a model constant (the batch: 2, which a batch of pairs needs anyway).
+EXAMPLE_SIZES = {"batch": 2}
+EXAMPLE_SIZE = 7
+
+
+def symbol_examples(input_shapes: dict | None) -> dict[str, int]:
+    """Symbol -> the size its dims are captured at ("seq=16", else the default)."""
+    examples = {}
+    for dims in (input_shapes or {}).values():
+        for dim in dims:
+            if isinstance(dim, str):
+                symbol, _, size = dim.partition("=")
+                if size:
+                    examples[symbol] = int(size)
+                else:
+                    examples.setdefault(symbol, EXAMPLE_SIZES.get(symbol, EXAMPLE_SIZE))
+    return examples
+
+
+def _dynamic_shapes(torch, input_shapes: dict | None, names: list[str], dynamic_batch: bool):
+    """torch.export dynamic_shapes for the dims named in --input-shape and
+    --dynamic-batch. Dim.DYNAMIC lets export take the model's own bounds (a
+    length at most the position table's) and relations (the mask as long as
+    the ids) instead of failing on them; a dim the model fixes is an error."""
+    out: dict[str, dict] = {}
+    for name in names:
+        spec = {axis: torch.export.Dim.DYNAMIC
+                for axis, dim in enumerate((input_shapes or {}).get(name) or ())
+                if isinstance(dim, str)}
+        if dynamic_batch:
+            spec.setdefault(0, torch.export.Dim.DYNAMIC)
+        if spec:
+            out[name] = spec
+    return out or None
 
 
 def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=False,
@@ -113,12 +154,11 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
                                  f"program: {type(exc).__name__}: {_first_line(exc)}") from exc
         # The converter's own dynamic dims are its guess: export again with ours.
         obj = program.module()
-    dynamic = None
-    if dynamic_batch:
-        if any(a.dim() == 0 for a in kwargs.values()):
-            raise SelectionError("--dynamic-batch: every input needs a batch dim (dim 0)")
-        batch = torch.export.Dim("batch")
-        dynamic = {name: {0: batch} for name in kwargs}
+    if dynamic_batch and any(a.dim() == 0 for a in kwargs.values()):
+        raise SelectionError("--dynamic-batch: every input needs a batch dim (dim 0)")
+    dynamic = _dynamic_shapes(torch, input_shapes, list(kwargs), dynamic_batch)
+    if dynamic is not None:
+        dynamic = {name: dynamic.get(name) for name in kwargs}
     # A module by keyword: a defaulted argument chosen with --inputs may follow
     # others left at their defaults. The converted TorchScript program takes
     # its (all required) arguments by position.
@@ -129,9 +169,15 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
         with torch.no_grad():
             program = torch.export.export(obj, args, kwargs=kwargs, dynamic_shapes=dynamic)
     except Exception as exc:
+        named = sorted({d.partition("=")[0] for dims in (input_shapes or {}).values()
+                        for d in dims if isinstance(d, str)})
         hint = (" with a dynamic batch (the model may fix or constrain its batch size; "
                 "give an example batch of 2 or more in --input-shape, or convert without "
                 "--dynamic-batch)" if dynamic_batch else "")
+        if named:
+            hint = (f" with the dims named {', '.join(named)} dynamic (the model may fix "
+                    f"or constrain them: give such a dim as a number, or its example size "
+                    f"as NAME=SIZE)")
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
     return _decompose(program)
@@ -264,6 +310,12 @@ def read_ir(request: ReadRequest):
         graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
         record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
     graph.meta.source_model = request.model
+    graph.meta.dim_examples.update(symbol_examples(request.input_shapes))
+    if request.options.dynamic_batch and request.input_shapes:
+        sizes = [dims[0] for dims in request.input_shapes.values()
+                 if dims and isinstance(dims[0], int)]
+        if sizes:
+            graph.meta.dim_examples.setdefault("batch", sizes[0])
     if arguments is not None:
         record["options"] = {**asdict(request.options), "forward_args": arguments}
     return graph, record
@@ -280,8 +332,10 @@ def _read_traced(request: ReadRequest, kind: str, obj):
     from . import trace
     from ..common import map_graph
     options = request.options
-    if request.outputs or options.dynamic_batch or kind != "module":
-        return None, None
+    named = any(isinstance(d, str) for dims in (request.input_shapes or {}).values()
+                for d in dims)
+    if request.outputs or options.dynamic_batch or named or kind != "module":
+        return None, None  # a trace is frozen at its example shapes
     chosen = _argument_inputs(obj, request.inputs)
     if request.inputs and chosen is None:
         return None, None

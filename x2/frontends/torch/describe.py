@@ -14,13 +14,18 @@ from .loading import _torch
 
 
 class SymDim:
-    """A size argument that depends on the dynamic batch (a SymInt in the FX graph)."""
+    """A size argument that depends on a dynamic dim (a SymInt in the FX graph)."""
+
+    symbolic = True  # what x2/frontends/common.py names in its error
 
     def __init__(self, expr: str):
         self.expr = expr
 
     def __repr__(self) -> str:
         return f"SymDim({self.expr})"
+
+    def __str__(self) -> str:
+        return self.expr
 
 
 def _dims(shape) -> tuple:
