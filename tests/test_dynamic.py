@@ -93,6 +93,20 @@ def test_a_size_computed_from_a_named_torch_dim_is_named_where_unmapped(tmp_path
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_keras_fully_convolutional_net_takes_any_image_size(model_dir, target, tmp_path):
+    """SAME padding on unknown sizes where the pads do not depend on the size
+    (stride 1, a 1-wide kernel of any stride)."""
+    model = _build(["tests/tf_models.py", "fully_convolutional"], model_dir / "fully_conv")
+    out = tmp_path / "out"
+    report = convert(str(model), str(out), source="tf", target=target)
+    assert report.inputs[0]["shape"] == [None, None, None, 3]
+    result = check(str(model), str(out), source="tf", target=target)
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
+        [2, 16, 16, 3], [1, 1, 1, 3], [5, 25, 25, 3]]
+    assert result["passed"], result["outputs"]
+
+
 # -- PP-OCR: Paddle's flagship OCR models as paddle2onnx exports them (-1 and
 # unnamed dims, Reshape targets computed from Shape, nearest upsampling of a
 # dynamic image), with the trained weights that ship in the rapidocr wheel.

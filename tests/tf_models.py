@@ -837,7 +837,27 @@ def padded_stems(out):
         out, verbose=False)
 
 
-MODELS = {f.__name__: f for f in (padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+def fully_convolutional(out):
+    """A Keras net over images of any size (None, None, 3): SAME convolutions
+    of stride 1 and a global pool; BatchNorm statistics that respond to data."""
+    tf = _tf()
+    import numpy as np
+    keras, layers = tf.keras, tf.keras.layers
+    inp = keras.Input((None, None, 3), name="image")
+    y = layers.Conv2D(8, 3, padding="same")(inp)
+    norm = layers.BatchNormalization()
+    y = layers.ReLU()(norm(y))
+    y = layers.Conv2D(6, 5, padding="same", dilation_rate=2)(y)
+    y = layers.Conv2D(4, 1, strides=2, padding="same")(y)
+    y = layers.MaxPooling2D(3, strides=1, padding="same")(y)
+    model = keras.Model(inp, layers.Dense(3)(layers.GlobalAveragePooling2D()(y)))
+    rng = np.random.default_rng(0)
+    norm.moving_mean.assign(rng.uniform(-0.5, 0.5, 8).astype("float32"))
+    norm.moving_variance.assign(rng.uniform(0.5, 1.5, 8).astype("float32"))
+    model.export(out, verbose=False)
+
+
+MODELS = {f.__name__: f for f in (fully_convolutional, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

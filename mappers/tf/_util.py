@@ -52,16 +52,29 @@ def padding(ctx, op, kernel: list[int], strides: list[int], dilations: list[int]
         raise ConversionError(f"{op.type} '{op.name}' uses SAME padding on an input of unknown "
                               f"rank; give static shapes with --input-shape")
     sizes = spatial(op, list(in_shape))
-    if any(s is None for s in sizes):
-        raise ConversionError(f"{op.type} '{op.name}' uses SAME padding on an input whose "
-                              f"height/width are unknown; give them with --input-shape")
     begin, end = [], []
     for size, k, s, d in zip(sizes, kernel, strides, dilations):
-        out = -(-size // s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        if size is None:
+            # SAME pads depend on the size only through size % stride: where
+            # every remainder gives the same pads (stride 1, a 1-wide kernel),
+            # an unknown size has them too.
+            totals = {_same_total(s * 64 + r, k, s, d) for r in range(s)}
+            if len(totals) != 1:
+                raise ConversionError(
+                    f"{op.type} '{op.name}' uses SAME padding with stride {s} on an input "
+                    f"whose height/width are unknown, where the padding depends on the size; "
+                    f"give them with --input-shape")
+            total = totals.pop()
+        else:
+            total = _same_total(size, k, s, d)
         begin.append(total // 2)
         end.append(total - total // 2)
     return begin + end
+
+
+def _same_total(size: int, kernel: int, stride: int, dilation: int) -> int:
+    out = -(-size // stride)
+    return max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
 
 
 def same_pads(ctx, op, sizes, kernel, strides, dilations) -> list[int]:

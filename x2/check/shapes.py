@@ -56,7 +56,8 @@ def size_sets(spec: dict, examples: dict[str, int], batch: int,
                       f"name; its dims are {', '.join(names)}")
     sizes = {}
     for name in names:
-        example = examples.get(name) or (batch if name == BATCH else DEFAULT_SIZE)
+        # --batch sets the batch's example size; others come from the source.
+        example = batch if name == BATCH else examples.get(name) or DEFAULT_SIZE
         sizes[name] = given.get(name) or list(dict.fromkeys([example, 1, larger(example)]))
     count = max(len(s) for s in sizes.values())
     return [{name: s[min(i, len(s) - 1)] for name, s in sizes.items()} for i in range(count)]
