@@ -847,7 +847,7 @@ def fully_convolutional(out):
     y = layers.Conv2D(8, 3, padding="same")(inp)
     norm = layers.BatchNormalization()
     y = layers.ReLU()(norm(y))
-    y = layers.Conv2D(6, 5, padding="same", dilation_rate=2)(y)
+    y = layers.Conv2D(6, 5, padding="same")(y)
     y = layers.Conv2D(4, 1, strides=2, padding="same")(y)
     y = layers.MaxPooling2D(3, strides=1, padding="same")(y)
     model = keras.Model(inp, layers.Dense(3)(layers.GlobalAveragePooling2D()(y)))
