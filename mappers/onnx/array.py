@@ -305,19 +305,25 @@ def _slice(ctx, op, starts, ends, axes, steps):
     if starts is None or ends is None or len(starts) != len(ends):
         raise ConversionError(f"Slice '{op.name}': starts and ends must be given with one "
                               f"value per sliced axis")
-    if axes is None:
-        axes = list(range(len(starts)))
-    elif any(a < 0 for a in axes):  # keep the order: starts/ends pair with axes by position
-        rank = rank_of(ctx, op, op.inputs[0])
-        axes = [check_axis(op, a, rank) for a in axes]
-    steps = [1] * len(starts) if steps is None else steps
-    if len(axes) != len(starts) or len(steps) != len(starts) or 0 in steps:
-        raise ConversionError(f"Slice '{op.name}': axes {list(axes)} and steps {list(steps)} "
-                              f"must pair with the {len(starts)} starts, and no step may be 0")
+    axes, steps = _slice_axes(ctx, op, len(starts), axes, steps)
     big = np.iinfo(np.int64).max
     ends = [min(e, big) for e in ends]
     ctx.emit("slice", op.inputs[:1], {"starts": starts, "ends": ends, "axes": axes,
                                       "steps": steps}, outputs=op.outputs)
+
+
+def _slice_axes(ctx, op, count: int, axes, steps) -> tuple[list[int], list[int]]:
+    """The sliced axes (non-negative) and steps of a Slice with `count` starts."""
+    if axes is None:
+        axes = list(range(count))
+    elif any(a < 0 for a in axes):  # keep the order: starts/ends pair with axes by position
+        rank = rank_of(ctx, op, op.inputs[0])
+        axes = [check_axis(op, a, rank) for a in axes]
+    steps = [1] * count if steps is None else steps
+    if len(axes) != count or len(steps) != count or 0 in steps:
+        raise ConversionError(f"Slice '{op.name}': axes {list(axes)} and steps {list(steps)} "
+                              f"must pair with the {count} starts, and no step may be 0")
+    return list(axes), list(steps)
 
 
 @onnx_mapper("Slice", until=10)
@@ -339,14 +345,7 @@ def slice_inputs(ctx, op):
     if count is None:
         raise ConversionError(f"Slice '{op.name}': the number of sliced axes is unknown "
                               f"(starts and ends are computed and their length is not known)")
-    axes = list(range(count)) if axes is None else axes
-    rank = ctx.shape(op.inputs[0])
-    if any(a < 0 for a in axes):
-        axes = [check_axis(op, a, rank_of(ctx, op, op.inputs[0])) for a in axes]
-    steps = [1] * count if steps is None else steps
-    if len(axes) != count or len(steps) != count or 0 in steps:
-        raise ConversionError(f"Slice '{op.name}': axes {list(axes)} and steps {list(steps)} "
-                              f"must pair with the {count} starts, and no step may be 0")
+    axes, steps = _slice_axes(ctx, op, count, axes, steps)
     bounds = [_as_int64_vector(ctx, v, count) for v in op.inputs[1:3]]
     ctx.emit("slice_dynamic", [op.inputs[0], *bounds], {"axes": axes, "steps": steps},
              outputs=op.outputs)

@@ -29,12 +29,6 @@ def is_symbol(text: str) -> bool:
     return isinstance(text, str) and bool(_SYMBOL.match(text))
 
 
-def clean(text: str | None, axis: int) -> str:
-    """The source's name for a dim as a symbol, or the positional one when the
-    source gives none (or one that is not an identifier)."""
-    return text if text and is_symbol(text) else positional(axis)
-
-
 def value_dims(graph, value: str, unnamed: bool = True) -> list[str | None] | None:
     """The symbol of each axis of interface value `value` (None for a static
     axis); None when its rank is unknown. A dynamic axis the source did not
@@ -47,16 +41,6 @@ def value_dims(graph, value: str, unnamed: bool = True) -> list[str | None] | No
         named = [None] * len(info.shape)
     return [None if d is not None else (named[i] or (positional(i) if unnamed else None))
             for i, d in enumerate(info.shape)]
-
-
-def symbols_of(graph) -> list[str]:
-    """Every symbol of the graph's inputs, in order of first appearance."""
-    seen: dict[str, None] = {}
-    for value in graph.inputs:
-        for symbol in value_dims(graph, value) or ():
-            if symbol:
-                seen[symbol] = None
-    return list(seen)
 
 
 def dims_problems(graph) -> list[str]:

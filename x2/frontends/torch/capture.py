@@ -17,7 +17,7 @@ from dataclasses import asdict
 import numpy as np
 from ...contracts import ReadOptions, ReadRequest
 from ...errors import ModelLoadError, SelectionError
-from ..common import SourceGraph
+from ..common import SourceGraph, split_input_shapes
 from .describe import _CONTROL_FLOW, describe_program, evaluate_aten
 from .loading import _first_line, _torch, load_model
 
@@ -70,9 +70,11 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
         raise SelectionError(
             f"give the shape of every input with --input-shape NAME:D1,D2,...; missing: "
             f"{', '.join(missing)} (forward({', '.join(names)}))")
+    static, named, _ = split_input_shapes(shapes)
     examples = symbol_examples(shapes)
-    shapes = {name: [examples[d.partition("=")[0]] if isinstance(d, str) else d for d in dims]
-              for name, dims in shapes.items()}
+    shapes = {name: [examples[symbol] if symbol else d
+                     for d, symbol in zip(dims, named.get(name) or [None] * len(dims))]
+              for name, dims in static.items()}
     gen = torch.Generator().manual_seed(0)
     args = {}
     for name in names:
@@ -99,15 +101,10 @@ EXAMPLE_SIZE = 7
 
 def symbol_examples(input_shapes: dict | None) -> dict[str, int]:
     """Symbol -> the size its dims are captured at ("seq=16", else the default)."""
-    examples = {}
-    for dims in (input_shapes or {}).values():
-        for dim in dims:
-            if isinstance(dim, str):
-                symbol, _, size = dim.partition("=")
-                if size:
-                    examples[symbol] = int(size)
-                else:
-                    examples.setdefault(symbol, EXAMPLE_SIZES.get(symbol, EXAMPLE_SIZE))
+    _, named, examples = split_input_shapes(input_shapes)
+    for symbols in named.values():
+        for symbol in filter(None, symbols):
+            examples.setdefault(symbol, EXAMPLE_SIZES.get(symbol, EXAMPLE_SIZE))
     return examples
 
 
@@ -169,8 +166,7 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
         with torch.no_grad():
             program = torch.export.export(obj, args, kwargs=kwargs, dynamic_shapes=dynamic)
     except Exception as exc:
-        named = sorted({d.partition("=")[0] for dims in (input_shapes or {}).values()
-                        for d in dims if isinstance(d, str)})
+        named = sorted(symbol_examples(input_shapes))
         hint = (" with a dynamic batch (the model may fix or constrain its batch size; "
                 "give an example batch of 2 or more in --input-shape, or convert without "
                 "--dynamic-batch)" if dynamic_batch else "")
