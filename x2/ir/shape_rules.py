@@ -122,6 +122,8 @@ def infer(op: str, shapes: list[Shape | None], attrs: dict, lengths: list[int | 
         if op in ("reshape_dynamic", "full", "expand_dynamic") and lengths[-1] is not None:
             return (None,) * lengths[-1] if op != "expand_dynamic" or len(x) == lengths[-1] \
                 else None
+        if op == "expand":
+            return broadcast(x, tuple(attrs["shape"]))
         if op == "shape":
             return (len(x),)
         if op == "squeeze":

@@ -4,7 +4,8 @@ A node whose inputs are all constants is evaluated with the IR's numpy
 kernels. Shape(x) of a tensor whose shape is known except for some dims
 becomes a *partial* value (unknown dims are None); slicing, stacking and
 concatenating partial values is tracked, and a reshape_dynamic whose target
-shape resolves with at most one unknown dim becomes a static reshape (-1)."""
+shape resolves with at most one unknown dim becomes a static reshape (-1);
+a slice_dynamic or expand_dynamic with constant bounds becomes slice or expand."""
 from __future__ import annotations
 
 import math
@@ -16,6 +17,7 @@ from ..ir import Graph, TensorInfo
 from ..ir.bounds import foldable
 from ..ir.ops import OPS, evaluate
 from ..ir.provenance import rearranges_weight
+from ..ir.shape_rules import infer as infer_shape
 
 # Ops that move shape values around without computing on them: numpy runs
 # them on object arrays holding None for unknown dims.
@@ -45,6 +47,7 @@ def fold_constants(graph: Graph, keep_trainable: bool = False) -> Graph:
             continue
         if _try_fold(graph, node, keep_trainable):
             continue
+        _static_form(graph, node)
         value = _partial_value(graph, node, partial)
         if value is not None:
             if all(d is not None for d in value.reshape(-1)):
@@ -135,6 +138,30 @@ def _partial_reduce(node, x: np.ndarray) -> np.ndarray:
     if node.attrs.get("keepdims"):
         return out.reshape([1 if i in axes else x.shape[i] for i in range(x.ndim)])
     return out.reshape([x.shape[i] for i in kept])
+
+
+def _static_form(graph: Graph, node) -> None:
+    """A computed slice or expand whose bounds or target shape turned out
+    constant becomes the op with them as attributes."""
+    if node.op not in ("slice_dynamic", "expand_dynamic") or not all(
+            v in graph.constants for v in node.inputs[1:]):
+        return
+    values = [[int(d) for d in graph.constants[v].reshape(-1)] for v in node.inputs[1:]]
+    if node.op == "slice_dynamic":
+        attrs = {"starts": values[0], "ends": values[1], "axes": node.attrs["axes"],
+                 "steps": node.attrs["steps"]}
+    else:
+        attrs = {"shape": values[0]}
+    node.op = node.op.removesuffix("_dynamic")
+    node.attrs = attrs
+    node.inputs = node.inputs[:1]
+    info = graph.info.get(node.outputs[0])
+    shape = infer_shape(node.op, [graph.shape(node.inputs[0])], attrs, [None])
+    if info is not None and shape is not None and (
+            info.shape is None or len(info.shape) == len(shape)):
+        old = info.shape or shape
+        graph.info[node.outputs[0]] = TensorInfo(info.dtype, tuple(
+            o if o is not None else d for o, d in zip(old, shape)))
 
 
 def _resolve_reshape(graph: Graph, node, target: list) -> None:
