@@ -276,7 +276,7 @@ def slice_dynamic(e, node):
     rank = len(e.graph.shape(node.inputs[0]) or ())
     if not rank:
         raise e.unsupported(node, "a computed slice of a tensor whose rank is unknown")
-    if any(step < 0 for step in a["steps"]):
+    if any(step < 0 for step in a["steps"]) and not e.negative_slice_steps:
         raise e.unsupported(node, "a computed slice with a negative step")
     starts, ends = (_bounds(e, value, len(a["axes"])) for value in node.inputs[1:3])
     return subscript(e.value(node.inputs[0]), rank, a["axes"], starts, ends, a["steps"])
