@@ -64,6 +64,22 @@ def fully_convolutional_cnn():
     return net.eval()
 
 
+def gpt2_logits():
+    """The tiny random-weight GPT-2 of the ONNX exports, as a torch module."""
+    return _gpt2()[0]
+
+
+def pad_by_length():
+    """Pads a token row by its own length: a size from a dynamic dim in F.pad."""
+    import torch
+
+    class PadByLength(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.pad(x, (0, x.shape[1]))
+
+    return PadByLength()
+
+
 def tiny_bert():
     """A random-weight Hugging Face BERT returning its hidden states."""
     import torch

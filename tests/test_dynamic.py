@@ -81,15 +81,40 @@ def test_torch_dims_named_in_input_shape_stay_dynamic(target, tmp_path):
     assert result["passed"], result["outputs"]
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_hugging_face_decoder_from_torch_runs_at_every_batch_and_length(target, tmp_path):
+    """GPT-2 from torch with `NAME:batch,seq`: the sizes its attention computes
+    from the sequence (views, the causal mask, position ids) stay in the
+    graph; checked at three shapes with left- and right-padded masks."""
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_logits"
+    out = tmp_path / "out"
+    dims = ["batch", f"seq={EXAMPLE_SEQ}"]
+    report = convert(model, str(out), source="torch", target=target,
+                     input_shapes={"input_ids": dims, "attention_mask": dims},
+                     options={"input_dtypes": {"*": "int64"}})
+    assert [i["dims"] for i in report.inputs] == [["batch", "seq"], ["batch", "seq"]]
+    result = check(model, str(out), source="torch", target=target)
+    assert [s["dims"] for s in result["shapes_checked"]] == [
+        {"batch": 2, "seq": EXAMPLE_SEQ}, {"batch": 1, "seq": 1}, {"batch": 3, "seq": 19}]
+    runners = {"onnx": {"onnx:onnxruntime"}, "torch": {"torch:python"},
+               "paddle": {"paddle:python", "paddle:jit.load"}}[target]
+    assert {(r["runner"], r["batch"]) for r in result["outputs"]} == {
+        (runner, b) for runner in runners for b in range(3)}
+    assert result["passed"], result["outputs"]
+    if target == "torch":
+        forward = (out / "model.py").read_text().split("def forward", 1)[1]
+        assert not re.search(rf"(?<![\w.])({EXAMPLE_SEQ}|{2 * EXAMPLE_SEQ})(?![\w.])",
+                             forward), "the capture's example length is baked into model.py"
+
+
 def test_a_size_computed_from_a_named_torch_dim_is_named_where_unmapped(tmp_path):
-    """Sizes derived from a dynamic sequence (BERT's position ids slice) are
-    not mapped from torch yet: the error names the op and what to do."""
+    """A size derived from a dynamic dim where x2 takes only a number (F.pad's
+    amounts): the error names the op and what to do, and nothing is written."""
     from x2.errors import ConversionError
-    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:tiny_bert"
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:pad_by_length"
     with pytest.raises(ConversionError, match="size computed from a dynamic dim.*--input-shape"):
         convert(model, str(tmp_path / "out"), source="torch", target="onnx",
-                input_shapes={"input_ids": ["batch", "seq"], "attention_mask": ["batch", "seq"]},
-                options={"input_dtypes": {"*": "int64"}})
+                input_shapes={"x": [2, "seq"]})
     assert not (tmp_path / "out").exists()
 
 

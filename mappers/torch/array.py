@@ -7,6 +7,7 @@ import numpy as np
 from x2.registry import torch_mapper
 
 from ._util import args, axis, clamp_range, rank, unsupported
+from .sizes import is_size, shape_value, size_value
 
 
 @torch_mapper("aten.clone.default", "aten.alias.default", "aten.contiguous.default",
@@ -42,17 +43,48 @@ def to_copy(ctx, op):
 @torch_mapper("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
               "aten.flatten.using_ints")
 def view(ctx, op):
-    """`reshape` to the output shape (-1 for its one dynamic-batch dim)."""
+    """`reshape` to the output shape (-1 for its one dynamic dim); with more
+    than one, `reshape_dynamic` to the sizes computed from them."""
     shape = ctx.shape(op.outputs[0])
     if sum(d is None for d in shape) > 1:
-        raise unsupported(op, f"the target shape {_show(shape)} has more than one dim that "
-                              f"depends on the dynamic batch; convert without --dynamic-batch")
+        ctx.emit("reshape_dynamic", [op.inputs[0], shape_value(ctx, _target(ctx, op))],
+                 outputs=op.outputs)
+        return
     ctx.emit("reshape", op.inputs[:1], {"shape": [-1 if d is None else int(d) for d in shape]},
              outputs=op.outputs)
 
 
-def _show(shape) -> str:
-    return "[" + ", ".join("batch" if d is None else str(d) for d in shape) + "]"
+_MAX_END = 1 << 62  # "to the end" as a slice bound every target accepts
+
+
+def _target(ctx, op) -> list:
+    """A view's target sizes (ints and SymDims); flatten's from its input's dims."""
+    if op.type != "aten.flatten.using_ints":
+        return list(args(op)[1])
+    x, start, end = args(op, None, 0, -1)
+    start, end = axis(ctx, x, start), axis(ctx, x, end)
+    dims = [_dim(ctx, x, i) for i in range(rank(ctx, x))]
+    return [*dims[:start], -1, *dims[end + 1:]]
+
+
+def _dim(ctx, x: str, i: int):
+    """x's size along axis i: an int, or a SymDim-like marker of its run-time value."""
+    size = ctx.shape(x)[i]
+    if size is not None:
+        return size
+    dims = ctx.emit("shape", [x], {"dtype": "int64"}, dtype="int64", shape=(rank(ctx, x),),
+                    hint="shape")
+    index = ctx.constant(np.array(i, np.int64), "dim")
+    return _Size(ctx.emit("gather", [dims, index], {"axis": 0}, dtype="int64", shape=(),
+                          hint="size"))
+
+
+class _Size:
+    """A size read from a tensor while mapping (what SymDim is for the frontend's sizes)."""
+    symbolic = True
+
+    def __init__(self, value: str):
+        self.value = value
 
 
 @torch_mapper("aten.permute.default")
@@ -82,16 +114,16 @@ def expand(ctx, op):
         ctx.alias(op.outputs[0], x)
         return
     aligned = [None] * (len(out) - len(in_shape)) + list(in_shape)
-    target = []
-    for i, d in enumerate(out):
-        if d is None:
-            if i < len(out) - len(in_shape) or aligned[i] is not None:
-                raise unsupported(op, f"broadcasting {_show(in_shape)} to the dynamic batch "
-                                      f"size ({_show(out)}) is not supported; convert "
-                                      f"without --dynamic-batch")
-            d = 1  # ONNX-style: keeps the input's (dynamic) dim
-        target.append(int(d))
-    ctx.emit("expand", [x], {"shape": target}, outputs=op.outputs)
+    if any(d is None and (i < len(out) - len(in_shape) or aligned[i] is not None)
+           for i, d in enumerate(out)):
+        # A dim broadcast to a dynamic size: the sizes computed from it, with
+        # -1 (keep the input's) as 1, which broadcasting keeps the same way.
+        sizes = [1 if not is_size(d) and d == -1 else d for d in args(op)[1]]
+        ctx.emit("expand_dynamic", [x, shape_value(ctx, sizes)], outputs=op.outputs)
+        return
+    # ONNX-style: 1 keeps the input's (dynamic) dim
+    ctx.emit("expand", [x], {"shape": [1 if d is None else int(d) for d in out]},
+             outputs=op.outputs)
 
 
 @torch_mapper("aten.unsqueeze.default")
@@ -132,6 +164,18 @@ def stack(ctx, op):
 
 def _slice(ctx, x, out, dim, start, end, step=1):
     size = ctx.shape(x)[dim]
+    if is_size(start) or is_size(end):
+        start, end = (0 if start is None else start), (_MAX_END if end is None else end)
+        ctx.emit("slice_dynamic", [x, shape_value(ctx, [start]), shape_value(ctx, [end])],
+                 {"axes": [dim], "steps": [step]}, outputs=[out])
+        return
+    if size is None and step > 0:
+        # ONNX-style bounds: negative ones count from the end, both clamp
+        start, end = (0 if start is None else start), min(_MAX_END if end is None else end,
+                                                           _MAX_END)
+        ctx.emit("slice", [x], {"axes": [dim], "starts": [start], "ends": [end],
+                                "steps": [step]}, outputs=[out])
+        return
     start, end = clamp_range(size, start, end, step)
     ctx.emit("slice", [x], {"axes": [dim], "starts": [start], "ends": [end], "steps": [step]},
              outputs=[out])
@@ -233,34 +277,46 @@ def _index_several(ctx, op, x, indices, dims):
     broadcast index shape where the indexed dims were when they are adjacent,
     else first: a transpose brings them to the front then."""
     shape = list(ctx.shape(x))
-    if any(shape[d] is None for d in dims):
-        raise unsupported(op, "an indexed dim has a size known only at runtime")
     if dims != list(range(dims[0], dims[0] + len(dims))):
         perm = dims + [d for d in range(len(shape)) if d not in dims]
         x = ctx.emit("transpose", [x], {"perm": perm}, dtype=ctx.dtype(x),
                      shape=tuple(shape[p] for p in perm))
         shape, dims = [shape[p] for p in perm], list(range(len(dims)))
-    sizes = [shape[d] for d in dims]
+    sizes = [_dim(ctx, x, d) for d in dims]
     flat = None
-    for k, (idx, size) in enumerate(zip(indices, sizes)):
+    for k, idx in enumerate(indices):
         if ctx.dtype(idx) != "int64":
             idx = ctx.emit("cast", [idx], {"dtype": "int64"}, dtype="int64",
                            shape=ctx.shape(idx))
         # Negative indices count from the end, as in torch.
-        idx = ctx.emit("mod", [idx, ctx.constant(np.array(size, np.int64))], dtype="int64",
+        idx = ctx.emit("mod", [idx, size_value(ctx, sizes[k])], dtype="int64",
                        shape=ctx.shape(idx))
-        stride = int(np.prod(sizes[k + 1:], dtype=np.int64))
+        stride = _product(ctx, sizes[k + 1:])
         if stride != 1:
-            idx = ctx.emit("mul", [idx, ctx.constant(np.array(stride, np.int64))],
-                           dtype="int64")
+            idx = ctx.emit("mul", [idx, size_value(ctx, stride)], dtype="int64")
         flat = idx if flat is None else ctx.emit("add", [flat, idx], dtype="int64")
     a = dims[0]
-    merged = shape[:a] + [int(np.prod(sizes))] + shape[a + len(dims):]
-    if sum(d is None for d in merged) > 1:
-        raise unsupported(op, "more than one dim of the indexed tensor is known only at runtime")
-    x = ctx.emit("reshape", [x], {"shape": [-1 if d is None else d for d in merged]},
-                 dtype=ctx.dtype(x), shape=tuple(merged))
+    merged = shape[:a] + [-1] + shape[a + len(dims):]
+    if None in merged:
+        target = [_dim(ctx, x, i) for i in range(a)] + [-1] + \
+            [_dim(ctx, x, i) for i in range(a + len(dims), len(shape))]
+        x = ctx.emit("reshape_dynamic", [x, shape_value(ctx, target)], dtype=ctx.dtype(x),
+                     shape=tuple(None if d == -1 else d for d in merged))
+    else:
+        known = [d for d in shape[a:a + len(dims)] if d is not None]
+        merged[a] = int(np.prod(known)) if len(known) == len(dims) else -1
+        x = ctx.emit("reshape", [x], {"shape": merged}, dtype=ctx.dtype(x),
+                     shape=tuple(None if d == -1 else d for d in merged))
     ctx.emit("gather", [x, flat], {"axis": a}, outputs=op.outputs)
+
+
+def _product(ctx, sizes):
+    """The product of sizes (ints and run-time sizes): an int when all are known."""
+    result = int(np.prod([d for d in sizes if not is_size(d)], dtype=np.int64))
+    for size in (d for d in sizes if is_size(d)):
+        result = size if result == 1 else _Size(ctx.emit(
+            "mul", [size_value(ctx, result), size.value], dtype="int64", shape=(), hint="stride"))
+    return result
 
 
 def _constant(ctx, op, array):
@@ -279,15 +335,21 @@ def full(ctx, op):
     value = {"zeros_like": 0, "ones_like": 1, "zeros": 0, "ones": 1}.get(kind)
     if value is None:
         value = args(op)[0] if kind == "scalar_tensor" else args(op)[1]
-    shape = ctx.shape(op.outputs[0])
+    shape, dtype = ctx.shape(op.outputs[0]), ctx.dtype(op.outputs[0])
     if None in shape:
         if not _only_broadcast_into(ctx, op.outputs[0], shape):
-            raise unsupported(op, f"a tensor of the dynamic batch size {_show(shape)} made in "
-                                  f"the model is not supported; convert without "
-                                  f"--dynamic-batch")
+            # A tensor of a size computed at run time: `full` of that shape.
+            if kind.endswith("_like"):
+                target = ctx.emit("shape", [op.inputs[0]], {"dtype": "int64"}, dtype="int64",
+                                  shape=(len(shape),), hint="shape")
+            else:
+                target = shape_value(ctx, args(op)[0])
+            ctx.emit("full", [target], {"value": float(value), "dtype": dtype},
+                     outputs=op.outputs)
+            return
         # Only elementwise ops of the same output shape read it: size 1 broadcasts.
         shape = tuple(1 if d is None else d for d in shape)
-    _constant(ctx, op, np.full(shape, value, dtype=ctx.dtype(op.outputs[0])))
+    _constant(ctx, op, np.full(shape, value, dtype=dtype))
 
 
 _ELEMENTWISE = {"aten.where.self", "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
@@ -303,9 +365,19 @@ def _only_broadcast_into(ctx, value: str, shape) -> bool:
 
 @torch_mapper("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
 def arange(ctx, op):
-    """a constant."""
+    """a constant; `range` when a bound is a size computed from a dynamic dim."""
     bounds = args(op)
-    _constant(ctx, op, np.arange(*bounds).astype(ctx.dtype(op.outputs[0])))
+    dtype = ctx.dtype(op.outputs[0])
+    if not any(is_size(b) for b in bounds):
+        _constant(ctx, op, np.arange(*bounds).astype(dtype))
+        return
+    start, end, step = ([0, *bounds, 1] if len(bounds) == 1 else [*bounds, 1])[:3]
+    scalars = [size_value(ctx, b) if is_size(b) else
+               ctx.constant(np.array(b, dtype), "bound") for b in (start, end, step)]
+    scalars = [v if ctx.dtype(v) == dtype else
+               ctx.emit("cast", [v], {"dtype": dtype}, dtype=dtype, shape=(), hint="bound")
+               for v in scalars]
+    ctx.emit("range", scalars, outputs=op.outputs)
 
 
 @torch_mapper("aten.constant_pad_nd.default")

@@ -12,8 +12,16 @@ def compare(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> tuple
     if ref.shape != got.shape:
         raise X2Error(f"output shapes differ: source {ref.shape}, converted {got.shape}")
     ref64, got64 = ref.astype(np.float64), got.astype(np.float64)
-    max_abs = float(np.max(np.abs(ref64 - got64))) if ref.size else 0.0
-    scale = float(np.max(np.abs(ref64))) if ref.size else 0.0
+    # NaN and +-inf (a mask's -inf, an overflow) must be the same where the
+    # source has them; the error and scale are measured on the finite rest.
+    finite = np.isfinite(ref64) & np.isfinite(got64)
+    same = finite | (np.isnan(ref64) & np.isnan(got64)) | (np.isinf(ref64) & (ref64 == got64))
+    if not same.all():
+        max_abs = float("inf")
+    else:
+        diff = np.subtract(ref64, got64, where=finite, out=np.zeros_like(ref64))
+        max_abs = float(np.max(np.abs(diff), initial=0.0))
+    scale = float(np.max(np.abs(ref64), where=np.isfinite(ref64), initial=0.0))
     max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     constant = bool(ref.size > 1 and np.all(ref64 == ref64.reshape(-1)[0]))
     return max_abs, max_rel, scale, constant, max_abs <= atol + rtol * scale

@@ -304,14 +304,16 @@ def attention(e, node):
     if not (len(node.inputs) > 3 and node.inputs[3]):
         return call("paddle.matmul", call("F.softmax", scores, axis=-1), v)
     # A query whose every key is masked gives 0 (the IR's and torch's rule);
-    # paddle's softmax makes such a row uniform. Multiplying by isfinite(max)
-    # zeroes it and keeps a NaN row NaN.
+    # paddle's softmax makes such a row NaN, which a later matmul spreads even
+    # through zero weights: `where` replaces it, and keeps a NaN row NaN.
     scores_name = e.namer(f"{node.name}#scores", "scores")
     weights_name = e.namer(f"{node.name}#weights", "weights")
     row_max = call("paddle.max", Expr(scores_name), axis=-1, keepdim=True)
-    sees_something = call("paddle.isfinite", row_max)
+    sees_nothing = binop(row_max, "==", Expr("float('-inf')"))
     return [Assign([scores_name], binop(scores, "+", e.value(node.inputs[3]))),
-            Assign([weights_name], binop(call("F.softmax", Expr(scores_name), axis=-1), "*",
-                                        Expr(f"{sees_something}.astype({scores_name}.dtype)"))),
+            Assign([weights_name], call("F.softmax", Expr(scores_name), axis=-1)),
+            Assign([weights_name], call("paddle.where", sees_nothing,
+                                        call("paddle.zeros_like", Expr(weights_name)),
+                                        Expr(weights_name))),
             Assign([e.namer(node.outputs[0])],
                    call("paddle.matmul", Expr(weights_name), v))]

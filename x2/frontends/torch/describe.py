@@ -1,8 +1,10 @@
 """Describing a captured torch.export program as a SourceGraph for the shared
 mapping loop: FX nodes become SourceOps named `aten.NAME.OVERLOAD`, parameters
 and buffers constants named after their state_dict keys, `cond`/`while_loop`
-subgraphs the IR's control flow. With a dynamic batch, size arguments
-computed from it reach the mappers as SymDim markers."""
+subgraphs the IR's control flow. Size arguments computed from a dynamic dim
+reach the mappers as SymDim markers; the sizes themselves become ops
+(`aten.sym_size.int` and `sym.mul`-style arithmetic) whose values are 0-d
+int64 tensors, for mappers that need them at run time."""
 from __future__ import annotations
 
 import operator
@@ -14,12 +16,14 @@ from .loading import _torch
 
 
 class SymDim:
-    """A size argument that depends on a dynamic dim (a SymInt in the FX graph)."""
+    """A size argument that depends on a dynamic dim (a SymInt in the FX graph);
+    `value` names the 0-d int64 tensor that holds it at run time."""
 
     symbolic = True  # what x2/frontends/common.py names in its error
 
-    def __init__(self, expr: str):
+    def __init__(self, expr: str, value: str):
         self.expr = expr
+        self.value = value
 
     def __repr__(self) -> str:
         return f"SymDim({self.expr})"
@@ -163,10 +167,15 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
         val = node.meta.get("val")
         if isinstance(val, (int, torch.SymInt)) and not isinstance(val, bool):
             # sym_size and arithmetic on sizes: a number at conversion time, or a
-            # dynamic-batch size the mappers resolve (-1 in a reshape target).
+            # size computed from a dynamic dim.
             if isinstance(val, torch.SymInt) and val.node.maybe_as_int() is not None:
                 val = val.node.maybe_as_int()
-            sizes[node.name] = int(val) if isinstance(val, int) else SymDim(str(val))
+            if isinstance(val, int):
+                sizes[node.name] = int(val)
+                continue
+            ops.append(_size_op(node, ref))
+            info[node.name] = TensorInfo("int64", ())
+            sizes[node.name] = SymDim(str(val), node.name)
             continue
         if node.target is operator.getitem:
             # Multi-output ops name their outputs "op:i"; getitem is that name.
@@ -188,7 +197,11 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
             ops.append(op)
             continue
         args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
-        inputs = [a for a in flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
+        leaves = list(flatten([args, list(kwargs.values())]))
+        # The sizes an op takes are inputs too (after its tensors): pruning
+        # keeps the ops that compute them.
+        inputs = [a for a in leaves if isinstance(a, TensorRef)] + \
+            [TensorRef(a.value) for a in leaves if isinstance(a, SymDim)]
         attrs = {"args": args, "kwargs": kwargs}
         if node.target in layout_ops:
             attrs["input_layout"] = _layout(node.args[0])
@@ -197,6 +210,24 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
     outs = [rename.get(a.name, a.name) for a in flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
     return ops, info, outs
+
+
+# Python arithmetic on sizes in FX graphs, by the SourceOp type it becomes.
+_SIZE_ARITHMETIC = {operator.add: "sym.add", operator.sub: "sym.sub", operator.mul: "sym.mul",
+                    operator.floordiv: "sym.floordiv", operator.mod: "sym.mod",
+                    operator.neg: "sym.neg"}
+
+
+def _size_op(node, ref) -> SourceOp:
+    """The op computing a size from a dynamic dim: `aten.sym_size.int(x, dim)`
+    or arithmetic on sizes (`sym.mul` ...). Its size operands are SymDims or
+    ints in `args`; `inputs` lists the tensors it reads."""
+    args = ref(list(node.args))
+    kind = _SIZE_ARITHMETIC.get(node.target, str(node.target))
+    inputs = [a.value if isinstance(a, SymDim) else a for a in flatten(args)
+              if isinstance(a, (SymDim, TensorRef))]
+    return SourceOp(kind, node.name, [TensorRef(v) if isinstance(v, str) else v for v in inputs],
+                    [node.name], {"args": args, "kwargs": {}})
 
 
 def evaluate_aten(op: SourceOp, arrays: list) -> list[np.ndarray] | None:
