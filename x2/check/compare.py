@@ -27,6 +27,18 @@ def compare(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> tuple
     return max_abs, max_rel, scale, constant, max_abs <= atol + rtol * scale
 
 
+def each_run(args: dict):
+    """(inputs, outputs file) for each input set of a run task: "inputs" and
+    "outputs" are one .npz path each, or equal-length lists of them (x2 check
+    runs every shape in one worker, so the framework starts once)."""
+    inputs, outputs = args["inputs"], args["outputs"]
+    if isinstance(inputs, str):
+        inputs, outputs = [inputs], [outputs]
+    for path, out in zip(inputs, outputs, strict=True):
+        with np.load(path) as data:
+            yield [data[f"arr_{i}"] for i in range(len(data.files))], out
+
+
 def source_inputs(arrays, names, io):
     """The inputs as the source model takes them: with --io-layout nchw, each
     input in the source's own (NHWC) layout of the same data."""

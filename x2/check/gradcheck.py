@@ -22,7 +22,6 @@ optimizer would never update it.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 

@@ -347,39 +347,36 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     results: list[OutputParity] = []
     batch_info = []
     bisect_result = None
-    refs_by_batch, arrays_by_batch = [], []
+    arrays_by_batch: list[list[np.ndarray]] = []
     sets = size_sets(spec, report.dim_examples, batch, dim_sizes)
     runs = [sets[0]] * batches + sets[1:] if inputs is None else [None]
     tmp_path = make_dir("x2-check-")
     try:
         for b, sizes in enumerate(runs):
-            bseed = seed + b
-            arrays = inputs if inputs is not None else make_inputs(spec, bseed, sizes)
-            batch_info.append({"seed": None if inputs is not None else bseed,
+            arrays = inputs if inputs is not None else make_inputs(spec, seed + b, sizes)
+            batch_info.append({"seed": None if inputs is not None else seed + b,
                                "input_shapes": [list(a.shape) for a in arrays],
                                "dims": sizes or {}})
             arrays_by_batch.append(arrays)
-            refs, got_all = _run_batch(tmp_path / f"b{b}", model, converted, source, target,
-                                       report, signature, names, spec, io, arrays, src_dev,
-                                       tgt_dev, precision, notes, serving)
-            refs_by_batch.append(refs)
+        refs_by_batch, got_by_batch = _run_batches(
+            tmp_path, model, converted, source, target, report, signature, names, spec, io,
+            arrays_by_batch, src_dev, tgt_dev, precision, notes, serving)
+        for b, (refs, got_all) in enumerate(zip(refs_by_batch, got_by_batch)):
             for runner, got in got_all:
                 for name, ref, out in zip(spec["outputs"], refs, got):
                     o_rtol, o_atol = tolerances.get(name, (rtol, None))
                     o_atol = atol if o_atol is None else o_atol
                     max_abs, max_rel, scale, constant, ok = compare(ref, out, o_rtol, o_atol)
                     row = OutputParity(runner, name, max_abs, max_rel, scale, constant, ok)
-                    results.append(row)
-                    row_json = row.to_json()
-                    row_json.update(batch=b, seed=batch_info[-1]["seed"], rtol=o_rtol,
-                                    atol=o_atol)
-                    results[-1] = row_json
+                    results.append(dict(row.to_json(), batch=b, seed=batch_info[b]["seed"],
+                                        rtol=o_rtol, atol=o_atol))
             if bisect and bisect_result is None and not all(r["passed"] for r in results
                                                             if r["batch"] == b):
                 from .bisect import bisect as run_bisect
                 bisect_result = run_bisect(tmp_path / f"bisect{b}", model, converted, source,
-                                           target, report, signature, names, io, arrays,
-                                           src_dev, tgt_dev, precision, rtol, atol)
+                                           target, report, signature, names, io,
+                                           arrays_by_batch[b], src_dev, tgt_dev, precision,
+                                           rtol, atol)
                 bisect_result["batch"] = b
         independent = _input_independent(tmp_path, model, source, report, signature, names,
                                          spec, io, src_dev, refs_by_batch, arrays_by_batch,
@@ -450,8 +447,8 @@ def _input_independent(work, model, source, report, signature, names, spec, io, 
         probe_dir = work / "input_probe"
         probe_dir.mkdir()
         np.savez(probe_dir / "source_inputs.npz", *source_inputs(probe, names, io))
-        extra = _run_source(probe_dir, model, source, report, signature, names, outputs, io,
-                            src_dev)
+        extra = _run_source([probe_dir], model, source, report, signature, names, outputs,
+                            io, src_dev)[0]
         samples = [s + [extra[i]] if input_spread(s) is None else s
                    for i, s in enumerate(samples)]
     flagged = []
@@ -469,28 +466,33 @@ def _input_independent(work, model, source, report, signature, names, spec, io, 
     return flagged
 
 
-def _run_source(work: Path, model, source, report, signature, names, outputs, io, src_dev
-                ) -> list[np.ndarray]:
-    """The source's outputs on work/source_inputs.npz, in the converted model's layout."""
+def _run_source(dirs: list[Path], model, source, report, signature, names, outputs, io,
+                src_dev) -> list[list[np.ndarray]]:
+    """The source's outputs on each dir's source_inputs.npz (one worker for
+    all), in the converted model's layout."""
     request = ReadRequest(model, signature=signature,
                           options=ReadOptions.from_json(report.source.get("options") or {}))
     run_step(SOURCE_RUNS[source], {"request": request.to_json(), "names": names,
                                    "source": report.source, "device": src_dev,
-                                   "inputs": str(work / "source_inputs.npz"),
-                                   "outputs": str(work / "ref.npz")})
-    refs = _load(work / "ref.npz")
-    return [np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
-            for n, r in zip(outputs, refs)]
+                                   "inputs": [str(d / "source_inputs.npz") for d in dirs],
+                                   "outputs": [str(d / "ref.npz") for d in dirs]})
+    return [[np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
+             for n, r in zip(outputs, _load(d / "ref.npz"))] for d in dirs]
 
 
-def _run_batch(work: Path, model, converted, source, target, report, signature, names, spec,
-               io, arrays, src_dev, tgt_dev, precision, notes, serving=False):
-    work.mkdir(parents=True)
-    np.savez(work / "inputs.npz", *arrays)
-    np.savez(work / "source_inputs.npz", *source_inputs(arrays, names, io))
-    refs = _run_source(work, model, source, report, signature, names, spec["outputs"], io,
+def _run_batches(work: Path, model, converted, source, target, report, signature, names, spec,
+                 io, batches, src_dev, tgt_dev, precision, notes, serving=False):
+    """(source outputs, [(runner, outputs)]) per batch: the source and each
+    runner of the converted model run every batch in one worker."""
+    dirs = []
+    for b, arrays in enumerate(batches):
+        dirs.append(work / f"b{b}")
+        dirs[-1].mkdir(parents=True)
+        np.savez(dirs[-1] / "inputs.npz", *arrays)
+        np.savez(dirs[-1] / "source_inputs.npz", *source_inputs(arrays, names, io))
+    refs = _run_source(dirs, model, source, report, signature, names, spec["outputs"], io,
                        src_dev)
-    got_all = []
+    got_by_batch: list[list] = [[] for _ in dirs]
     runs = TARGET_RUNS[target] + (SERVING_RUNS.get(target, []) if serving else [])
     for task, mode in runs:
         if mode in ("jit.load", "inference") and not any(f.startswith("inference/")
@@ -498,14 +500,15 @@ def _run_batch(work: Path, model, converted, source, target, report, signature, 
             why = (report.target_details.get("precision") or {}).get("inference", "")
             notes.append(f"{target} ({mode}) not run: {why or 'no inference/ was written'}")
             continue
-        out_file = work / f"{mode}.npz"
-        result = run_step(task, {"out": converted, "inputs": str(work / "inputs.npz"),
-                                 "outputs": str(out_file), "mode": mode, "device": tgt_dev,
+        result = run_step(task, {"out": converted, "mode": mode, "device": tgt_dev,
+                                 "inputs": [str(d / "inputs.npz") for d in dirs],
+                                 "outputs": [str(d / f"{mode}.npz") for d in dirs],
                                  **precision_args(report, precision)})
         notes.extend(result.get("notes", []))
-        got = _load(out_file)
-        if len(got) != len(refs):
-            raise X2Error(f"{target} ({mode}) returned {len(got)} outputs, the source "
-                          f"{len(refs)}")
-        got_all.append((f"{target}:{mode}", got))
-    return refs, got_all
+        for b, d in enumerate(dirs):
+            got = _load(d / f"{mode}.npz")
+            if len(got) != len(refs[b]):
+                raise X2Error(f"{target} ({mode}) returned {len(got)} outputs, the source "
+                              f"{len(refs[b])}")
+            got_by_batch[b].append((f"{target}:{mode}", got))
+    return refs, got_by_batch

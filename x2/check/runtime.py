@@ -430,10 +430,12 @@ RUNNERS = {"paddle": run_paddle, "torch": run_torch, "onnx": run_onnx, "tf": run
 
 def run(framework: str, args: dict) -> dict:
     """Task body: configure the device, run, save outputs (+ traced tensors)."""
-    with np.load(args["inputs"]) as data:
-        inputs = [data[f"arr_{i}"] for i in range(len(data.files))]
-    outputs, traced, notes = RUNNERS[framework](args, inputs)
-    np.savez(args["outputs"], *outputs)
+    from .compare import each_run
+    notes: list[str] = []
+    for inputs, out in each_run(args):
+        outputs, traced, more = RUNNERS[framework](args, inputs)
+        np.savez(out, *outputs)
+        notes += [n for n in more if n not in notes]
     if args.get("trace_out"):
         np.savez(args["trace_out"], **{f"t{i}": v for i, v in enumerate(traced.values())})
         return {"notes": notes, "traced": list(traced)}

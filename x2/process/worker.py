@@ -15,6 +15,7 @@ import traceback
 import numpy as np
 
 from ..errors import SourceRunError, X2Error
+from ..check.compare import each_run
 
 TASKS = {}
 
@@ -24,15 +25,6 @@ def task(name):
         TASKS[name] = fn
         return fn
     return decorate
-
-
-def _load_inputs(path: str) -> list[np.ndarray]:
-    with np.load(path) as data:
-        return [data[f"arr_{i}"] for i in range(len(data.files))]
-
-
-def _save_outputs(path: str, outputs: list[np.ndarray]) -> None:
-    np.savez(path, *outputs)
 
 
 # Frontend tasks: the frontend module does the reading; the worker moves
@@ -93,9 +85,9 @@ def source_run(fn):
 def tf_run(args):
     from ..contracts import ReadRequest
     from ..frontends.tf import formats
-    _save_outputs(args["outputs"], formats.run(
-        ReadRequest.from_json(args["request"]), args["names"], _load_inputs(args["inputs"]),
-        args.get("source") or {}))
+    request = ReadRequest.from_json(args["request"])
+    for inputs, out in each_run(args):
+        np.savez(out, *formats.run(request, args["names"], inputs, args.get("source") or {}))
     return {}
 
 
@@ -103,8 +95,8 @@ def tf_run(args):
 @source_run
 def onnx_run(args):
     from ..frontends.onnx.reader import run_onnx_source
-    _save_outputs(args["outputs"], run_onnx_source(args["request"]["model"], args["names"],
-                                                   _load_inputs(args["inputs"])))
+    for inputs, out in each_run(args):
+        np.savez(out, *run_onnx_source(args["request"]["model"], args["names"], inputs))
     return {}
 
 
@@ -114,8 +106,8 @@ def torch_run(args):
     from ..contracts import ReadRequest
     from ..frontends.torch.capture import run_torch
     request = ReadRequest.from_json(args["request"])
-    _save_outputs(args["outputs"], run_torch(request.model, _load_inputs(args["inputs"]),
-                                             request.options))
+    for inputs, out in each_run(args):
+        np.savez(out, *run_torch(request.model, inputs, request.options))
     return {}
 
 
