@@ -3,7 +3,8 @@
 gpt2_legacy / gpt2_dynamo: a tiny random-weight GPT-2 (logits) exported to
 ONNX with a dynamic batch and sequence by torch.onnx's TorchScript exporter
 (dynamic_axes) and by its dynamo exporter (dynamic_shapes), as every exported
-language model is."""
+language model is. yolo_onnx: a YOLOv8-style head whose grid comes from the
+feature map's computed height and width (Shape, Range, Expand)."""
 import sys
 
 EXAMPLE_SEQ = 13
@@ -69,6 +70,40 @@ def gpt2_logits():
     return _gpt2()[0]
 
 
+def yolo_head():
+    """A YOLOv8-style detection head on a feature map of any size: a 1x1 conv
+    predicts box offsets and class scores per cell, decoded against a grid
+    built from the map's own height and width (arange, meshgrid, expand)."""
+    import torch
+    torch.manual_seed(0)
+
+    class Head(torch.nn.Module):
+        def __init__(self, channels=8, classes=3, stride=8):
+            super().__init__()
+            self.predict = torch.nn.Conv2d(channels, 4 + classes, 1)
+            self.stride = stride
+
+        def forward(self, features):
+            n, _, h, w = features.shape
+            out = self.predict(features).flatten(2).transpose(1, 2)   # [n, h*w, 4+classes]
+            ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+            grid = torch.stack([xs, ys], -1).reshape(1, h * w, 2).to(out.dtype)
+            grid = grid.expand(n, h * w, 2)
+            centers = (out[..., :2].sigmoid() * 2 - 0.5 + grid) * self.stride
+            sizes = out[..., 2:4].exp() * self.stride
+            return torch.cat([centers, sizes, out[..., 4:].sigmoid()], -1)
+
+    return Head().eval()
+
+
+def yolo_onnx(out: str) -> None:
+    import torch
+    axes = {0: "batch", 2: "height", 3: "width"}
+    torch.onnx.export(yolo_head(), (torch.randn(2, 8, 12, 20),), out, input_names=["features"],
+                      output_names=["boxes"], opset_version=17, dynamo=False,
+                      dynamic_axes={"features": axes, "boxes": {0: "batch", 1: "cells"}})
+
+
 def pad_by_length():
     """Pads a token row by its own length: a size from a dynamic dim in F.pad."""
     import torch
@@ -102,4 +137,5 @@ def tiny_bert():
 
 
 if __name__ == "__main__":
-    {"gpt2_legacy": gpt2_legacy, "gpt2_dynamo": gpt2_dynamo}[sys.argv[1]](sys.argv[2])
+    {"gpt2_legacy": gpt2_legacy, "gpt2_dynamo": gpt2_dynamo,
+     "yolo_onnx": yolo_onnx}[sys.argv[1]](sys.argv[2])

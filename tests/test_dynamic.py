@@ -107,6 +107,42 @@ def test_hugging_face_decoder_from_torch_runs_at_every_batch_and_length(target, 
                              forward), "the capture's example length is baked into model.py"
 
 
+@pytest.fixture(scope="module")
+def yolo_onnx(model_dir):
+    return _build(["tests/dynamic_models.py", "yolo_onnx"], model_dir / "yolo.onnx")
+
+
+# Height and width at different sizes, so a swapped pair cannot pass.
+YOLO_SIZES = {"height": [12, 1, 17], "width": [20, 3, 31]}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_yolo_style_head_decodes_boxes_at_every_feature_map_size(yolo_onnx, target, tmp_path):
+    """The grid comes from the map's computed height and width (Shape, Range,
+    a computed Expand), as a YOLOv8 export has it."""
+    out = tmp_path / "out"
+    report = convert(str(yolo_onnx), str(out), source="onnx", target=target)
+    assert report.inputs[0]["dims"] == ["batch", None, "height", "width"]
+    result = check(str(yolo_onnx), str(out), source="onnx", target=target, dim_sizes=YOLO_SIZES)
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
+        [2, 8, 12, 20], [1, 8, 1, 3], [3, 8, 17, 31]]
+    assert result["passed"], result["outputs"]
+
+
+def test_yolo_style_head_from_torch_keeps_named_dims(tmp_path):
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:yolo_head"
+    out = tmp_path / "out"
+    convert(model, str(out), source="torch", target="onnx",
+            input_shapes={"features": ["n", 8, "height=12", "width=20"]})
+    written = onnx.load(str(out / "model.onnx"))
+    assert [d.dim_param for d in written.graph.input[0].type.tensor_type.shape.dim] == [
+        "n", "", "height", "width"]
+    result = check(model, str(out), source="torch", target="onnx", dim_sizes=YOLO_SIZES)
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
+        [7, 8, 12, 20], [1, 8, 1, 3], [11, 8, 17, 31]]
+    assert result["passed"], result["outputs"]
+
+
 def test_a_size_computed_from_a_named_torch_dim_is_named_where_unmapped(tmp_path):
     """A size derived from a dynamic dim where x2 takes only a number (F.pad's
     amounts): the error names the op and what to do, and nothing is written."""
