@@ -168,6 +168,19 @@ def test_keras_fully_convolutional_net_takes_any_image_size(model_dir, target, t
     assert result["passed"], result["outputs"]
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_keras_token_model_takes_any_batch_and_length(model_dir, target, tmp_path):
+    """MultiHeadAttention's einsums over an unknown batch and length: their
+    regrouping reshapes read both sizes at run time."""
+    model = _build(["tests/tf_models.py", "token_attention"], model_dir / "token_attention")
+    out = tmp_path / "out"
+    report = convert(str(model), str(out), source="tf", target=target)
+    assert [i["shape"] for i in report.inputs] == [[None, None], [None, None]]
+    result = check(str(model), str(out), source="tf", target=target)
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 16], [1, 1], [3, 25]]
+    assert result["passed"], result["outputs"]
+
+
 # -- PP-OCR: Paddle's flagship OCR models as paddle2onnx exports them (-1 and
 # unnamed dims, Reshape targets computed from Shape, nearest upsampling of a
 # dynamic image), with the trained weights that ship in the rapidocr wheel.

@@ -857,7 +857,24 @@ def fully_convolutional(out):
     model.export(out, verbose=False)
 
 
-MODELS = {f.__name__: f for f in (fully_convolutional, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+def token_attention(out):
+    """A Keras text model over token rows of any length (None,): embedding,
+    self-attention with a padding mask (MultiHeadAttention's einsums over the
+    unknown batch and length), a residual LayerNorm and a per-token Dense."""
+    tf = _tf()
+    keras, layers = tf.keras, tf.keras.layers
+    tf.keras.utils.set_random_seed(0)
+    tokens = keras.Input((None,), dtype="int32", name="tokens")
+    mask = keras.Input((None,), dtype="int32", name="attention_mask")
+    x = layers.Embedding(50, 16)(tokens)
+    keep = layers.Lambda(lambda m: tf.cast(m[:, None, :], "bool"))(mask)
+    attended = layers.MultiHeadAttention(num_heads=2, key_dim=8)(x, x, attention_mask=keep)
+    x = layers.LayerNormalization()(x + attended)
+    model = keras.Model([tokens, mask], layers.Dense(5)(x))
+    model.export(out, verbose=False)
+
+
+MODELS = {f.__name__: f for f in (fully_convolutional, token_attention, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from math import prod
 
+import numpy as np
+
 from x2.errors import ConversionError
 from x2.registry import tf_mapper
 
@@ -33,21 +35,22 @@ def einsum(ctx, op):
             f"two-operand einsums without repeated indices or '...' (e.g. 'abc,cde->abde')")
     (a, b), (ta, tb) = op.inputs, terms
     sizes = _index_sizes(ctx, op, {ta: a, tb: b})
+    # Where each index's size can be read at run time, for sizes unknown now.
+    where = {i: (v, k) for t, v in ((tb, b), (ta, a)) for k, i in enumerate(t)}
     a, ta = _sum_out(ctx, op, a, ta, keep=set(tb) | set(out), sizes=sizes)
     b, tb = _sum_out(ctx, op, b, tb, keep=set(ta) | set(out), sizes=sizes)
     batch = [i for i in out if i in ta and i in tb]
     contracted = [i for i in ta if i in tb and i not in out]
     free_a = [i for i in ta if i not in tb]
     free_b = [i for i in tb if i not in ta]
-    a = _arrange(ctx, op, a, ta, batch, [free_a, contracted], sizes)
-    b = _arrange(ctx, op, b, tb, batch, [contracted, free_b], sizes)
+    a = _arrange(ctx, a, ta, batch, [free_a, contracted], sizes, where)
+    b = _arrange(ctx, b, tb, batch, [contracted, free_b], sizes, where)
     grouped = [sizes[i] for i in batch] + [_product(sizes, free_a), _product(sizes, free_b)]
     product = ctx.emit("matmul", [a, b], shape=tuple(grouped), hint="matmul")
     order = batch + free_a + free_b
-    ungrouped = [sizes[i] for i in order]
     if len(free_a) != 1 or len(free_b) != 1:
-        product = ctx.emit("reshape", [product], {"shape": _target(op, batch, ungrouped)},
-                           shape=tuple(ungrouped), hint="ungroup")
+        product = _reshape(ctx, product, [[i] for i in order], sizes, where, len(batch),
+                           "ungroup")
     perm = [order.index(i) for i in out]
     if perm == list(range(len(perm))):
         ctx.alias(op.outputs[0], product)
@@ -83,17 +86,44 @@ def _product(sizes: dict, group: list[str]):
     return None if None in dims else prod(dims)
 
 
-def _target(op, batch: list[str], dims: list) -> list[int]:
-    """A reshape target: batch dims copied (0), known dims, at most one -1."""
-    target = [0] * len(batch) + [-1 if d is None else d for d in dims[len(batch):]]
-    if target.count(-1) > 1:
-        raise ConversionError(f"Einsum '{op.name}': more than one non-batch dimension is "
-                              f"unknown; give static shapes with --input-shape")
-    return target
+def _reshape(ctx, value: str, groups: list[list[str]], sizes: dict, where: dict,
+             batch: int, hint: str) -> str:
+    """`value` reshaped to one dim per group of indices (its leading `batch`
+    groups are its own dims): a `reshape` when at most one group's size is
+    unknown, else `reshape_dynamic` to the sizes read from the operands."""
+    dims = [_product(sizes, g) for g in groups]
+    target = [0] * batch + [-1 if d is None else d for d in dims[batch:]]
+    if target.count(-1) <= 1:
+        return ctx.emit("reshape", [value], {"shape": target}, shape=tuple(dims), hint=hint)
+    pieces = [_group_size(ctx, g, sizes, where) for g in groups]
+    shape = ctx.emit("concat", pieces, {"axis": 0}, dtype="int64", shape=(len(groups),),
+                     hint=f"{hint}_shape")
+    return ctx.emit("reshape_dynamic", [value, shape], dtype=ctx.dtype(value),
+                    shape=tuple(dims), hint=hint)
 
 
-def _arrange(ctx, op, value: str, term: str, batch: list[str], groups: list[list[str]],
-             sizes: dict) -> str:
+def _group_size(ctx, group: list[str], sizes: dict, where: dict) -> str:
+    """A group's size as a 1-D int64 tensor of one element: the known sizes'
+    product times each unknown one read from the shape of an operand."""
+    unknown = [i for i in group if sizes[i] is None]
+    known = prod(sizes[i] for i in group if sizes[i] is not None)
+    factors = [ctx.constant(np.array([known], np.int64), "size")] if known != 1 or \
+        not unknown else []
+    for i in unknown:
+        value, axis = where[i]
+        dims = ctx.emit("shape", [value], {"dtype": "int64"}, dtype="int64",
+                        shape=(len(ctx.shape(value)),), hint="shape")
+        factors.append(ctx.emit("slice", [dims], {"axes": [0], "starts": [axis],
+                                                  "ends": [axis + 1], "steps": [1]},
+                                dtype="int64", shape=(1,), hint="dim"))
+    size = factors[0]
+    for factor in factors[1:]:
+        size = ctx.emit("mul", [size, factor], dtype="int64", shape=(1,), hint="size")
+    return size
+
+
+def _arrange(ctx, value: str, term: str, batch: list[str], groups: list[list[str]],
+             sizes: dict, where: dict) -> str:
     """Transpose to [batch, *groups] and make each group one dim."""
     order = batch + groups[0] + groups[1]
     perm = [term.index(i) for i in order]
@@ -102,6 +132,5 @@ def _arrange(ctx, op, value: str, term: str, batch: list[str], groups: list[list
                          shape=tuple(sizes[i] for i in order), hint="arrange")
     if all(len(g) == 1 for g in groups):
         return value
-    grouped = [sizes[i] for i in batch] + [_product(sizes, g) for g in groups]
-    return ctx.emit("reshape", [value], {"shape": _target(op, batch, grouped)},
-                    shape=tuple(grouped), hint="group")
+    return _reshape(ctx, value, [[i] for i in batch] + groups, sizes, where, len(batch),
+                    "group")
