@@ -60,11 +60,24 @@ def test_zoo_entry_converts_to_every_target_with_parity(work, name):
         assert row["transposes_left"] >= 0 and row["convert_s"] > 0
 
 
+def test_dynamic_zoo_names_the_dims_users_vary():
+    """`make zoo` --dynamic converts Hugging Face models with batch and length
+    named at the zoo's example sizes, keras_hub backbones without shapes."""
+    bert = registry.ENTRIES["bert"]
+    assert bert.convert_args["input_shapes"]["input_ids"] == [2, 16]
+    assert bert.dynamic_args["input_shapes"] == {"input_ids": ["batch=2", "seq=16"],
+                                                 "attention_mask": ["batch=2", "seq=16"]}
+    assert registry.ENTRIES["resnet"].dynamic_args["input_shapes"]["pixel_values"] == [
+        "batch=2", 3, 64, 64]
+    assert "input_shapes" not in registry.ENTRIES["keras_hub_gpt2"].dynamic_args
+
+
 def test_zoo_tables_count_and_group_failures(tmp_path):
     results = {
         "a": {"name": "a", "family": "hf-text", "source": "torch", "rtol": 1e-4, "targets": {
             "paddle": {"target": "paddle", "passed": True, "max_rel": 2e-6, "convert_s": 1.0,
-                       "transposes_left": 0},
+                       "transposes_left": 0, "dims": ["batch", "seq"],
+                       "shapes": [[[2, 16]], [[1, 1]], [[3, 25]]]},
             "onnx": {"target": "onnx", "passed": False, "stage": "read",
                      "reason": "unsupported 2 op type(s): aten.ge.Scalar, aten.gather.default",
                      "unsupported": ["aten.gather.default", "aten.ge.Scalar"]}}},
@@ -80,6 +93,7 @@ def test_zoo_tables_count_and_group_failures(tmp_path):
     zoo.write_outputs(results, tmp_path / "zoo.json", md)
     text = md.read_text()
     assert "| hf-text | 2 | 1/1 | 0/2 | 0/0 |" in text
+    assert "| a | hf-text | torch | 0.0001 | batch, seq | 2x16; 1x1; 3x25 | pass |" in text
     assert "a stale table" in text
     results["a"]["commit"] = "0123abcd"
     zoo.write_outputs(results, tmp_path / "zoo.json", md)

@@ -92,9 +92,12 @@ def build_source(entry: registry.Entry, models_dir: Path) -> str:
     return str(path)
 
 
-def run_target(entry: registry.Entry, model: str, target: str, out: Path) -> dict:
+def run_target(entry: registry.Entry, model: str, target: str, out: Path,
+               dynamic: bool = False) -> dict:
     """Convert and check one (model, target). Returns the result row; "stage"
-    says where a failure happened (read: the source, for every target)."""
+    says where a failure happened (read: the source, for every target).
+    `dynamic`: converted with the dims its source leaves dynamic kept, and
+    checked at three sizes of each."""
     row = {"target": target, "passed": False}
     steps: list[str] = []
     start = time.perf_counter()
@@ -102,7 +105,8 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path) -> dic
     try:
         report = convert(model, str(out), source=entry.source, target=target,
                          progress=lambda step, state, s=None: steps.append(step)
-                         if state == "start" else None, **entry.convert_args)
+                         if state == "start" else None,
+                         **(entry.dynamic_args if dynamic else entry.convert_args))
     except Exception as exc:  # the reason is the result
         stage = ("setup" if not steps else "read" if steps[-1].startswith("read ")
                  else "convert")
@@ -119,7 +123,9 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path) -> dic
         return row
     rows = result["outputs"]
     row.update(max_rel=max((r["max_rel"] for r in rows), default=0.0), rtol=entry.rtol,
-               passed=result["passed"], stage="check")
+               passed=result["passed"], stage="check",
+               shapes=[s["input_shapes"] for s in result["shapes_checked"]],
+               dims=sorted({d for s in result["shapes_checked"] for d in s["dims"]}))
     if not result["passed"]:
         row["reason"] = check_failure(result)
     return row
@@ -180,7 +186,7 @@ def measured_at() -> str:
 
 
 def run_entry(entry: registry.Entry, work: Path, targets: list[str], report,
-              latency: bool = True) -> dict:
+              latency: bool = True, dynamic: bool = False) -> dict:
     result = {"name": entry.name, "family": entry.family, "source": entry.source,
               "rtol": entry.rtol, "commit": measured_at(), "targets": {}}
     start = time.perf_counter()
@@ -197,7 +203,8 @@ def run_entry(entry: registry.Entry, work: Path, targets: list[str], report,
         if read_failure is not None:
             row = {**read_failure, "target": target}
         else:
-            row = run_target(entry, model, target, work / "out" / entry.name / target)
+            row = run_target(entry, model, target, work / "out" / entry.name / target,
+                             dynamic)
             if row.get("stage") == "read":
                 read_failure = row
         result["targets"][target] = row
@@ -210,13 +217,14 @@ def run_entry(entry: registry.Entry, work: Path, targets: list[str], report,
 
 def entry_task(arg: tuple) -> dict:
     """One entry as an executor task, in whichever process runs it."""
-    name, work, targets, latency = arg
-    return run_entry(registry.ENTRIES[name], Path(work), targets, lambda *_: None, latency)
+    name, work, targets, latency, dynamic = arg
+    return run_entry(registry.ENTRIES[name], Path(work), targets, lambda *_: None, latency,
+                     dynamic)
 
 
 def entry_lost(arg: tuple, message: str) -> dict:
     """The result of an entry whose task returned nothing (its worker lost)."""
-    name, _, targets, _ = arg
+    name, _, targets, _, _ = arg
     entry = registry.ENTRIES[name]
     return {"name": name, "family": entry.family, "source": entry.source, "rtol": entry.rtol,
             "lost": True, "targets": {t: {"target": t, "passed": False, "stage": "setup",
@@ -243,8 +251,14 @@ def main(argv=None) -> int:
                         help="entries as threads here, or as Ray tasks")
     parser.add_argument("--ray-address", help="--executor ray: the cluster (ray://HOST:10001, "
                         "auto); default a local Ray instance with --jobs CPUs")
-    parser.add_argument("--work", default=str(ROOT / "build" / "zoo"))
-    parser.add_argument("--md", default=str(ROOT / "docs" / "zoo.md"))
+    parser.add_argument("--dynamic", action="store_true",
+                        help="keep the dims each source leaves dynamic (batch, sequence "
+                             "length) and check three sizes of each; results in "
+                             "build/zoo-dynamic and docs/zoo_dynamic.md")
+    parser.add_argument("--work", help="results folder (default build/zoo, or "
+                                       "build/zoo-dynamic with --dynamic)")
+    parser.add_argument("--md", help="the table written (default docs/zoo.md, or "
+                                     "docs/zoo_dynamic.md with --dynamic)")
     parser.add_argument("--list", action="store_true", help="list the entries and exit")
     parser.add_argument("--no-latency", action="store_true",
                         help="skip measuring converted-model latency")
@@ -258,7 +272,9 @@ def main(argv=None) -> int:
             print(f"{e.name:28} {e.family:14} --from {e.source}")
         return 0
     targets = [t for t in args.targets.split(",") if t]
-    work = Path(args.work)
+    suffix = "-dynamic" if args.dynamic else ""
+    work = Path(args.work or ROOT / "build" / f"zoo{suffix}")
+    args.md = args.md or str(ROOT / "docs" / f"zoo{suffix.replace('-', '_')}.md")
     for sub in ("models", "out", "results"):
         (work / sub).mkdir(parents=True, exist_ok=True)
     done = load_results(work)
@@ -287,7 +303,8 @@ def main(argv=None) -> int:
                                  args.ray_address if todo else None, retries=2, env=env)
     except X2Error as exc:
         sys.exit(f"error: {exc.message}")
-    tasks = [Task(key=e.name, arg=(e.name, str(work), targets, not args.no_latency))
+    tasks = [Task(key=e.name, arg=(e.name, str(work), targets, not args.no_latency,
+                                   args.dynamic))
              for e in todo]
     with reuse_workers():   # one TensorFlow/Paddle/torch import per worker, not per step
         for i, result in executor.run(entry_task, tasks, entry_lost):
@@ -420,10 +437,13 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
               "left, and latency of the converted model relative to the source framework "
               "(x: converted / source, one thread each, median of runs on the same inputs; "
               "measured for pairs that pass).", "",
-              "| model | family | source | rtol | " + " | ".join(
+              "Dynamic dims: the dims the converted model keeps dynamic, and the input "
+              "shapes `x2 check` ran (each dim at its example size, 1 and a larger odd "
+              "size; static conversions run one shape).", "",
+              "| model | family | source | rtol | dynamic dims | shapes checked | " + " | ".join(
                   f"{t} | {t} max rel | {t} convert s | {t} Transposes | {t} latency"
                   for t in registry.TARGETS) + " |",
-              "|---|---|---|---:|" + "---|---:|---:|---:|---:|" * len(registry.TARGETS)]
+              "|---|---|---|---:|---|---|" + "---|---:|---:|---:|---:|" * len(registry.TARGETS)]
     for name in sorted(results, key=lambda n: (results[n]["family"], n)):
         r = results[name]
         cells = []
@@ -436,7 +456,11 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
                       else str(t["transposes_left"]),
                       "" if not t or t.get("latency_ratio") is None
                       else f"{t['latency_ratio']:.2f}x"]
+        checked = next((t for t in r["targets"].values() if t.get("shapes")), {})
+        shapes = "; ".join(" ".join("x".join(map(str, s)) for s in shape_set)
+                           for shape_set in checked.get("shapes", []))
         lines.append(f"| {name} | {r['family']} | {r['source']} | {r['rtol']:g} | "
+                     f"{', '.join(checked.get('dims', [])) or '—'} | {shapes} | "
                      + " | ".join(cells) + " |")
     lines += ["", "## Failure reasons", "", "| model | target | stage | reason |",
               "|---|---|---|---|"]

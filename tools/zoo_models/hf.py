@@ -130,6 +130,20 @@ INPUTS = {
 }
 
 
+# The dims a model's users vary, by input: named (`make zoo` --dynamic) at
+# the example size; the rest stay fixed.
+DYNAMIC_DIMS = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                "decoder_input_ids": {0: "batch", 1: "target"},
+                "pixel_values": {0: "batch"}, "input_values": {0: "batch", 1: "samples"},
+                "input_features": {0: "batch"}}
+
+
+def dynamic_dims(arg: str, shape: list[int]) -> list:
+    """`shape` with the dims users vary named, as --input-shape takes them ("seq=16")."""
+    names = DYNAMIC_DIMS.get(arg, {})
+    return [f"{names[i]}={d}" if i in names else d for i, d in enumerate(shape)]
+
+
 def inputs_of(name: str) -> list[tuple[str, list[int], str]]:
     return INPUTS[MODELS[name][3]]
 

@@ -28,6 +28,8 @@ class Entry:
                                      # "keras_hub", "onnx"
     convert_args: dict = field(default_factory=dict)   # x2.convert.convert keyword arguments
     rtol: float = RTOL_LARGE
+    # the arguments of `make zoo` --dynamic: the dims the source leaves dynamic kept so
+    dynamic_args: dict = field(default_factory=dict)
 
     def model_path(self, models_dir: Path) -> str:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
@@ -52,10 +54,12 @@ def _hf_entry(name: str) -> Entry:
     inputs = hf.inputs_of(name)
     kind = hf.MODELS[name][3]
     family = "hf-decoder" if name in DECODERS else HF_FAMILY[kind]
-    return Entry(name, family, "torch", "hf", dict(
-        inputs=[arg for arg, _, _ in inputs],
-        input_shapes={arg: shape for arg, shape, _ in inputs},
-        options={"input_dtypes": {arg: dtype for arg, _, dtype in inputs}}))
+    common = dict(inputs=[arg for arg, _, _ in inputs],
+                  options={"input_dtypes": {arg: dtype for arg, _, dtype in inputs}})
+    return Entry(name, family, "torch", "hf",
+                 dict(common, input_shapes={arg: shape for arg, shape, _ in inputs}),
+                 dynamic_args=dict(common, input_shapes={
+                     arg: hf.dynamic_dims(arg, shape) for arg, shape, _ in inputs}))
 
 
 # Models whose own fp32 logits lie farther from their float64 logits than
@@ -71,14 +75,14 @@ def _keras_entry(name: str) -> Entry:
     rtol = RTOL_SMALL if family == "keras-seq" else RTOL_FP32_FLOOR.get(name, RTOL_LARGE)
     # Keras RNNs are While loops over a fixed sequence length: converted unrolled.
     args = {"options": {"unroll_loops": True}} if name in keras_models.RECURRENT else {}
-    return Entry(name, family, "tf", "keras", args, rtol)
+    return Entry(name, family, "tf", "keras", args, rtol, dynamic_args=args)
 
 
 def _keras_hub_entry(name: str) -> Entry:
-    # Static shapes: the backbones slice position tables and tile class tokens
-    # by sizes computed from the input's shape, which fold only when known.
+    # Static shapes by default: the backbones slice position tables and tile
+    # class tokens by sizes computed from the input's shape.
     return Entry(name, "keras-hub", "tf", "keras_hub",
-                 {"input_shapes": keras_hub_models.input_shapes(name)})
+                 {"input_shapes": keras_hub_models.input_shapes(name)}, dynamic_args={})
 
 
 def _onnx_entry(name: str) -> Entry:
