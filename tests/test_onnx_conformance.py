@@ -128,13 +128,24 @@ def test_backend_refusal_is_a_clear_x2_error():
         X2Backend.prepare(model)
 
 
-def _graph() -> Graph:
+def _graph(batch=2) -> Graph:
     g = Graph()
-    g.add_input("x", "float32", (2, 3))
+    g.add_input("x", "float32", (batch, 3))
     g.add_node("relu", ["x"], name="r", outputs=["a"])
     g.add_node("exp", ["a"], name="e", outputs=["b"])
     g.outputs = ["b"]
     return g
+
+
+def test_verify_runs_a_dynamic_model_at_two_sizes():
+    """A model right at batch 1 only (its first row broadcast) passes a
+    one-shape check; the second size finds it."""
+    record = verify(_graph(batch=None), "torch", lambda xs: [np.exp(np.maximum(xs[0], 0))],
+                    lambda xs: {}, {"a": "a", "b": "b"})
+    assert record == {"verified": True, "dynamic_sizes": [1, 3]}
+    first_row = lambda xs: [np.exp(np.maximum(xs[0][:1], 0)) * np.ones_like(xs[0])]  # noqa: E731
+    with pytest.raises(ConversionError, match="at size 3"):
+        verify(_graph(batch=None), "torch", first_row, lambda xs: {}, {"a": "a", "b": "b"})
 
 
 def test_verify_accepts_a_model_that_computes_the_reference():

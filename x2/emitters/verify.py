@@ -1,6 +1,7 @@
 """No broken output reported as success: the emitter runs the model it has
 just written once, on small example inputs, and compares every output with
-the IR's numpy reference kernels (x2/ir/interpret.py). A model that crashes
+the IR's numpy reference kernels (x2/ir/interpret.py), at two sizes of its
+dynamic dims where it has some. A model that crashes
 or disagrees is a ConversionError naming the first IR op whose output
 differs (the generated forward is re-run recording every assignment, as
 `x2 check --bisect` does), not a model that fails later in the user's hands.
@@ -28,14 +29,19 @@ MAX_INPUT_ELEMENTS = 1 << 20
 SEED = 0
 
 
-def example_inputs(graph: Graph) -> list[np.ndarray]:
-    """One small batch: unknown dimensions are 1; index inputs stay in the
-    range the graph indexes with; other ints are small and non-negative."""
+# The sizes every unknown dim takes, one run each: a model with dynamic dims
+# is verified at two shapes (1 hides broadcasting mistakes that 3 shows).
+DYNAMIC_SIZES = (1, 3)
+
+
+def example_inputs(graph: Graph, unknown: int = 1) -> list[np.ndarray]:
+    """One small batch: unknown dimensions are `unknown`; index inputs stay in
+    the range the graph indexes with; other ints are small and non-negative."""
     rng = np.random.default_rng(SEED)
     ranges = infer_index_ranges(graph)
     arrays = []
     for name in graph.inputs:
-        shape = tuple(d if isinstance(d, int) and d >= 0 else 1
+        shape = tuple(d if isinstance(d, int) and d >= 0 else unknown
                       for d in (graph.shape(name) or ()))
         dtype = np.dtype(graph.dtype(name))
         if dtype == np.bool_:
@@ -107,29 +113,34 @@ def verify(graph: Graph, target: str, run: Callable, trace: Callable,
     reason = _skip_reason(graph)
     if reason:
         return {"verified": False, "skipped": reason}
-    inputs = example_inputs(graph)
-    try:
-        with np.errstate(all="ignore"):
-            reference = interpret_all(graph, [a.copy() for a in inputs])
-    except Exception as exc:  # noqa: BLE001 - no kernel, or inputs the reference rejects
-        return {"verified": False,
-                "skipped": f"the numpy reference cannot run it: {type(exc).__name__}: "
-                           f"{' '.join(str(exc).split())[:200]}"}
-    try:
-        outputs = run(inputs)
-        problem = None
-        for value, got in zip(graph.outputs, outputs):
-            problem = _differs(graph, value, reference[value], got)
-            if problem:
-                break
-        if problem is None and len(outputs) != len(graph.outputs):
-            problem = f"{len(outputs)} outputs, expected {len(graph.outputs)}"
-    except Exception as exc:  # noqa: BLE001 - the generated model crashed
-        problem = f"raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-    if problem is None:
-        return {"verified": True}
-    raise ConversionError(_culprit(graph, target, inputs, reference, trace, names, problem),
-                          details={"problem": problem})
+    dynamic = any(not isinstance(d, int) or d < 0
+                  for name in graph.inputs for d in (graph.shape(name) or ()))
+    for unknown in DYNAMIC_SIZES if dynamic else DYNAMIC_SIZES[:1]:
+        inputs = example_inputs(graph, unknown)
+        try:
+            with np.errstate(all="ignore"):
+                reference = interpret_all(graph, [a.copy() for a in inputs])
+        except Exception as exc:  # noqa: BLE001 - no kernel, or inputs the reference rejects
+            return {"verified": False,
+                    "skipped": f"the numpy reference cannot run it: {type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:200]}"}
+        try:
+            outputs = run(inputs)
+            problem = None
+            for value, got in zip(graph.outputs, outputs):
+                problem = _differs(graph, value, reference[value], got)
+                if problem:
+                    break
+            if problem is None and len(outputs) != len(graph.outputs):
+                problem = f"{len(outputs)} outputs, expected {len(graph.outputs)}"
+        except Exception as exc:  # noqa: BLE001 - the generated model crashed
+            problem = f"raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        if problem is not None:
+            if dynamic:
+                problem += f" (every dynamic dim at size {unknown})"
+            raise ConversionError(_culprit(graph, target, inputs, reference, trace, names,
+                                           problem), details={"problem": problem})
+    return {"verified": True, **({"dynamic_sizes": list(DYNAMIC_SIZES)} if dynamic else {})}
 
 
 def _culprit(graph, target, inputs, reference, trace, names, problem) -> str:
