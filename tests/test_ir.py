@@ -257,3 +257,34 @@ def test_attention_query_that_sees_no_key_gives_zero_as_torch_does():
     weights = np.exp(scores - scores.max(-1, keepdims=True))
     expected = (weights / weights.sum(-1, keepdims=True)) @ v[0]
     np.testing.assert_allclose(out[0], expected, rtol=1e-5)
+
+
+def test_a_size_read_twice_is_computed_once():
+    """Two views of one input by its run-time length (a torch export reads
+    x.size(1) per view) share one shape read and one shape target."""
+    from x2.ir import TensorInfo
+    from x2.passes.cleanup import merge_size_computations
+    g = Graph()
+    g.add_input("x", "float32", (None, None))
+    g.info["x"] = TensorInfo("float32", (None, None))
+    results = []
+    for i in range(2):
+        dims = g.add_node("shape", ["x"], attrs={"dtype": "int64"}, name=f"s{i}",
+                          outputs=[f"dims{i}"])
+        g.info[dims.outputs[0]] = TensorInfo("int64", (2,))
+        index = g.add_constant(f"one{i}", np.array([1], np.int64))
+        seq = g.add_node("gather", [f"dims{i}", index], attrs={"axis": 0}, name=f"g{i}",
+                         outputs=[f"seq{i}"])
+        g.info[seq.outputs[0]] = TensorInfo("int64", (1,))
+        target = g.add_constant(f"minus{i}", np.array([-1], np.int64))
+        shape = g.add_node("concat", [target, f"seq{i}"], attrs={"axis": 0}, name=f"c{i}",
+                           outputs=[f"shape{i}"])
+        g.info[shape.outputs[0]] = TensorInfo("int64", (2,))
+        g.add_node("reshape_dynamic", ["x", f"shape{i}"], name=f"r{i}", outputs=[f"y{i}"])
+        g.info[f"y{i}"] = TensorInfo("float32", (None, None))
+        results.append(f"y{i}")
+    g.outputs = results
+    merged = merge_size_computations(g)
+    assert merged.count("shape") == 1 and merged.count("gather") == 1
+    assert merged.count("concat") == 1 and merged.count("reshape_dynamic") == 2
+    merged.validate()

@@ -7,7 +7,8 @@ import time
 
 from ..ir import Graph
 from ..ir.control_flow import GRAPH_ATTRS
-from .cleanup import merge_reshapes, remove_dead, remove_dropout, remove_identities
+from .cleanup import (merge_reshapes, merge_size_computations, remove_dead, remove_dropout,
+                      remove_identities)
 from .fold import fold_constants, fold_constants_for_training
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .fusions import fuse_patterns
@@ -20,6 +21,7 @@ PIPELINE = [
     ("remove_dropout", remove_dropout),
     ("remove_identities", remove_identities),
     ("fold_constants", fold_constants),
+    ("merge_size_computations", merge_size_computations),
     ("fuse_patterns", fuse_patterns),
     ("eliminate_transposes", eliminate_transposes),
     ("transposes_to_reshapes", transposes_to_reshapes),
@@ -39,6 +41,7 @@ PIPELINE = [
 # innermost first. The others change the interface (nchw_interface) or decide
 # for the whole model (nhwc_ops); a subgraph's interface stays as its node uses it.
 _SUBGRAPH_PASSES = {remove_dropout, remove_identities, fold_constants, fold_constants_for_training,
+                    merge_size_computations,
                     fuse_patterns, eliminate_transposes,
                     transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
                     fold_pad_into_conv, matmul_to_dense, merge_bidirectional, remove_dead}

@@ -67,3 +67,41 @@ def merge_reshapes(graph: Graph) -> Graph:
             graph.add_node("identity", node.inputs, name=node.name, outputs=node.outputs,
                            source=node.source)
     return remove_identities(graph)
+
+
+# Ops whose small integer results are sizes: the same computation twice is
+# one (a torch export reads x.size(1) once per view that needs it).
+_SIZE_OPS = {"shape", "gather", "unsqueeze", "concat", "slice", "cast", "mul", "add", "sub",
+             "div", "mod"}
+_SMALL = 16  # constants up to this many elements are compared by value
+
+
+def merge_size_computations(graph: Graph) -> Graph:
+    """Compute each size once: nodes of the size ops with an integer output
+    of rank 0 or 1 and the same op, attributes and inputs (a small constant
+    input counts by its value) become one."""
+    outputs = set(graph.outputs)
+    seen: dict[tuple, str] = {}
+
+    def operand(value: str):
+        array = graph.constants.get(value)
+        if array is not None and array.size <= _SMALL:
+            return ("const", str(array.dtype), array.shape, tuple(array.reshape(-1).tolist()))
+        return value
+
+    for node in list(graph.nodes):
+        if node.op not in _SIZE_OPS or len(node.outputs) != 1 or node.outputs[0] in outputs:
+            continue
+        out = node.outputs[0]
+        shape, dtype = graph.shape(out), graph.dtype(out)
+        if shape is None or len(shape) > 1 or dtype is None or not dtype.startswith(
+                ("int", "uint")):
+            continue
+        key = (node.op, repr(sorted(node.attrs.items())), tuple(operand(v) for v in node.inputs))
+        if key in seen:
+            graph.replace_uses(out, seen[key], graph_outputs=False)
+            graph.remove_node(node)
+            graph.forget(out)
+        else:
+            seen[key] = out
+    return graph.remove_unused()
