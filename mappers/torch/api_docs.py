@@ -332,6 +332,15 @@ module("torch.reshape", "array", ["reshape.default", "view.default"], "paddle.re
 module("torch.Tensor.view", "array", ["view.default"], "paddle.Tensor.reshape / paddle.view", "Tensor.view(*shape)",
        "paddle.reshape(x, shape)", [a("*shape", "shape", "semantics", "varargs vs a list")],
        f"out = {T}.view(2, 12)", f"out = {P}.reshape([2, 12])", "view(dtype) reinterpretation is not mapped.")
+api("torch.Tensor.size", "array", ("aten.sym_size.int", "sym.add", "sym.sub", "sym.mul",
+                                    "sym.floordiv", "sym.mod", "sym.neg"),
+    "paddle.shape", "Tensor.size(dim=None)", "paddle.shape(input)",
+    [a("dim", "index", "semantics", "paddle.Tensor.shape is a list: index it")],
+    "t = torch.tensor(x)\nout = t.reshape(t.size(0) * t.size(1), -1)",
+    "t = paddle.to_tensor(x)\nout = t.reshape([t.shape[0] * t.shape[1], -1])",
+    ("A size read from a dim named in --input-shape, and Python arithmetic on such sizes, "
+     "become int64 tensors in the converted graph (x2 writes paddle.shape(x)[i], which "
+     "also holds in a paddle.jit.save'd model, where x.shape[i] is -1 for a dynamic dim).",))
 module("torch.ops.aten._unsafe_view", "array", ["_unsafe_view.default"], "paddle.reshape", "aten._unsafe_view(self, size)",
        "paddle.reshape(x, shape)", [a("size", "shape", "renamed")], f"out = torch.ops.aten._unsafe_view({T}, [6, 4])",
        f"out = paddle.reshape({P}, [6, 4])", "Appears in exported graphs after matmul decompositions.")

@@ -139,6 +139,12 @@ TABLE.add_forms({
                                        "count_include_pad>exclusive=True | False?!False"),
 })
 
+# x.size(dim) reads one dim; Paddle reads the whole shape and indexes it.
+TABLE.add_forms({"torch.Tensor.size": ("-<input=t; dim>-=1 # indexed: paddle.shape(x)[1]",
+                                       {"src_fn": "t.size", "pd_then": "[1]",
+                                        "pre": "t = torch.tensor(x)",
+                                        "pd_pre": "t = paddle.to_tensor(x)"})})
+
 # One call form only: the reason is checked against the signature by tests/test_api_diff.py.
 TABLE.single_form({
     **{api: "no-arguments" for api in (
