@@ -104,6 +104,18 @@ def yolo_onnx(out: str) -> None:
                       dynamic_axes={"features": axes, "boxes": {0: "batch", 1: "cells"}})
 
 
+def end_tokens():
+    """The first and the last position of a sequence of any length (BERT's
+    pooler reads x[:, 0], a decoder's last logits x[:, -1])."""
+    import torch
+
+    class EndTokens(torch.nn.Module):
+        def forward(self, x):
+            return x[:, 0] * 2 + x[:, -1]
+
+    return EndTokens()
+
+
 def pad_by_length():
     """Pads a token row by its own length: a size from a dynamic dim in F.pad."""
     import torch

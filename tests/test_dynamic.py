@@ -143,6 +143,16 @@ def test_yolo_style_head_from_torch_keeps_named_dims(tmp_path):
     assert result["passed"], result["outputs"]
 
 
+def test_first_and_last_position_of_a_dynamic_sequence(tmp_path):
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:end_tokens"
+    out = tmp_path / "out"
+    convert(model, str(out), source="torch", target="onnx", input_shapes={"x": [2, "seq", 4]})
+    result = check(model, str(out), source="torch", target="onnx")
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
+        [2, 7, 4], [2, 1, 4], [2, 11, 4]]
+    assert result["passed"], result["outputs"]
+
+
 def test_a_size_computed_from_a_named_torch_dim_is_named_where_unmapped(tmp_path):
     """A size derived from a dynamic dim where x2 takes only a number (F.pad's
     amounts): the error names the op and what to do, and nothing is written."""

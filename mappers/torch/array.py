@@ -204,9 +204,12 @@ def select(ctx, op):
     x, dim, index = args(op)
     dim = axis(ctx, x, dim)
     shape = list(ctx.shape(x))
-    index %= shape[dim]
+    if shape[dim] is not None:
+        index %= shape[dim]
+    # A negative index on a dynamic dim counts from its end, as a slice bound does.
+    end = _MAX_END if index == -1 else index + 1
     shape[dim] = 1
-    one = ctx.emit("slice", [x], {"axes": [dim], "starts": [index], "ends": [index + 1],
+    one = ctx.emit("slice", [x], {"axes": [dim], "starts": [index], "ends": [end],
                                   "steps": [1]}, shape=tuple(shape), hint="select")
     ctx.emit("squeeze", [one], {"axes": [dim]}, outputs=op.outputs)
 
