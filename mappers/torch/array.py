@@ -119,6 +119,10 @@ def expand(ctx, op):
         # A dim broadcast to a dynamic size: the sizes computed from it, with
         # -1 (keep the input's) as 1, which broadcasting keeps the same way.
         sizes = [1 if not is_size(d) and d == -1 else d for d in args(op)[1]]
+        lead = len(out) - len(in_shape)
+        if lead:  # new leading dims: the input gets them as 1s first
+            x = ctx.emit("unsqueeze", [x], {"axes": list(range(lead))},
+                         shape=(1,) * lead + tuple(in_shape), hint="ranked")
         ctx.emit("expand_dynamic", [x, shape_value(ctx, sizes)], outputs=op.outputs)
         return
     # ONNX-style: 1 keeps the input's (dynamic) dim
