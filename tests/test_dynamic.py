@@ -153,6 +153,18 @@ def test_first_and_last_position_of_a_dynamic_sequence(tmp_path):
     assert result["passed"], result["outputs"]
 
 
+@pytest.mark.parametrize("target", ["paddle", "torch"])
+def test_a_size_divided_at_run_time_stays_an_integer(target, tmp_path):
+    """len // 2 is an int64 size in the converted model (/ would make a float;
+    paddle's 0-d int // a Python int is 1-d), also in paddle's inference/."""
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:frame_pairs"
+    out = tmp_path / "out"
+    convert(model, str(out), source="torch", target=target, input_shapes={"x": [2, "n=8"]})
+    result = check(model, str(out), source="torch", target=target, dim_sizes={"n": [8, 2, 14]})
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 8], [2, 2], [2, 14]]
+    assert result["passed"], result["outputs"]
+
+
 def test_a_size_computed_from_a_named_torch_dim_is_named_where_unmapped(tmp_path):
     """A size derived from a dynamic dim where x2 takes only a number (F.pad's
     amounts): the error names the op and what to do, and nothing is written."""

@@ -117,7 +117,8 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
     row.update(convert_s=round(time.perf_counter() - start, 2),
                transposes_left=report.transposes_left)
     try:
-        result = check(model, str(out), source=entry.source, target=target, rtol=entry.rtol)
+        result = check(model, str(out), source=entry.source, target=target, rtol=entry.rtol,
+                       dim_sizes=entry.check_sizes if dynamic else None)
     except Exception as exc:
         row.update(stage="check", reason=reason_of(exc), error_kind=getattr(exc, "kind", ""))
         return row

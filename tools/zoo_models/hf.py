@@ -138,6 +138,11 @@ DYNAMIC_DIMS = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batc
                 "input_features": {0: "batch"}}
 
 
+# Sizes x2 check runs a dim at where its default (example, 1, larger) cannot
+# work: a waveform shorter than the conv front end's receptive field (400).
+CHECK_SIZES = {"samples": [1600, 400, 2401]}
+
+
 def dynamic_dims(arg: str, shape: list[int]) -> list:
     """`shape` with the dims users vary named, as --input-shape takes them ("seq=16")."""
     names = DYNAMIC_DIMS.get(arg, {})

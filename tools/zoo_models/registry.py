@@ -30,6 +30,7 @@ class Entry:
     rtol: float = RTOL_LARGE
     # the arguments of `make zoo` --dynamic: the dims the source leaves dynamic kept so
     dynamic_args: dict = field(default_factory=dict)
+    check_sizes: dict = field(default_factory=dict)   # x2 check --dim, --dynamic only
 
     def model_path(self, models_dir: Path) -> str:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
@@ -56,10 +57,12 @@ def _hf_entry(name: str) -> Entry:
     family = "hf-decoder" if name in DECODERS else HF_FAMILY[kind]
     common = dict(inputs=[arg for arg, _, _ in inputs],
                   options={"input_dtypes": {arg: dtype for arg, _, dtype in inputs}})
+    dims = {arg: hf.dynamic_dims(arg, shape) for arg, shape, _ in inputs}
+    named = {d.split("=")[0] for shape in dims.values() for d in shape if isinstance(d, str)}
     return Entry(name, family, "torch", "hf",
                  dict(common, input_shapes={arg: shape for arg, shape, _ in inputs}),
-                 dynamic_args=dict(common, input_shapes={
-                     arg: hf.dynamic_dims(arg, shape) for arg, shape, _ in inputs}))
+                 dynamic_args=dict(common, input_shapes=dims),
+                 check_sizes={n: s for n, s in hf.CHECK_SIZES.items() if n in named})
 
 
 # Models whose own fp32 logits lie farther from their float64 logits than

@@ -98,7 +98,14 @@ def operator(e, node):
     a, b = node.inputs
     # Two Python scalars would make a Python number, not a tensor.
     tensor_a = e.is_scalar(a) and e.is_scalar(b)
-    return binop(e.value(a, tensor=tensor_a), _OPERATORS[node.op], e.value(b))
+    symbol = _OPERATORS[node.op]
+    dtype = e.graph.dtype(node.outputs[0]) or ""
+    if symbol == "/" and dtype.startswith(("int", "uint")):
+        # Both frameworks' / makes floats of integers; the IR's integer division
+        # truncates, which // (flooring) matches for the sizes it divides. A
+        # tensor divisor: paddle's 0-d int // a Python int has shape [1].
+        return binop(e.value(a, tensor=tensor_a), "//", e.value(b, tensor=True))
+    return binop(e.value(a, tensor=tensor_a), symbol, e.value(b))
 
 
 @register("mod")
