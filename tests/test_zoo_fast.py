@@ -72,6 +72,23 @@ def test_dynamic_zoo_names_the_dims_users_vary():
     assert "input_shapes" not in registry.ENTRIES["keras_hub_gpt2"].dynamic_args
 
 
+def test_keras_hub_backbone_converts_without_input_shapes(work):
+    """The dynamic zoo's keras_hub GPT-2: positions from the token row's run-time
+    length (Range, a computed Slice of the position table, BroadcastTo), checked
+    at three lengths within its position table on every target."""
+    entry = registry.ENTRIES["keras_hub_gpt2"]
+    dynamic = work / "dynamic"   # its own outputs, the source models shared
+    (work / "models").mkdir(exist_ok=True)
+    dynamic.mkdir()
+    (dynamic / "models").symlink_to(work / "models")
+    result = zoo.run_entry(entry, dynamic, list(registry.TARGETS), lambda *_: None,
+                           latency=False, dynamic=True)
+    for target, row in result["targets"].items():
+        assert row["passed"], f"keras_hub_gpt2 -> {target}: {row.get('reason')}"
+        assert row["dims"] == ["batch", "dim1"]
+        assert [shapes[0] for shapes in row["shapes"]] == [[2, 12], [1, 1], [3, 9]]
+
+
 def test_zoo_tables_count_and_group_failures(tmp_path):
     results = {
         "a": {"name": "a", "family": "hf-text", "source": "torch", "rtol": 1e-4, "targets": {

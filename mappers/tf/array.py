@@ -272,14 +272,41 @@ def space_depth(ctx, op):
 
 @tf_mapper("Slice")
 def slice_(ctx, op):
-    """`slice` with constant begin/size (size -1: to the end)."""
+    """`slice` with constant begin/size (size -1: to the end); `slice_dynamic`
+    when they are computed (a position table cut to a run-time length)."""
     x, begin_value, size_value = op.inputs
-    begin = ctx.require_const(begin_value, "begin").astype(int).tolist()
-    size = ctx.require_const(size_value, "size").astype(int).tolist()
+    begin, size = ctx.const(begin_value), ctx.const(size_value)
     big = np.iinfo(np.int64).max
-    ends = [big if s == -1 else b + s for b, s in zip(begin, size)]
-    ctx.emit("slice", [x], {"starts": begin, "ends": ends, "axes": list(range(len(begin))),
-                            "steps": [1] * len(begin)}, outputs=op.outputs)
+    if begin is not None and size is not None:
+        begin, size = begin.astype(int).tolist(), size.astype(int).tolist()
+        ends = [big if s == -1 else b + s for b, s in zip(begin, size)]
+        ctx.emit("slice", [x], {"starts": begin, "ends": ends, "axes": list(range(len(begin))),
+                                "steps": [1] * len(begin)}, outputs=op.outputs)
+        return
+    n = len(ctx.shape(x))
+    axes = list(range(n))
+    starts = _as_int64(ctx, begin_value)
+    sizes = _as_int64(ctx, size_value)
+    whole = ctx.emit("equal", [sizes, ctx.constant(np.array(-1, np.int64), "whole")],
+                     dtype="bool", shape=(n,), hint="to_end")
+    ends = ctx.emit("where", [whole, ctx.constant(np.array(big, np.int64), "end"),
+                              ctx.emit("add", [starts, sizes], dtype="int64", shape=(n,),
+                                       hint="end")], dtype="int64", shape=(n,), hint="ends")
+    ctx.emit("slice_dynamic", [x, starts, ends], {"axes": axes, "steps": [1] * n},
+             outputs=op.outputs)
+
+
+def _as_int64(ctx, value: str) -> str:
+    if ctx.dtype(value) == "int64":
+        return value
+    return ctx.emit("cast", [value], {"dtype": "int64"}, dtype="int64", shape=ctx.shape(value),
+                    hint="int64")
+
+
+@tf_mapper("Range")
+def range_(ctx, op):
+    """`range` (folded when its bounds are constants)."""
+    ctx.emit("range", op.inputs[:3], outputs=op.outputs)
 
 
 @tf_mapper("BroadcastTo")
@@ -290,10 +317,24 @@ def broadcast_to(ctx, op):
     shape = ctx.const(shape_value)
     if shape is None:
         if out_shape is None or any(d is None for d in out_shape[1:]):
-            raise ConversionError(f"BroadcastTo '{op.name}': the shape must be a constant at "
-                                  f"conversion time, or TF must know every dim but the batch")
+            _broadcast_to_computed(ctx, op, x, shape_value)
+            return
         shape = [1 if d is None else d for d in out_shape]  # 1: keep the input's batch
     ctx.emit("expand", [x], {"shape": [int(d) for d in shape]}, outputs=op.outputs)
+
+
+def _broadcast_to_computed(ctx, op, x: str, shape_value: str) -> None:
+    """`expand_dynamic` to a shape computed at run time, the input first given
+    the shape's rank (leading 1s)."""
+    length = (ctx.shape(shape_value) or [None])[0]
+    if length is None:
+        raise ConversionError(f"BroadcastTo '{op.name}': the length of its computed shape "
+                              f"is unknown")
+    lead = length - len(ctx.shape(x))
+    if lead > 0:
+        x = ctx.emit("unsqueeze", [x], {"axes": list(range(lead))},
+                     shape=(1,) * lead + tuple(ctx.shape(x)), hint="ranked")
+    ctx.emit("expand_dynamic", [x, _as_int64(ctx, shape_value)], outputs=op.outputs)
 
 
 def _linear_index(ctx, op, indices: str, dims) -> str:

@@ -40,6 +40,14 @@ def input_shapes(name: str) -> dict[str, list[int]]:
     return {input_name: [2, SEQ] for input_name in names}
 
 
+def check_sizes(name: str) -> dict[str, list[int]]:
+    """x2 check --dim for the dynamic zoo: token lengths within the position
+    table (SEQ), where the default larger size would run past it."""
+    if "token_ids" not in input_shapes(name):
+        return {}
+    return {"dim1": [SEQ, 1, SEQ - 3]}
+
+
 def build(name: str):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras

@@ -85,7 +85,8 @@ def _keras_hub_entry(name: str) -> Entry:
     # Static shapes by default: the backbones slice position tables and tile
     # class tokens by sizes computed from the input's shape.
     return Entry(name, "keras-hub", "tf", "keras_hub",
-                 {"input_shapes": keras_hub_models.input_shapes(name)}, dynamic_args={})
+                 {"input_shapes": keras_hub_models.input_shapes(name)}, dynamic_args={},
+                 check_sizes=keras_hub_models.check_sizes(name))
 
 
 def _onnx_entry(name: str) -> Entry:
