@@ -96,8 +96,8 @@ for name, pd, spec, fam, cat, dtype, note in [
          "sort", "return-types", False, "TF int32 result, Paddle int64; side='right' is right=True"),
         ("size", "numel", "input>x=t", "array", "return-types", False, "TF int32, Paddle int64 0-D tensor"),
         ("norm", "linalg.norm", "tensor>x=t; ord>p=2?; axis=1?", "math", "", True, "")]:
-    call(f"tf.{name}", fam, (), f"paddle.{pd}", f"{spec}; {NAME}", notes=(note,) if note else (), category=cat,
-         check_dtype=dtype, atol=1e-4)
+    call(f"tf.{name}", fam, ("Range",) if name == "range" else (), f"paddle.{pd}", f"{spec}; {NAME}",
+         notes=(note,) if note else (), category=cat, check_dtype=dtype, atol=1e-4)
 api("tf.meshgrid", "array", (), "paddle.meshgrid", "tf.meshgrid(*args, indexing='xy', name=None)",
     "paddle.meshgrid(*args, **kwargs)", [A("indexing", "—", "default", "TF defaults to 'xy', Paddle is always 'ij'")],
     "a, b = t[0, 0], t[0, :, 0]\nout = [tf.meshgrid(a, b), tf.meshgrid(a, b, indexing='ij')]",
