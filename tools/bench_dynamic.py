@@ -66,6 +66,7 @@ def convert(name: str, model: str, target: str, out: Path, dynamic: bool,
     """Median seconds of a whole `x2 convert` process; `out` holds the last."""
     source, _, static_args, dynamic_args = MODELS[name]
     times = []
+    out.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(repeats):
         shutil.rmtree(out, ignore_errors=True)
         start = time.perf_counter()
