@@ -203,6 +203,18 @@ def test_keras_token_model_takes_any_batch_and_length(model_dir, target, tmp_pat
     assert result["passed"], result["outputs"]
 
 
+def test_a_class_token_tiled_over_a_dynamic_batch(model_dir, tmp_path):
+    """Tile by multiples computed from the batch (keras_hub's ViT) is a
+    broadcast of the token's unit dim."""
+    model = _build(["tests/tf_models.py", "class_token"], model_dir / "class_token")
+    out = tmp_path / "out"
+    convert(str(model), str(out), source="tf", target="onnx")
+    result = check(str(model), str(out), source="tf", target="onnx")
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
+        [2, 3, 4], [1, 3, 4], [3, 3, 4]]
+    assert result["passed"], result["outputs"]
+
+
 # -- PP-OCR: Paddle's flagship OCR models as paddle2onnx exports them (-1 and
 # unnamed dims, Reshape targets computed from Shape, nearest upsampling of a
 # dynamic image), with the trained weights that ship in the rapidocr wheel.

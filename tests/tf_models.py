@@ -874,7 +874,26 @@ def token_attention(out):
     model.export(out, verbose=False)
 
 
-MODELS = {f.__name__: f for f in (fully_convolutional, token_attention, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+def class_token(out):
+    """A ViT-style class token tiled over a batch of any size (Tile by
+    multiples computed from the input's shape), then joined to the tokens."""
+    tf = _tf()
+
+    class ClassToken(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.token = tf.Variable(tf.random.stateless_normal((1, 1, 4), seed=(0, 1)))
+
+        @tf.function(input_signature=[tf.TensorSpec((None, 3, 4), tf.float32, name="tokens")])
+        def __call__(self, tokens):
+            tiled = tf.tile(self.token, tf.stack([tf.shape(tokens)[0], 1, 1]))
+            return {"joined": tf.concat([tiled, tokens], axis=1) * 2.0}
+
+    module = ClassToken()
+    tf.saved_model.save(module, out, signatures=module.__call__)
+
+
+MODELS = {f.__name__: f for f in (fully_convolutional, token_attention, class_token, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

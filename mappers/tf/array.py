@@ -195,9 +195,20 @@ def reverse(ctx, op):
 
 @tf_mapper("Tile")
 def tile(ctx, op):
-    """`tile` with constant multiples."""
-    reps = ctx.require_const(op.inputs[1], "the multiples").astype(int).tolist()
-    ctx.emit("tile", op.inputs[:1], {"repeats": reps}, outputs=op.outputs)
+    """`tile` with constant multiples; multiples computed at run time (a class
+    token tiled over the batch) make `expand_dynamic` where every dim tiled is
+    1 and TF knows the others keep their size."""
+    x, multiples = op.inputs[:2]
+    reps = ctx.const(multiples)
+    if reps is not None:
+        ctx.emit("tile", [x], {"repeats": reps.astype(int).tolist()}, outputs=op.outputs)
+        return
+    in_shape, out_shape = ctx.shape(x), ctx.shape(op.outputs[0])
+    if in_shape is None or out_shape is None or not all(
+            d == 1 or (d is not None and d == o) for d, o in zip(in_shape, out_shape)):
+        ctx.require_const(multiples, "the multiples")  # the error: what must be constant
+    # Broadcasting a 1 to m is tiling it m times; a multiple of 1 keeps the dim.
+    ctx.emit("expand_dynamic", [x, _as_int64(ctx, multiples)], outputs=op.outputs)
 
 
 @tf_mapper("Split", "SplitV")
