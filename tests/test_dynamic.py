@@ -105,6 +105,14 @@ def test_hugging_face_decoder_from_torch_runs_at_every_batch_and_length(target, 
         forward = (out / "model.py").read_text().split("def forward", 1)[1]
         assert not re.search(rf"(?<![\w.])({EXAMPLE_SEQ}|{2 * EXAMPLE_SEQ})(?![\w.])",
                              forward), "the capture's example length is baked into model.py"
+    if target in ("torch", "paddle"):
+        # Sizes are Python numbers read from the inputs, named after their dims,
+        # as a person writes them: no size tensor built and copied back per view.
+        forward = (out / "model.py").read_text().split("def forward", 1)[1]
+        assert re.search(r"^\s+batch = \w+\.shape\[0\]", forward, re.M), forward
+        assert re.search(r"^\s+seq = \w+\.shape\[1\]", forward, re.M), forward
+        assert "[batch, seq, 2, 16]" in forward
+        assert ".tolist()" not in forward and "paddle.shape(" not in forward
 
 
 @pytest.fixture(scope="module")

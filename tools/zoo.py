@@ -74,15 +74,16 @@ def reason_of(exc: BaseException) -> str:
     return one_line(f"{type(exc).__name__}: {exc}")
 
 
-def build_source(entry: registry.Entry, models_dir: Path) -> str:
-    """The entry's source model, built on first use (in its framework's process)."""
+def build_source(entry: registry.Entry, models_dir: Path, dynamic: bool = False) -> str:
+    """The entry's source model, built on first use (in its framework's process);
+    `dynamic`: with the dims its users vary left dynamic where the build decides."""
     path = Path(entry.model_path(models_dir))
-    command = entry.build_command(path)
+    staging = path.with_name(f".{path.name}.building-{os.getpid()}")
+    command = entry.build_command(staging, dynamic)
     if command is None or path.exists():
         return str(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(f".{path.name}.building-{os.getpid()}")
-    proc = subprocess.run([sys.executable, command[0], command[1], str(staging)],
+    proc = subprocess.run([sys.executable, *command],
                           capture_output=True, text=True, env=ENV, cwd=ROOT,
                           timeout=BUILD_TIMEOUT_S)
     if proc.returncode != 0:
@@ -192,7 +193,7 @@ def run_entry(entry: registry.Entry, work: Path, targets: list[str], report,
               "rtol": entry.rtol, "commit": measured_at(), "targets": {}}
     start = time.perf_counter()
     try:
-        model = build_source(entry, work / "models")
+        model = build_source(entry, work / "models", dynamic)
     except Exception as exc:
         for target in targets:
             result["targets"][target] = {"target": target, "passed": False, "stage": "build",

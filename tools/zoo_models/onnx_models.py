@@ -8,6 +8,9 @@
 - torch_*: PyTorch models (Hugging Face architectures from tools/zoo/hf.py,
   and torch.nn's TransformerEncoder) exported with torch.onnx.export, both
   the TorchScript-based exporter (`_legacy`) and the dynamo one (`_dynamo`).
+  With --dynamic (`make zoo` --dynamic), exported as users export them: the
+  batch and sequence dims dynamic (`dynamic_axes` for the legacy exporter,
+  `dynamic_shapes` with torch.export.Dim for dynamo).
 Imports onnx (light) or torch (exports): a process of its own."""
 from __future__ import annotations
 
@@ -123,6 +126,15 @@ def build_light(name: str, out: str) -> None:
     onnx.save(model, out)
 
 
+def _dynamic_dims(name: str, input_names: list[str]) -> dict[str, dict[int, str]]:
+    """The dims each exported input leaves dynamic, named as the zoo's HF entries name them."""
+    if name == "nn_transformer":
+        return {"src": {0: "batch", 1: "seq"}}
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import hf
+    return {arg: hf.DYNAMIC_DIMS.get(arg, {}) for arg in input_names}
+
+
 def _torch_model(name: str):
     import torch
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -152,31 +164,47 @@ def _torch_model(name: str):
     return Head().eval(), example, list(example), [key]
 
 
-def build_exported(name: str, exporter: str, out: str) -> None:
+def build_exported(name: str, exporter: str, out: str, dynamic: bool = False) -> None:
     import torch
     model, example, input_names, output_names = _torch_model(name)
     args = tuple(example.values())
+    dims = _dynamic_dims(name, input_names) if dynamic else {}
     # With grad enabled: under no_grad torch.nn.TransformerEncoderLayer takes a
     # fused fast path (aten::_transformer_encoder_layer_fwd) no exporter handles.
     with torch.enable_grad():
         if exporter == "legacy":
+            axes = {arg: names for arg, names in dims.items() if names}
+            if axes:  # the output keeps the batch (and sequence) of the first input
+                axes[output_names[0]] = dict(next(iter(axes.values())))
             torch.onnx.export(model, args, out, dynamo=False, input_names=input_names,
-                              output_names=output_names, opset_version=17)
+                              output_names=output_names, opset_version=17,
+                              dynamic_axes=axes or None)
         else:
+            shapes = None
+            if dims:
+                symbols = {n: torch.export.Dim(n, min=1, max=4096)
+                           for names in dims.values() for n in names.values()}
+                shapes = tuple({axis: symbols[n] for axis, n in dims[arg].items()} or None
+                               for arg in input_names)
+                if name != "nn_transformer":
+                    shapes = (shapes,)  # the HF wrapper's forward(*args) takes one tuple
             program = torch.onnx.export(model, args, dynamo=True, input_names=input_names,
-                                        output_names=output_names, opset_version=18)
+                                        output_names=output_names, opset_version=18,
+                                        dynamic_shapes=shapes)
             program.save(out)
 
 
-def build(name: str, out: str) -> None:
+def build(name: str, out: str, dynamic: bool = False) -> None:
     if name.startswith("light_"):
         build_light(name, out)
         return
     base, _, exporter = name.removeprefix("torch_").rpartition("_")
-    build_exported(base, exporter, out)
+    build_exported(base, exporter, out, dynamic)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in NAMES:
-        sys.exit(f"usage: python tools/zoo/onnx_models.py {{{'|'.join(NAMES)}}} OUT.onnx")
-    build(sys.argv[1], sys.argv[2])
+    argv = [a for a in sys.argv[1:] if a != "--dynamic"]
+    if len(argv) != 2 or argv[0] not in NAMES:
+        sys.exit(f"usage: python tools/zoo/onnx_models.py {{{'|'.join(NAMES)}}} OUT.onnx "
+                 "[--dynamic]")
+    build(argv[0], argv[1], dynamic="--dynamic" in sys.argv[1:])

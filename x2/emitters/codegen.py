@@ -22,6 +22,7 @@ import numpy as np
 from dataclasses import dataclass, field
 
 from ..text import escape_text
+from . import host_sizes
 from .spelling import POSITIONAL, spelling
 
 
@@ -305,6 +306,10 @@ class EmitContext:
         # trainable parameter (state_dict key) -> its source weight (Origin.to_json):
         # what `x2 check --grad` compares it with (report.json "parameters")
         self.parameters: dict[str, dict] = {}
+        # sizes written as Python numbers (host_sizes.py): planned values, and
+        # those written so far with their expressions
+        self.host_values: set[str] = set()
+        self.host: dict = {}
 
     def dtype(self, name) -> Expr | str:
         """How the framework's code names a dtype."""
@@ -349,6 +354,10 @@ class EmitContext:
     def value(self, value: str, tensor: bool = False) -> Expr:
         """The expression for a value: a local variable, a literal, a trainable
         parameter (a weight the source learns) or a buffer (any other constant)."""
+        if value in self.host and not self.namer.scope:  # the top-level graph's
+            size = Expr(self.host[value].text())
+            return self.scalar_tensor(size, "int64") if tensor and self.host[value].items is None \
+                else size
         if value in self.graph.constants:
             array = self.const(value)
             if self.is_trainable(value):
@@ -360,6 +369,12 @@ class EmitContext:
                 return self.scalar_tensor(array.item(), str(array.dtype))
             return Expr(f"self.{self._buffer(value, array)}")
         return Expr(self.namer(value))
+
+    def size_list(self, value: str) -> Expr | None:
+        """A computed shape as a Python list (`[batch, seq, 4]`) where it is
+        written so, else None (a tensor)."""
+        size = None if self.namer.scope else self.host.get(value)
+        return None if size is None or size.items is None else Expr(size.text())
 
     def table(self, name: str, array: np.ndarray) -> Expr:
         """A constant the emitter computes itself (an index table), as a buffer
@@ -447,6 +462,9 @@ class EmitContext:
         """The code of `nodes` (of the current graph), one or more statements each."""
         out = []
         for node in nodes:
+            if node.outputs and node.outputs[0] in self.host_values and not self.namer.scope:
+                out.extend(self._host_size(node))
+                continue
             written = self.ops[node.op](self, node)
             src = node.source
             comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
@@ -457,6 +475,25 @@ class EmitContext:
                 written[0].comment = comment  # once per node, on its first statement
             out.extend(written)
         return out
+
+    def _host_size(self, node) -> list:
+        """The statement of a size written as Python (host_sizes.py): a 0-D
+        size gets a name (`seq = input_ids.shape[1]`); a list is written
+        where it is used."""
+        out = node.outputs[0]
+        x = str(self.value(node.inputs[0])) if node.op == "shape" else ""
+        size = host_sizes.size_of(self.graph, node, self.host, x)
+        self.host[out] = size
+        if size.items is not None or isinstance(size.scalar, int):
+            return []
+        if size.is_name():
+            self.namer.bind(out, size.scalar)  # a cast of a named size is that size
+            return []
+        name = self.namer(out, host_sizes.symbol_hint(self.graph, node))
+        self.host[out] = host_sizes.HostSize(scalar=name)
+        src = node.source
+        return [Assign([name], Expr(size.text()),
+                       f"{src.get('op')} {src.get('name')}" if src.get("name") else "")]
 
     def _layer_called(self, written: Expr, node) -> str | None:
         """The submodule a node's one output comes from (`self.conv1(x)`), which
@@ -549,6 +586,7 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.code.forward_args = [e.namer(v) for v in graph.inputs]
     e.code.prologue = prologue(e) if prologue else []
     e.code.forward_context = forward_context(e) if forward_context else None
+    e.host_values = host_sizes.plan(graph, e.framework)
     e.code.body = e.statements(graph.nodes)
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
     e.code.footer = footer

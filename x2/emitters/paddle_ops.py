@@ -216,8 +216,9 @@ def reshape_dynamic(e, node):
         # A one-element shape tensor trips paddle.reshape (SystemError); a valid
         # 1-D target holds every element, which is what [-1] says.
         return call("paddle.reshape", e.value(node.inputs[0]), shape=[-1])
-    return call("paddle.reshape", e.value(node.inputs[0]),
-                shape=call("paddle.cast", e.value(node.inputs[1]), e.dtype("int32")))
+    sizes = e.size_list(node.inputs[1])
+    return call("paddle.reshape", e.value(node.inputs[0]), shape=sizes or call(
+        "paddle.cast", e.value(node.inputs[1]), e.dtype("int32")))
 
 
 @PADDLE_OPS.register("full")

@@ -292,6 +292,8 @@ def slice_dynamic(e, node):
 def _bounds(e, value: str, count: int) -> list:
     if e.is_const(value):
         return [int(b) for b in e.const(value).reshape(-1)]
+    if e.size_list(value) is not None:
+        return [b if isinstance(b, int) else Expr(b) for b in e.host[value].items]
     return [Expr(f"{e.value(value)}[{i}]") for i in range(count)]
 
 

@@ -277,15 +277,19 @@ def reshape(e, node):
     return call("torch.reshape", x, shape)
 
 
+def _sizes(e, value: str) -> Expr:
+    """A computed shape as the list torch takes."""
+    return e.size_list(value) or Expr(f"{e.value(value)}.tolist()")
+
+
 @TORCH_OPS.register("reshape_dynamic")
 def reshape_dynamic(e, node):
-    return call("torch.reshape", e.value(node.inputs[0]),
-                Expr(f"{e.value(node.inputs[1])}.tolist()"))
+    return call("torch.reshape", e.value(node.inputs[0]), _sizes(e, node.inputs[1]))
 
 
 @TORCH_OPS.register("full")
 def full(e, node):
-    return call("torch.full", Expr(f"{e.value(node.inputs[0])}.tolist()"), node.attrs["value"],
+    return call("torch.full", _sizes(e, node.inputs[0]), node.attrs["value"],
                 dtype=e.dtype(node.attrs["dtype"]))
 
 
@@ -293,8 +297,7 @@ def full(e, node):
 def expand_dynamic(e, node):
     # ONNX Expand broadcasts both ways: a 1 in the target keeps the input's dim.
     x = e.value(node.inputs[0])
-    target = call("torch.broadcast_shapes", Expr(f"{x}.shape"),
-                  Expr(f"{e.value(node.inputs[1])}.tolist()"))
+    target = call("torch.broadcast_shapes", Expr(f"{x}.shape"), _sizes(e, node.inputs[1]))
     return call("torch.broadcast_to", x, target)
 
 

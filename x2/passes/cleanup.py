@@ -69,17 +69,23 @@ def merge_reshapes(graph: Graph) -> Graph:
     return remove_identities(graph)
 
 
-# Ops whose small integer results are sizes: the same computation twice is
-# one (a torch export reads x.size(1) once per view that needs it).
-_SIZE_OPS = {"shape", "gather", "unsqueeze", "concat", "slice", "cast", "mul", "add", "sub",
-             "div", "mod"}
+# Ops whose integer or bool results are sizes, positions and masks: the same
+# computation twice is one (a torch export reads x.size(1) once per view
+# that needs it, and builds `arange(seq)` once per attention mask).
+_INDEX_OPS = {"shape", "gather", "unsqueeze", "squeeze", "concat", "slice", "cast", "mul", "add",
+              "sub", "div", "mod", "range", "equal", "not_equal", "less", "less_equal",
+              "greater", "greater_equal", "bitwise_and", "bitwise_or", "bitwise_not",
+              "logical_not", "where", "expand", "expand_dynamic", "reshape", "reshape_dynamic",
+              "trilu"}
 _SMALL = 16  # constants up to this many elements are compared by value
+_WHOLE = 2 ** 31 - 1  # a slice end at least this large reaches the end of any dim
 
 
 def merge_size_computations(graph: Graph) -> Graph:
-    """Compute each size once: nodes of the size ops with an integer output
-    of rank 0 or 1 and the same op, attributes and inputs (a small constant
-    input counts by its value) become one."""
+    """Compute each size, position and mask once: integer and bool results of
+    the index ops with the same op, attributes and inputs (a small constant
+    input counts by its value) become one, after dropping the steps that
+    change nothing (`arange(n) + 0`, `x[:]`)."""
     outputs = set(graph.outputs)
     seen: dict[tuple, str] = {}
 
@@ -90,18 +96,38 @@ def merge_size_computations(graph: Graph) -> Graph:
         return value
 
     for node in list(graph.nodes):
-        if node.op not in _SIZE_OPS or len(node.outputs) != 1 or node.outputs[0] in outputs:
+        if node.op not in _INDEX_OPS or len(node.outputs) != 1 or node.outputs[0] in outputs:
             continue
         out = node.outputs[0]
-        shape, dtype = graph.shape(out), graph.dtype(out)
-        if shape is None or len(shape) > 1 or dtype is None or not dtype.startswith(
-                ("int", "uint")):
+        dtype = graph.dtype(out)
+        if dtype is None or not dtype.startswith(("int", "uint", "bool")):
             continue
-        key = (node.op, repr(sorted(node.attrs.items())), tuple(operand(v) for v in node.inputs))
-        if key in seen:
-            graph.replace_uses(out, seen[key], graph_outputs=False)
+        same = _unchanged_input(graph, node)
+        key = ("same", same) if same is not None else (
+            node.op, repr(sorted(node.attrs.items())), tuple(operand(v) for v in node.inputs))
+        if same is not None or key in seen:
+            graph.replace_uses(out, same if same is not None else seen[key],
+                               graph_outputs=False)
             graph.remove_node(node)
             graph.forget(out)
         else:
             seen[key] = out
     return graph.remove_unused()
+
+
+def _unchanged_input(graph: Graph, node) -> str | None:
+    """The input an integer node gives back unchanged: a slice over all of
+    every axis it names, adding or subtracting a scalar 0, or None."""
+    x = node.inputs[0]
+    if graph.dtype(x) != graph.dtype(node.outputs[0]):
+        return None
+    if node.op == "slice":
+        a = node.attrs
+        return x if all(start == 0 and end >= _WHOLE and step == 1 for start, end, step in
+                        zip(a["starts"], a["ends"], a["steps"] or [1] * len(a["axes"]))) \
+            else None
+    if node.op in ("add", "sub"):
+        zero = graph.constants.get(node.inputs[1])
+        if zero is not None and zero.ndim == 0 and zero == 0:
+            return x
+    return None
