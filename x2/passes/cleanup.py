@@ -42,9 +42,10 @@ def remove_dead(graph: Graph) -> Graph:
 
 
 def merge_reshapes(graph: Graph) -> Graph:
-    """reshape(reshape(x)) is one reshape, and a reshape to the shape its input
-    already has is an identity (an ONNX LSTM's Y split into directions and
-    joined again by the Reshape torch.onnx.export writes after it)."""
+    """reshape(reshape(x)) is one reshape (the inner one may be computed), and
+    a reshape to the shape its input already has is an identity (an ONNX
+    LSTM's Y split into directions and joined again by the Reshape
+    torch.onnx.export writes after it)."""
     outputs = set(graph.outputs)
     for node in list(graph.nodes):
         if node.op != "reshape":
@@ -55,6 +56,9 @@ def merge_reshapes(graph: Graph) -> Graph:
         copies_x = inner is not None and inner.op == "reshape" and all(
             i < len(inner.attrs["shape"]) and inner.attrs["shape"][i] == 0
             for i, d in enumerate(target) if d == 0)
+        # A computed reshape followed by a fixed one (`[batch, seq, -1]` then `[-1, 32]`).
+        copies_x = copies_x or (inner is not None and inner.op == "reshape_dynamic"
+                                and 0 not in target)
         if copies_x and \
                 len(graph.users(inner.outputs[0])) == 1 and inner.outputs[0] not in outputs:
             node.inputs = (inner.inputs[0],)
@@ -69,9 +73,10 @@ def merge_reshapes(graph: Graph) -> Graph:
     return remove_identities(graph)
 
 
-# Ops whose integer or bool results are sizes, positions and masks: the same
-# computation twice is one (a torch export reads x.size(1) once per view
-# that needs it, and builds `arange(seq)` once per attention mask).
+# Ops that compute sizes, positions and masks: the same computation twice is
+# one (a torch export reads x.size(1) once per view that needs it, builds
+# `arange(seq)` once per attention mask, and each attention layer turns the
+# same boolean mask into an additive one).
 _INDEX_OPS = {"shape", "gather", "unsqueeze", "squeeze", "concat", "slice", "cast", "mul", "add",
               "sub", "div", "mod", "range", "equal", "not_equal", "less", "less_equal",
               "greater", "greater_equal", "bitwise_and", "bitwise_or", "bitwise_not",
@@ -82,10 +87,10 @@ _WHOLE = 2 ** 31 - 1  # a slice end at least this large reaches the end of any d
 
 
 def merge_size_computations(graph: Graph) -> Graph:
-    """Compute each size, position and mask once: integer and bool results of
-    the index ops with the same op, attributes and inputs (a small constant
-    input counts by its value) become one, after dropping the steps that
-    change nothing (`arange(n) + 0`, `x[:]`)."""
+    """Compute each size, position and mask once: nodes of the index ops with
+    the same op, attributes and inputs (a small constant input counts by its
+    value) become one, after dropping the steps that change nothing
+    (`arange(n) + 0`, `x[:]`)."""
     outputs = set(graph.outputs)
     seen: dict[tuple, str] = {}
 
@@ -99,9 +104,6 @@ def merge_size_computations(graph: Graph) -> Graph:
         if node.op not in _INDEX_OPS or len(node.outputs) != 1 or node.outputs[0] in outputs:
             continue
         out = node.outputs[0]
-        dtype = graph.dtype(out)
-        if dtype is None or not dtype.startswith(("int", "uint", "bool")):
-            continue
         same = _unchanged_input(graph, node)
         key = ("same", same) if same is not None else (
             node.op, repr(sorted(node.attrs.items())), tuple(operand(v) for v in node.inputs))
@@ -116,18 +118,25 @@ def merge_size_computations(graph: Graph) -> Graph:
 
 
 def _unchanged_input(graph: Graph, node) -> str | None:
-    """The input an integer node gives back unchanged: a slice over all of
-    every axis it names, adding or subtracting a scalar 0, or None."""
+    """The input a node gives back unchanged: a slice over all of every axis
+    it names, an integer plus or minus a scalar 0, a bool and True; else None."""
     x = node.inputs[0]
-    if graph.dtype(x) != graph.dtype(node.outputs[0]):
-        return None
     if node.op == "slice":
         a = node.attrs
         return x if all(start == 0 and end >= _WHOLE and step == 1 for start, end, step in
                         zip(a["starts"], a["ends"], a["steps"] or [1] * len(a["axes"]))) \
             else None
-    if node.op in ("add", "sub"):
-        zero = graph.constants.get(node.inputs[1])
-        if zero is not None and zero.ndim == 0 and zero == 0:
-            return x
+    # op -> (the scalar it leaves an operand unchanged with, whether either side may hold it)
+    neutral = {"add": (0, True), "sub": (0, False), "bitwise_and": (True, True),
+               "bitwise_or": (False, True)}.get(node.op)
+    if neutral is None or not (graph.dtype(node.outputs[0]) or "").startswith(
+            ("int", "uint", "bool")):
+        return None
+    value, commutes = neutral
+    for const, other in ((1, 0), (0, 1)) if commutes else ((1, 0),):
+        array = graph.constants.get(node.inputs[const])
+        if array is not None and array.ndim == 0 and array == value and \
+                graph.dtype(node.inputs[other]) == graph.dtype(node.outputs[0]) and \
+                graph.shape(node.inputs[other]) == graph.shape(node.outputs[0]):
+            return node.inputs[other]
     return None
