@@ -32,12 +32,12 @@ def test_gpt2_exported_with_dynamic_axes_runs_at_every_batch_and_length(gpt2_onn
     out = tmp_path / "out"
     report = convert(str(gpt2_onnx), str(out), source="onnx", target=target)
     assert [i["dims"] for i in report.inputs] == [["batch", "seq"], ["batch", "seq"]]
-    result = check(str(gpt2_onnx), str(out), source="onnx", target=target)
+    result = check(str(gpt2_onnx), str(out), source="onnx", target=target, serving=True)
     shapes = [s["dims"] for s in result["shapes_checked"]]
     assert shapes == [{"batch": 2, "seq": 16}, {"batch": 1, "seq": 1},
                       {"batch": 3, "seq": 25}], shapes
     runners = {"onnx": {"onnx:onnxruntime"}, "torch": {"torch:python"},
-               "paddle": {"paddle:python", "paddle:jit.load"}}[target]
+               "paddle": {"paddle:python", "paddle:jit.load", "paddle:inference"}}[target]
     assert {(r["runner"], r["batch"]) for r in result["outputs"]} == {
         (runner, b) for runner in runners for b in range(3)}
     assert result["passed"], result["outputs"]
@@ -93,11 +93,12 @@ def test_hugging_face_decoder_from_torch_runs_at_every_batch_and_length(target, 
                      input_shapes={"input_ids": dims, "attention_mask": dims},
                      options={"input_dtypes": {"*": "int64"}})
     assert [i["dims"] for i in report.inputs] == [["batch", "seq"], ["batch", "seq"]]
-    result = check(model, str(out), source="torch", target=target)
+    # Paddle also through Paddle Inference, default config (oneDNN), as served.
+    result = check(model, str(out), source="torch", target=target, serving=True)
     assert [s["dims"] for s in result["shapes_checked"]] == [
         {"batch": 2, "seq": EXAMPLE_SEQ}, {"batch": 1, "seq": 1}, {"batch": 3, "seq": 19}]
     runners = {"onnx": {"onnx:onnxruntime"}, "torch": {"torch:python"},
-               "paddle": {"paddle:python", "paddle:jit.load"}}[target]
+               "paddle": {"paddle:python", "paddle:jit.load", "paddle:inference"}}[target]
     assert {(r["runner"], r["batch"]) for r in result["outputs"]} == {
         (runner, b) for runner in runners for b in range(3)}
     assert result["passed"], result["outputs"]

@@ -4,7 +4,9 @@ length/size dims named (dynamic), then both timed at the example shape.
 
 Conversion is timed as a whole `python -m x2 convert` process (median of
 --repeats); latency by tools/zoo_models/latency.py (one thread, median of
-runs, a process each), the same inputs for both. Ratios above 1: the dynamic
+runs, a process each), the same inputs for both: onnxruntime, torch eager,
+and for paddle both model.py in dygraph and the saved program through Paddle
+Inference (how Paddle models are served). Ratios above 1: the dynamic
 conversion is slower.
 
     python tools/bench_dynamic.py [--models gpt2,bert] [--targets onnx,paddle,torch]
@@ -103,11 +105,15 @@ def main(argv=None) -> int:
                 np.savez(inputs, *make_inputs({"inputs": report.inputs}, 0, 2))
                 names = (report.source.get("options", {}).get("forward_args")
                          or [i["name"] for i in report.inputs])
-                for form, out in outs.items():
-                    row[f"{form}_ms"] = latency(target, str(out / "model.onnx") if
-                                                target == "onnx" else str(out), inputs, names)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                runners = [target] + (["paddle-inference"] if target == "paddle" else [])
+                for runner in runners:
+                    timed = {**row, "target": target if runner == target else runner}
+                    for form, out in outs.items():
+                        timed[f"{form}_ms"] = latency(
+                            runner, str(out / "model.onnx") if target == "onnx" else str(out),
+                            inputs, names)
+                    rows.append(timed)
+                    print(json.dumps(timed), flush=True)
     table = FitTable(title="dynamic vs static conversion, at the example shape (one thread)")
     for column in ("model", "target", "static convert s", "dynamic convert s", "convert ratio",
                    "static ms", "dynamic ms", "latency ratio"):

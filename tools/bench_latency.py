@@ -5,7 +5,8 @@ Each model is converted by both x2 versions (fresh processes, `python -m x2
 convert`), then every model, source and converted, is timed by
 tools/zoo_models/latency.py (one thread, median of runs, a process each).
 The table gives milliseconds and the ratios current/baseline (above 1: the
-current x2's output is slower) and current/source:
+current x2's output is slower) and current/source, and the seconds of each
+conversion (a whole `x2 convert` process) with their ratio:
 
     python tools/bench_latency.py --baseline 30da47d [--targets torch,paddle,onnx]
 """
@@ -17,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -67,16 +69,22 @@ def latency(framework: str, model: str, inputs: Path, names: list[str]) -> float
     return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
 
 
-def convert(root: Path, name: str, model: str, target: str, out: Path) -> Path:
+def convert(root: Path, name: str, model: str, target: str, out: Path) -> tuple[Path, float]:
+    """The output folder and the seconds of the whole `x2 convert` process."""
     source, _, extra = MODELS[name]
     out.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
     _run(["-m", "x2", "convert", "--quiet", "--from", source, "--to", target, "--model", model,
           "--out", str(out), *extra], root)
-    return out
+    return out, time.perf_counter() - start
 
 
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
+
+
+def _s(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def baseline_checkout(revision: str, work: Path) -> Path:
@@ -106,11 +114,13 @@ def main(argv=None) -> int:
                 model = build(name, work)
                 source_ms = None
                 for target in args.targets.split(","):
-                    outs = {"current": convert(ROOT, name, model, target,
-                                               work / "current" / name / target)}
+                    seconds = {}
+                    outs = {}
+                    outs["current"], seconds["current"] = convert(
+                        ROOT, name, model, target, work / "current" / name / target)
                     try:
-                        outs["baseline"] = convert(base, name, model, target,
-                                                   work / "baseline" / name / target)
+                        outs["baseline"], seconds["baseline"] = convert(
+                            base, name, model, target, work / "baseline" / name / target)
                     except SystemExit as exc:   # the earlier x2 could not convert it
                         console.print(f"{name} -> {target}: baseline failed: "
                                       f"{str(exc).splitlines()[-1]}", highlight=False)
@@ -126,7 +136,9 @@ def main(argv=None) -> int:
                                          else str(out), inputs, names)
                           for which, out in outs.items()}
                     rows.append({"model": name, "target": target, "source_ms": source_ms,
-                                 "baseline_ms": ms.get("baseline"), "current_ms": ms["current"]})
+                                 "baseline_ms": ms.get("baseline"), "current_ms": ms["current"],
+                                 "baseline_convert_s": seconds.get("baseline"),
+                                 "current_convert_s": seconds["current"]})
                     console.print(f"{name} -> {target}: {ms['current']:.3f} ms (baseline "
                                   f"{_ms(ms.get('baseline'))}, source {source_ms:.3f} ms)",
                                   highlight=False)
@@ -135,13 +147,18 @@ def main(argv=None) -> int:
                            capture_output=True)
     table = FitTable(title=f"converted-model latency, one thread (baseline {args.baseline})")
     for column in ("model", "target", "source ms", "baseline ms", "current ms",
-                   "current/baseline", "current/source"):
+                   "current/baseline", "current/source", "baseline convert s",
+                   "current convert s", "convert current/baseline"):
         numeric = column not in ("model", "target")
         table.add_column(column, justify="right" if numeric else "left", numeric=numeric)
     for r in rows:
         versus = f"{r['current_ms'] / r['baseline_ms']:.2f}" if r["baseline_ms"] else "n/a"
+        convert_versus = (f"{r['current_convert_s'] / r['baseline_convert_s']:.2f}"
+                          if r["baseline_convert_s"] else "n/a")
         table.add_row(r["model"], r["target"], f"{r['source_ms']:.3f}", _ms(r["baseline_ms"]),
-                      f"{r['current_ms']:.3f}", versus, f"{r['current_ms'] / r['source_ms']:.2f}")
+                      f"{r['current_ms']:.3f}", versus, f"{r['current_ms'] / r['source_ms']:.2f}",
+                      _s(r["baseline_convert_s"]), f"{r['current_convert_s']:.2f}",
+                      convert_versus)
     print_table(table)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))

@@ -5,8 +5,9 @@
 FRAMEWORK is tf (a SavedModel's serving signature; FORWARD_ARGS: the input
 names in the order of the arrays), torch-spec (a module spec, its forward()
 called with FORWARD_ARGS by keyword), onnx (an .onnx
-file, onnxruntime), or paddle/torch (an x2 output folder: its model.py's
-load_model()). Prints {"median_ms": ...}. Imports one framework: a process
+file, onnxruntime), paddle/torch (an x2 output folder: its model.py's
+load_model()), or paddle-inference (an x2 output folder: its inference/
+program through Paddle Inference, default config but one thread, as served). Prints {"median_ms": ...}. Imports one framework: a process
 of its own, as every framework step."""
 from __future__ import annotations
 
@@ -71,6 +72,25 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
         tensors = [paddle.to_tensor(a) for a in arrays]
         with paddle.no_grad():
             return _timed(lambda: net(*tensors))
+    if framework == "paddle-inference":
+        from paddle import inference
+        folder = os.path.join(model, "inference")
+        program = next(os.path.join(folder, f) for f in ("model.json", "model.pdmodel")
+                       if os.path.exists(os.path.join(folder, f)))
+        config = inference.Config(program, os.path.join(folder, "model.pdiparams"))
+        config.set_cpu_math_library_num_threads(1)
+        config.disable_glog_info()
+        predictor = inference.create_predictor(config)
+        for name, array in zip(predictor.get_input_names(), arrays):
+            handle = predictor.get_input_handle(name)
+            handle.reshape(list(array.shape))
+            handle.copy_from_cpu(np.ascontiguousarray(array))
+        outputs = [predictor.get_output_handle(n) for n in predictor.get_output_names()]
+
+        def run():
+            predictor.run()
+            return [o.copy_to_cpu() for o in outputs]
+        return _timed(run)
     if framework == "tf":
         import tensorflow as tf
         tf.config.threading.set_intra_op_parallelism_threads(1)

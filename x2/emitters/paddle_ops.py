@@ -287,6 +287,9 @@ def resize(e, node):
     return statements or [Assign([name], y)]
 
 
+_BF16_LOWEST = -3.3895313892515355e38
+
+
 @PADDLE_OPS.register("attention")
 def attention(e, node):
     """Written out: Paddle's F.scaled_dot_product_attention takes [batch, seq,
@@ -307,10 +310,14 @@ def attention(e, node):
     # A query whose every key is masked gives 0 (the IR's and torch's rule);
     # paddle's softmax makes such a row NaN, which a later matmul spreads even
     # through zero weights: `where` replaces it, and keeps a NaN row NaN.
+    # Paddle Inference's oneDNN max of an all -inf row is the lowest finite
+    # float, not -inf: the test is `<=` that.
     scores_name = e.namer(f"{node.name}#scores", "scores")
     weights_name = e.namer(f"{node.name}#weights", "weights")
     row_max = call("paddle.max", Expr(scores_name), axis=-1, keepdim=True)
-    sees_nothing = binop(row_max, "==", Expr("float('-inf')"))
+    dtype = e.graph.dtype(node.inputs[0]) or "float32"
+    lowest = _BF16_LOWEST if dtype == "bfloat16" else float(np.finfo(dtype).min)
+    sees_nothing = binop(row_max, "<=", lowest)
     return [Assign([scores_name], binop(scores, "+", e.value(node.inputs[3]))),
             Assign([weights_name], call("F.softmax", Expr(scores_name), axis=-1)),
             Assign([weights_name], call("paddle.where", sees_nothing,

@@ -10,6 +10,7 @@ from ..ir.control_flow import GRAPH_ATTRS
 from .cleanup import (merge_reshapes, merge_size_computations, remove_dead, remove_dropout,
                       remove_identities)
 from .fold import fold_constants, fold_constants_for_training
+from .dense_rewrites import dense_on_leading_dims
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .fusions import fuse_patterns
 from .layout import eliminate_transposes, transposes_to_reshapes
@@ -31,6 +32,8 @@ PIPELINE = [
     ("fold_affine_into_conv", fold_affine_into_conv),
     ("fold_pad_into_conv", fold_pad_into_conv),
     ("matmul_to_dense", matmul_to_dense),
+    ("dense_on_leading_dims", dense_on_leading_dims),
+    ("merge_reshapes_after_dense", merge_reshapes),
     ("merge_bidirectional", merge_bidirectional),
     ("remove_dead", remove_dead),
 ]
@@ -44,7 +47,8 @@ _SUBGRAPH_PASSES = {remove_dropout, remove_identities, fold_constants, fold_cons
                     merge_size_computations,
                     fuse_patterns, eliminate_transposes,
                     transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
-                    fold_pad_into_conv, matmul_to_dense, merge_bidirectional, remove_dead}
+                    fold_pad_into_conv, matmul_to_dense, dense_on_leading_dims,
+                    merge_bidirectional, remove_dead}
 
 
 def in_subgraphs(fn, graph: Graph) -> Graph:

@@ -82,3 +82,57 @@ BIAS_AFTER_SPLIT = Rewrite("dense_bias_after_split",
                            _bias_before_split)
 
 REWRITES = [TENSORDOT, BIAS_AFTER_SPLIT]
+
+
+def dense_on_leading_dims(graph: Graph) -> Graph:
+    """dense(reshape(x, [-1, K])) whose every use reshapes it again (torch's
+    `view(-1, K)`, addmm, `view(batch, seq, N)`) is dense on x with only its
+    trailing axes that make K merged: a linear layer acts on the last axis
+    whatever the axes before it, and a reshape of its output reads the same
+    elements in the same order. The reshapes left are identities where the
+    shapes are known (merge_reshapes drops them); where they are computed, a
+    cheap view. Besides being the code a person writes, it keeps Paddle
+    Inference's fc fusion off a flatten it gets wrong (it fuses `reshape
+    [26, 32]` of a [2, 13, 32] input as [2, 416])."""
+    for node in list(graph.nodes):
+        if node.op != "dense":
+            continue
+        flat = graph.producer(node.inputs[0])
+        if flat is None or flat.op != "reshape" or len(flat.attrs["shape"]) != 2:
+            continue
+        x, k = flat.inputs[0], graph.constants[node.inputs[1]].shape[0]
+        leading = _leading_dims(graph.shape(x), k)
+        users = graph.users(node.outputs[0])
+        if leading is None or flat.attrs["shape"][1] != k or not users or \
+                node.outputs[0] in graph.outputs or not all(
+                    u.op == "reshape_dynamic" and u.inputs[0] == node.outputs[0]
+                    or u.op == "reshape" and 0 not in u.attrs["shape"] for u in users):
+            continue
+        if len(graph.shape(x)) > len(leading) + 1:  # merge the trailing axes that make K
+            merged = graph.add_node("reshape", [x], attrs={"shape": [0] * len(leading) + [k]},
+                                    name=graph.fresh_name(flat.name), source=flat.source,
+                                    position=graph.nodes.index(node))
+            graph.info[merged.outputs[0]] = TensorInfo(graph.dtype(x), (*leading, k))
+            x = merged.outputs[0]
+        node.inputs = [x, *node.inputs[1:]]
+        out = graph.info[node.outputs[0]]
+        graph.info[node.outputs[0]] = TensorInfo(out.dtype, (*leading, out.shape[-1]))
+    return graph.remove_unused()
+
+
+def _leading_dims(shape, k: int) -> tuple | None:
+    """The axes of `shape` before the trailing ones whose sizes multiply to k
+    (at least one axis before them), or None."""
+    if shape is None:
+        return None
+    product = 1
+    for cut in range(len(shape) - 1, 0, -1):
+        if not isinstance(shape[cut], int):
+            return None
+        product *= shape[cut]
+        if product == k:
+            return tuple(shape[:cut])
+        if product > k:
+            return None
+    return None
+
