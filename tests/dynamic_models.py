@@ -10,12 +10,12 @@ import sys
 EXAMPLE_SEQ = 13
 
 
-def _gpt2():
+def _gpt2(**config):
     import torch
     import transformers
     torch.manual_seed(0)
-    config = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
-                                     n_positions=64)
+    config = transformers.GPT2Config(**{**dict(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
+                                               n_positions=64), **config})
     model = transformers.GPT2LMHeadModel(config).eval()
 
     class Logits(torch.nn.Module):
@@ -68,6 +68,12 @@ def fully_convolutional_cnn():
 def gpt2_logits():
     """The tiny random-weight GPT-2 of the ONNX exports, as a torch module."""
     return _gpt2()[0]
+
+
+def gpt2_wide_logits():
+    """GPT-2 small's width (768, 12 heads) at 4 layers and an 8192-token
+    vocabulary: per-op costs of a real model, for benchmarks (random weights)."""
+    return _gpt2(n_layer=4, n_embd=768, n_head=12, vocab_size=8192, n_positions=1024)[0]
 
 
 def yolo_head():

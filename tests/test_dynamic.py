@@ -4,7 +4,8 @@ shapes against the source framework on every target.
 Parity (fp32, x2 check's default rtol 1e-4 of the output's scale, atol 1e-6):
 x2 check runs each dynamic dim at its example size, 1 and a larger odd size
 (x2/check/shapes.py), token inputs with padded attention masks; paddle is run
-as written (model.py) and through paddle.jit.load of inference/."""
+as written (model.py), through paddle.jit.load of inference/ and, as it is
+served, through Paddle Inference with its default config (oneDNN on)."""
 import re
 import zipfile
 
@@ -74,7 +75,7 @@ def test_torch_dims_named_in_input_shape_stay_dynamic(target, tmp_path):
                      input_shapes={"input": ["n", 3, "h=12", "w=12"]})
     assert report.inputs[0]["shape"] == [None, 3, None, None]
     assert report.inputs[0]["dims"] == ["n", None, "h", "w"]
-    result = check(model, str(out), source="torch", target=target)
+    result = check(model, str(out), source="torch", target=target, serving=True)
     # n was captured at torch's default example size for a named dim (7), h and w at 12.
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
         [7, 3, 12, 12], [1, 3, 1, 1], [11, 3, 19, 19]]
@@ -132,7 +133,8 @@ def test_yolo_style_head_decodes_boxes_at_every_feature_map_size(yolo_onnx, targ
     out = tmp_path / "out"
     report = convert(str(yolo_onnx), str(out), source="onnx", target=target)
     assert report.inputs[0]["dims"] == ["batch", None, "height", "width"]
-    result = check(str(yolo_onnx), str(out), source="onnx", target=target, dim_sizes=YOLO_SIZES)
+    result = check(str(yolo_onnx), str(out), source="onnx", target=target, dim_sizes=YOLO_SIZES,
+                   serving=True)
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
         [2, 8, 12, 20], [1, 8, 1, 3], [3, 8, 17, 31]]
     assert result["passed"], result["outputs"]
@@ -169,7 +171,8 @@ def test_a_size_divided_at_run_time_stays_an_integer(target, tmp_path):
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:frame_pairs"
     out = tmp_path / "out"
     convert(model, str(out), source="torch", target=target, input_shapes={"x": [2, "n=8"]})
-    result = check(model, str(out), source="torch", target=target, dim_sizes={"n": [8, 2, 14]})
+    result = check(model, str(out), source="torch", target=target, dim_sizes={"n": [8, 2, 14]},
+                   serving=True)
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 8], [2, 2], [2, 14]]
     assert result["passed"], result["outputs"]
 
@@ -193,7 +196,7 @@ def test_keras_fully_convolutional_net_takes_any_image_size(model_dir, target, t
     out = tmp_path / "out"
     report = convert(str(model), str(out), source="tf", target=target)
     assert report.inputs[0]["shape"] == [None, None, None, 3]
-    result = check(str(model), str(out), source="tf", target=target)
+    result = check(str(model), str(out), source="tf", target=target, serving=True)
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
         [2, 16, 16, 3], [1, 1, 1, 3], [3, 25, 25, 3]]
     assert result["passed"], result["outputs"]
@@ -207,7 +210,7 @@ def test_keras_token_model_takes_any_batch_and_length(model_dir, target, tmp_pat
     out = tmp_path / "out"
     report = convert(str(model), str(out), source="tf", target=target)
     assert [i["shape"] for i in report.inputs] == [[None, None], [None, None]]
-    result = check(str(model), str(out), source="tf", target=target)
+    result = check(str(model), str(out), source="tf", target=target, serving=True)
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 16], [1, 1], [3, 25]]
     assert result["passed"], result["outputs"]
 
@@ -272,6 +275,7 @@ def test_ppocr_models_convert_with_dynamic_dims_and_match_on_text(ppocr, kind, t
     assert shape[0] is None and shape[1] == 3, shape
     for batch, (height, width) in zip((1, 2), PPOCR_SIZES[kind] * 2):
         image = text_image(height, width, batch)
-        result = check(model, str(out), source="onnx", target=target, inputs=[image])
+        result = check(model, str(out), source="onnx", target=target, inputs=[image],
+                       serving=True)
         assert result["passed"], (height, width, result["outputs"])
         assert all(r["ref_scale"] > 0.1 for r in result["outputs"]), result["outputs"]

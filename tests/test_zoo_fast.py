@@ -58,6 +58,8 @@ def test_zoo_entry_converts_to_every_target_with_parity(work, name):
         assert row["passed"], f"{name} -> {target}: {row.get('reason')}"
         assert row["max_rel"] <= entry.rtol, row
         assert row["transposes_left"] >= 0 and row["convert_s"] > 0
+        if target == "paddle":  # served as users serve it, not only as written
+            assert row["runners"] == ["paddle:inference", "paddle:jit.load", "paddle:python"]
 
 
 def test_dynamic_zoo_names_the_dims_users_vary():

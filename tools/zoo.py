@@ -118,8 +118,10 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
     row.update(convert_s=round(time.perf_counter() - start, 2),
                transposes_left=report.transposes_left)
     try:
+        # Paddle also through Paddle Inference with its default config: how it is served.
         result = check(model, str(out), source=entry.source, target=target, rtol=entry.rtol,
-                       dim_sizes=entry.check_sizes if dynamic else None)
+                       dim_sizes=entry.check_sizes if dynamic else None,
+                       serving=target == "paddle")
     except Exception as exc:
         row.update(stage="check", reason=reason_of(exc), error_kind=getattr(exc, "kind", ""))
         return row
@@ -127,6 +129,7 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
     row.update(max_rel=max((r["max_rel"] for r in rows), default=0.0), rtol=entry.rtol,
                passed=result["passed"], stage="check",
                shapes=[s["input_shapes"] for s in result["shapes_checked"]],
+               runners=sorted({r["runner"] for r in rows}),
                dims=sorted({d for s in result["shapes_checked"] for d in s["dims"]}))
     if not result["passed"]:
         row["reason"] = check_failure(result)
@@ -425,7 +428,9 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
              "`x2 check` against the source framework on logits (fp32; rtol per model, "
              "error measured against the output's scale: 1e-4 for large nets, 1e-5 for small "
              "ones, and about 4x the model's own fp32-vs-fp64 error where that error is "
-             "larger, see `RTOL_FP32_FLOOR` in tools/zoo_models/registry.py). " + measured,
+             "larger, see `RTOL_FP32_FLOOR` in tools/zoo_models/registry.py). A paddle "
+             "result covers model.py, `paddle.jit.load` of inference/ and Paddle Inference "
+             "with its default config (oneDNN on), each at every shape checked. " + measured,
              "",
              f"**{passed} of {len(pairs)} (model, target) pairs pass** over "
              f"{len(results)} models.", "", "## Summary (passed / run per target)", "",

@@ -110,11 +110,7 @@ def _group_size(ctx, group: list[str], sizes: dict, where: dict) -> str:
     factors = [ctx.constant(np.array([known], np.int64), "size")] if known != 1 or \
         not unknown else []
     for i in unknown:
-        value, axis = where[i]
-        dims = ctx.emit("shape", [value], {"dtype": "int64"}, dtype="int64",
-                        shape=(len(ctx.shape(value)),), hint="shape")
-        factors.append(ctx.emit("slice", [dims], {"axes": [0], "starts": [axis],
-                                                  "ends": [axis + 1], "steps": [1]},
+        factors.append(ctx.emit("unsqueeze", [ctx.run_time_dim(*where[i])], {"axes": [0]},
                                 dtype="int64", shape=(1,), hint="dim"))
     size = factors[0]
     for factor in factors[1:]:

@@ -72,11 +72,7 @@ def _dim(ctx, x: str, i: int):
     size = ctx.shape(x)[i]
     if size is not None:
         return size
-    dims = ctx.emit("shape", [x], {"dtype": "int64"}, dtype="int64", shape=(rank(ctx, x),),
-                    hint="shape")
-    index = ctx.constant(np.array(i, np.int64), "dim")
-    return _Size(ctx.emit("gather", [dims, index], {"axis": 0}, dtype="int64", shape=(),
-                          hint="size"))
+    return _Size(ctx.run_time_dim(x, i))
 
 
 class _Size:

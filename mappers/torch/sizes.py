@@ -51,10 +51,7 @@ def shape_value(ctx, sizes) -> str:
 def sym_size(ctx, op):
     """`shape` of the tensor, then the one dim (`gather` of a 0-d index)."""
     x, dim = args(op)
-    dims = ctx.emit("shape", [x], {"dtype": "int64"}, dtype="int64", shape=(len(ctx.shape(x)),),
-                    hint="shape")
-    index = ctx.constant(np.array(axis(ctx, x, dim), np.int64), "dim")
-    ctx.emit("gather", [dims, index], {"axis": 0}, outputs=op.outputs)
+    ctx.run_time_dim(x, axis(ctx, x, dim), outputs=op.outputs)
 
 
 @torch_mapper(*_ARITHMETIC)

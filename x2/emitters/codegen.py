@@ -331,8 +331,8 @@ class EmitContext:
         """A call of the framework's function for `key`, keywords spelled its way."""
         name, renames = spelling(self.framework, key)
         positional, keywords = list(args), {}
-        for keyword, value in kwargs.items():
-            spelled = renames.get(keyword, keyword)
+        for argument, value in kwargs.items():
+            spelled = renames.get(argument, argument)
             if spelled == POSITIONAL:
                 positional.append(value)
             else:
@@ -586,7 +586,7 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.code.forward_args = [e.namer(v) for v in graph.inputs]
     e.code.prologue = prologue(e) if prologue else []
     e.code.forward_context = forward_context(e) if forward_context else None
-    e.host_values = host_sizes.plan(graph, e.framework)
+    e.host_values = host_sizes.plan(graph)
     e.code.body = e.statements(graph.nodes)
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
     e.code.footer = footer

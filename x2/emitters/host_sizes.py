@@ -13,7 +13,7 @@ torch's eager code runs it as it reads; Paddle's dynamic-to-static
 conversion (jit.save) turns each `x.shape[i]` of a dynamic dim into a
 tensor it tracks, so the same code saves a model that runs at every size.
 
-`plan(graph, framework)` picks the values that can be written so: int
+`plan(graph)` picks the values that can be written so: int
 values of rank 0 or 1 computed only from shapes and integer constants,
 whose every use reads a Python number or list. A value some use needs as a
 tensor is left to the tensor ops, and so are the size values it is computed
@@ -29,8 +29,8 @@ from ..ir.symbols import value_dims
 
 # (op, input position) that read a computed shape or bound as Python numbers.
 _SIZE_OPERANDS = {("reshape_dynamic", 1), ("full", 0), ("range", 0), ("range", 1),
-                  ("range", 2), ("slice_dynamic", 1), ("slice_dynamic", 2)}
-_TORCH_SIZE_OPERANDS = {("expand_dynamic", 1)}
+                  ("range", 2), ("slice_dynamic", 1), ("slice_dynamic", 2),
+                  ("expand_dynamic", 1)}
 # Integer arithmetic that keeps its meaning on Python ints (`div` is written
 # `//`: the IR's truncating division agrees with flooring on sizes, which are
 # never negative).
@@ -57,9 +57,8 @@ class HostSize:
         return isinstance(self.scalar, str) and self.scalar.isidentifier()
 
 
-def plan(graph, framework: str) -> set[str]:
+def plan(graph) -> set[str]:
     """The values of `graph` (not its subgraphs) to write as Python numbers."""
-    operands = _SIZE_OPERANDS | (_TORCH_SIZE_OPERANDS if framework == "PyTorch" else set())
     host = {n.outputs[0] for n in graph.nodes if _candidate(graph, n)}
     changed = True
     while changed:
@@ -72,7 +71,7 @@ def plan(graph, framework: str) -> set[str]:
                 changed = True
         for value in list(host):
             if value in graph.outputs or not all(
-                    _reads_python(graph, user, value, host, operands)
+                    _reads_python(graph, user, value, host)
                     for user in graph.users(value)):
                 host.discard(value)
                 changed = True
@@ -110,11 +109,11 @@ def _int_constant(graph, value: str) -> bool:
     return array is not None and array.ndim <= 1 and array.dtype.kind in "iu"
 
 
-def _reads_python(graph, user, value, host, operands) -> bool:
+def _reads_python(graph, user, value, host) -> bool:
     if len(user.outputs) == 1 and user.outputs[0] in host:
         return True
     positions = {i for i, v in enumerate(user.inputs) if v == value}
-    if all((user.op, i) in operands for i in positions):
+    if all((user.op, i) in _SIZE_OPERANDS for i in positions):
         return True
     # `x % seq`: the other operand is an int64 tensor, so a Python int keeps its dtype.
     if user.op in _TENSOR_OPERATORS and positions == {1} and not graph.shape(value):

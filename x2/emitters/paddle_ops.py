@@ -235,13 +235,39 @@ def expand_dynamic(e, node):
     rank = len(e.graph.shape(x) or ())
     if not rank or tuple(e.graph.shape(shape) or ()) != (rank,):
         raise e.unsupported(node, "a computed expand to a shape of another rank")
+    if e.size_list(shape) is not None:
+        return call("paddle.expand", e.value(x),
+                    _expand_sizes(e.graph.shape(x), e.host[shape].items))
     target = call("paddle.maximum", call("paddle.cast", e.value(shape), e.dtype("int64")),
                   call("paddle.cast", call("paddle.shape", e.value(x)), e.dtype("int64")))
     return call("paddle.expand", e.value(x), target)
 
 
+def _expand_sizes(dims, targets) -> list:
+    """paddle.expand's sizes for an ONNX (two-way) expand of an input of dims
+    `dims` to `targets` (ints, or the text of Python sizes): -1 keeps a dim
+    the target leaves (a 1, or any size where the input's is fixed above 1);
+    a run-time target over a dynamic dim is taken as it is (torch's expand:
+    the dim is 1 or that size)."""
+    sizes = []
+    for dim, target in zip(dims, targets):
+        if isinstance(target, int):
+            sizes.append(-1 if target == 1 else target)
+        elif isinstance(dim, int) and dim != 1:
+            sizes.append(-1)
+        else:
+            sizes.append(Expr(target))
+    return sizes
+
+
 @PADDLE_OPS.register("squeeze", "unsqueeze")
 def squeeze(e, node):
+    if node.op == "unsqueeze" and e.graph.shape(node.inputs[0]) == ():
+        # Paddle Inference (3.3) mistypes `unsqueeze` of a computed 0-D size
+        # (`h * w`) as 0-D where a concat reads it ("tensor<1xi64> ... must be
+        # equal to type tensor<i64>"); the same reshape passes.
+        return call("paddle.reshape", e.value(node.inputs[0]),
+                    shape=[1] * len(node.attrs["axes"]))
     return call(f"paddle.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axes"])
 
 

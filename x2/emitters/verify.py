@@ -34,6 +34,11 @@ SEED = 0
 DYNAMIC_SIZES = (1, 3)
 
 
+def _known(dim) -> bool:
+    """A dim fixed at conversion time (a dynamic one is None, or -1 in some readers)."""
+    return isinstance(dim, int) and dim >= 0
+
+
 def example_inputs(graph: Graph, unknown: int = 1) -> list[np.ndarray]:
     """One small batch: unknown dimensions are `unknown`; index inputs stay in
     the range the graph indexes with; other ints are small and non-negative."""
@@ -41,8 +46,7 @@ def example_inputs(graph: Graph, unknown: int = 1) -> list[np.ndarray]:
     ranges = infer_index_ranges(graph)
     arrays = []
     for name in graph.inputs:
-        shape = tuple(d if isinstance(d, int) and d >= 0 else unknown
-                      for d in (graph.shape(name) or ()))
+        shape = tuple(d if _known(d) else unknown for d in (graph.shape(name) or ()))
         dtype = np.dtype(graph.dtype(name))
         if dtype == np.bool_:
             array = rng.random(shape) < 0.5
@@ -113,8 +117,7 @@ def verify(graph: Graph, target: str, run: Callable, trace: Callable,
     reason = _skip_reason(graph)
     if reason:
         return {"verified": False, "skipped": reason}
-    dynamic = any(not isinstance(d, int) or d < 0
-                  for name in graph.inputs for d in (graph.shape(name) or ()))
+    dynamic = any(not _known(d) for name in graph.inputs for d in (graph.shape(name) or ()))
     for unknown in DYNAMIC_SIZES if dynamic else DYNAMIC_SIZES[:1]:
         inputs = example_inputs(graph, unknown)
         try:

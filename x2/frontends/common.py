@@ -144,6 +144,16 @@ class MapContext:
         return self.graph.add_constant(f"{self.current.name}/{hint}" if self.current else hint,
                                        np.asarray(array))
 
+    def run_time_dim(self, value: str, axis: int, outputs: list[str] | None = None) -> str:
+        """The size of `value` along `axis` as a 0-D int64 value computed by the
+        graph (`shape`, then `gather` of the one dim): a dim only known at run
+        time."""
+        dims = self.emit("shape", [value], {"dtype": "int64"}, dtype="int64",
+                         shape=(len(self.shape(value)),), hint="shape")
+        index = self.constant(np.array(axis, np.int64), "dim")
+        return self.emit("gather", [dims, index], {"axis": 0}, outputs=outputs, dtype="int64",
+                         shape=(), hint="size")
+
     def emit(self, op: str, inputs: list[str], attrs: dict | None = None, *,
              outputs: list[str] | None = None, dtype: str | None = None, shape=None,
              hint: str = "") -> str:

@@ -197,11 +197,7 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
             ops.append(op)
             continue
         args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
-        leaves = list(flatten([args, list(kwargs.values())]))
-        # The sizes an op takes are inputs too (after its tensors): pruning
-        # keeps the ops that compute them.
-        inputs = [a for a in leaves if isinstance(a, TensorRef)] + \
-            [TensorRef(a.value) for a in leaves if isinstance(a, SymDim)]
+        inputs = _read_values(flatten([args, list(kwargs.values())]))
         attrs = {"args": args, "kwargs": kwargs}
         if node.target in layout_ops:
             attrs["input_layout"] = _layout(node.args[0])
@@ -224,10 +220,16 @@ def _size_op(node, ref) -> SourceOp:
     ints in `args`; `inputs` lists the tensors it reads."""
     args = ref(list(node.args))
     kind = _SIZE_ARITHMETIC.get(node.target, str(node.target))
-    inputs = [a.value if isinstance(a, SymDim) else a for a in flatten(args)
-              if isinstance(a, (SymDim, TensorRef))]
-    return SourceOp(kind, node.name, [TensorRef(v) if isinstance(v, str) else v for v in inputs],
-                    [node.name], {"args": args, "kwargs": {}})
+    return SourceOp(kind, node.name, _read_values(flatten(args)), [node.name],
+                    {"args": args, "kwargs": {}})
+
+
+def _read_values(leaves) -> list:
+    """The values an op reads: its tensors, then the sizes it takes (SymDims,
+    so that pruning keeps the ops that compute them)."""
+    leaves = list(leaves)
+    return [a for a in leaves if isinstance(a, TensorRef)] + \
+        [TensorRef(a.value) for a in leaves if isinstance(a, SymDim)]
 
 
 def evaluate_aten(op: SourceOp, arrays: list) -> list[np.ndarray] | None:
