@@ -4,7 +4,10 @@ gpt2_legacy / gpt2_dynamo: a tiny random-weight GPT-2 (logits) exported to
 ONNX with a dynamic batch and sequence by torch.onnx's TorchScript exporter
 (dynamic_axes) and by its dynamo exporter (dynamic_shapes), as every exported
 language model is. yolo_onnx: a YOLOv8-style head whose grid comes from the
-feature map's computed height and width (Shape, Range, Expand)."""
+feature map's computed height and width (Shape, Range, Expand).
+gpt2_with_past_legacy / gpt2_with_past_dynamo: the same GPT-2 with its cache
+at the interface (past keys/values in, present ones out), as exported
+decoders for generation are."""
 import sys
 
 EXAMPLE_SEQ = 13
@@ -49,6 +52,71 @@ def gpt2_dynamo(out: str) -> None:
     torch.onnx.export(model, args, out, input_names=["input_ids", "attention_mask"],
                       output_names=["logits"], opset_version=18, dynamo=True,
                       dynamic_shapes={"input_ids": dims, "attention_mask": dims})
+
+
+# A decoder with its cache at the interface, named as optimum's ONNX exports
+# name it: past keys/values in, present ones out (dim 2: the cached length).
+PAST_LAYERS = 2
+PAST_INPUTS = [f"past_key_values.{i}.{kv}" for i in range(PAST_LAYERS) for kv in ("key", "value")]
+PRESENT_OUTPUTS = [f"present.{i}.{kv}" for i in range(PAST_LAYERS) for kv in ("key", "value")]
+
+
+def _gpt2_with_past():
+    """The tiny GPT-2 taking (input_ids, attention_mask over past + new tokens,
+    position_ids, past keys/values) and giving (logits, present keys/values);
+    example: 2 sequences of 3 new tokens after 5 cached ones."""
+    import torch
+    from transformers import DynamicCache
+    model, _ = _gpt2()
+    inner = model.model
+
+    class WithPast(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = inner
+
+        def forward(self, input_ids, attention_mask, position_ids, *past):
+            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(PAST_LAYERS)],
+                                 config=inner.config)
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                             position_ids=position_ids, past_key_values=cache, use_cache=True)
+            return (out.logits, *[t for layer in out.past_key_values.layers
+                                  for t in (layer.keys, layer.values)])
+
+    gen = torch.Generator().manual_seed(1)
+    batch, new, cached = 2, 3, 5
+    example = (torch.randint(0, 100, (batch, new), generator=gen),
+               torch.ones(batch, cached + new, dtype=torch.long),
+               torch.arange(cached, cached + new).expand(batch, new),
+               *[torch.randn(batch, 2, cached, 16, generator=gen) for _ in PAST_INPUTS])
+    return WithPast().eval(), example
+
+
+def gpt2_with_past_legacy(out: str) -> None:
+    import torch
+    model, example = _gpt2_with_past()
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
+            "position_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"},
+            **{n: {0: "batch", 2: "past"} for n in PAST_INPUTS},
+            **{n: {0: "batch", 2: "total"} for n in PRESENT_OUTPUTS}}
+    torch.onnx.export(model, example, out, dynamo=False, opset_version=17,
+                      input_names=["input_ids", "attention_mask", "position_ids", *PAST_INPUTS],
+                      output_names=["logits", *PRESENT_OUTPUTS], dynamic_axes=axes)
+
+
+def gpt2_with_past_dynamo(out: str) -> None:
+    import torch
+    model, example = _gpt2_with_past()
+    batch, seq = torch.export.Dim("batch", max=64), torch.export.Dim("seq", max=64)
+    past, total = torch.export.Dim("past", max=64), torch.export.Dim("total", max=128)
+    cached = {0: batch, 2: past}
+    program = torch.onnx.export(
+        model, example, dynamo=True, opset_version=18,
+        input_names=["input_ids", "attention_mask", "position_ids", *PAST_INPUTS],
+        output_names=["logits", *PRESENT_OUTPUTS],
+        dynamic_shapes=({0: batch, 1: seq}, {0: batch, 1: total}, {0: batch, 1: seq},
+                        (cached,) * len(PAST_INPUTS)))  # forward(..., *past): one tuple
+    program.save(out)
 
 
 def fully_convolutional_cnn():
@@ -168,4 +236,6 @@ def tiny_bert():
 
 if __name__ == "__main__":
     {"gpt2_legacy": gpt2_legacy, "gpt2_dynamo": gpt2_dynamo,
+     "gpt2_with_past_legacy": gpt2_with_past_legacy,
+     "gpt2_with_past_dynamo": gpt2_with_past_dynamo,
      "yolo_onnx": yolo_onnx}[sys.argv[1]](sys.argv[2])

@@ -279,3 +279,29 @@ def test_ppocr_models_convert_with_dynamic_dims_and_match_on_text(ppocr, kind, t
                        serving=True)
         assert result["passed"], (height, width, result["outputs"])
         assert all(r["ref_scale"] > 0.1 for r in result["outputs"]), result["outputs"]
+
+
+@pytest.fixture(scope="module", params=["gpt2_with_past_legacy", "gpt2_with_past_dynamo"])
+def decoder_with_past(request, model_dir):
+    return _build(["tests/dynamic_models.py", request.param], model_dir / f"{request.param}.onnx")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_decoder_exported_with_its_cache_runs_at_every_cached_length(decoder_with_past, target,
+                                                                     tmp_path):
+    """The form exported decoders generate with: new tokens, a mask over cached
+    and new ones, and the cache of every layer in and out. Checked one token
+    after 7 cached (a generation step), 3 after 5 and 4 after 2 (prompts)."""
+    from dynamic_models import PAST_INPUTS, PRESENT_OUTPUTS
+    out = tmp_path / "out"
+    report = convert(str(decoder_with_past), str(out), source="onnx", target=target)
+    assert [i["name"] for i in report.inputs] == [
+        "input_ids", "attention_mask", "position_ids", *PAST_INPUTS]
+    assert [i["dims"] for i in report.inputs][3:] == [["batch", None, "past", None]] * 4
+    sizes = {"seq": [3, 1, 4], "past": [5, 7, 2], "total": [8, 8, 6]}
+    result = check(str(decoder_with_past), str(out), source="onnx", target=target,
+                   dim_sizes=sizes, serving=True)
+    assert [(s["dims"]["seq"], s["dims"]["past"]) for s in result["shapes_checked"]] == [
+        (3, 5), (1, 7), (4, 2)]
+    assert {r["name"] for r in result["outputs"]} == {"logits", *PRESENT_OUTPUTS}
+    assert result["passed"], result["outputs"]
