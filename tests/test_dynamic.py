@@ -305,3 +305,34 @@ def test_decoder_exported_with_its_cache_runs_at_every_cached_length(decoder_wit
         (3, 5), (1, 7), (4, 2)]
     assert {r["name"] for r in result["outputs"]} == {"logits", *PRESENT_OUTPUTS}
     assert result["passed"], result["outputs"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_decoder_exported_with_its_cache_generates_the_sources_tokens(decoder_with_past, target,
+                                                                      tmp_path):
+    """x2 check --generate: 8 greedy tokens from 3 left-padded prompts (3, 9
+    and 17 tokens), the converted model's cache fed back at every step, against
+    onnxruntime running the source the same way: equal tokens, and each step's
+    logits within fp32's 1e-4 of the source's scale."""
+    from x2.check.generation import check_generation
+    out = tmp_path / "out"
+    convert(str(decoder_with_past), str(out), source="onnx", target=target)
+    result = check_generation(str(decoder_with_past), str(out), source="onnx", target=target,
+                              new_tokens=8, serving=True)
+    runners = {"onnx": ["onnx:onnxruntime"], "torch": ["torch:python"],
+               "paddle": ["paddle:python", "paddle:jit.load", "paddle:inference"]}[target]
+    assert [r["runner"] for r in result["runners"]] == runners
+    assert all(r["tokens_equal"] and r["steps_compared"] == 8 for r in result["runners"]), \
+        result["runners"]
+    assert result["passed"], result["runners"]
+    tokens = np.array(result["source_tokens"])
+    assert tokens.shape == (3, 8) and len({tuple(row) for row in tokens}) == 3
+
+
+def test_generation_needs_a_decoder_with_its_cache_at_the_interface(gpt2_onnx, tmp_path):
+    from x2.check.generation import check_generation
+    from x2.errors import SelectionError
+    out = tmp_path / "out"
+    convert(str(gpt2_onnx), str(out), source="onnx", target="onnx")
+    with pytest.raises(SelectionError, match="past_key_values.N.key/value"):
+        check_generation(str(gpt2_onnx), str(out), source="onnx", target="onnx", new_tokens=4)

@@ -348,6 +348,25 @@ def print_parity(result: dict) -> None:
         out.print(escape(f"bisect: {bisect.get('why')}"), highlight=False)
 
 
+def generation_table(result: dict) -> FitTable:
+    """x2 check --generate: one row per runner of the converted model."""
+    table = FitTable(title=escape(
+        f"greedy generation, {result['new_tokens']} tokens from prompts of lengths "
+        f"{', '.join(map(str, result['prompt_lengths']))} (left padded; rtol="
+        f"{result['rtol']:g}, atol={result['atol']:g} on each step's logits)"))
+    table.add_column("runner")
+    table.add_column("tokens")
+    for col in ("steps compared", "max rel err"):
+        table.add_column(col, numeric=True)
+    table.add_column("result")
+    for r in result["runners"]:
+        tokens = "equal" if r["tokens_equal"] else f"differ from step {r['first_different_step']}"
+        table.add_row(escape(r["runner"]), tokens, str(r["steps_compared"]),
+                      f"{r['max_rel']:.3e}", "[green]pass[/]" if r["passed"] else "[red]FAIL[/]")
+    table.caption = escape("; ".join(result["notes"]))
+    return table
+
+
 def grad_table(result: dict) -> FitTable:
     """x2 check --grad: one row per source weight, the worst first."""
     table = FitTable(title=escape(
@@ -581,11 +600,17 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
               help="Compare gradients instead of outputs: one forward and backward pass of "
                    "sum(outputs * fixed random weights) in both models; every source weight's "
                    "gradient against the converted parameter holding it (default rtol 1e-4).")
+@click.option("--generate", "new_tokens", type=int, default=0, metavar="N",
+              help="For a decoder with its cache at the interface (past_key_values.N.key/"
+                   "value in, logits and present.N.key/value out): generate N tokens greedily "
+                   "with the source and with the converted model from 3 left-padded prompts "
+                   "(lengths 3, 9, 17); the tokens must be equal and each step's logits "
+                   "within the tolerance.")
 @click.option("--json", "json_path", help="Also write the parity report as JSON here.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def check(source, target, model, converted, signature, inputs_file, batches, dims, seed, batch,
           rtol, atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
-          allow_input_independent, serving, grad, json_path, debug):
+          allow_input_independent, serving, grad, new_tokens, json_path, debug):
     """Run source and converted model on the same inputs and compare outputs.
 
     An output passes when max|converted - source| <= atol + rtol * max|source|.
@@ -604,6 +629,20 @@ def check(source, target, model, converted, signature, inputs_file, batches, dim
             _fail(exc, debug)
             return
         print_table(grad_table(result))
+        if json_path:
+            with open(json_path, "w") as fh:
+                json.dump(result, fh, indent=2)
+        sys.exit(0 if result["passed"] else 1)
+    if new_tokens:
+        from .check.generation import check_generation
+        try:
+            result = check_generation(model, converted, source=source, target=target,
+                                      new_tokens=new_tokens, rtol=rtol, atol=atol, seed=seed,
+                                      serving=serving, signature=signature)
+        except Exception as exc:
+            _fail(exc, debug)
+            return
+        print_table(generation_table(result))
         if json_path:
             with open(json_path, "w") as fh:
                 json.dump(result, fh, indent=2)

@@ -432,6 +432,14 @@ def run(framework: str, args: dict) -> dict:
     """Task body: configure the device, run, save outputs (+ traced tensors)."""
     from .compare import each_run
     notes: list[str] = []
+    if args.get("generate"):
+        from .generate import run as generate
+
+        def step(inputs):
+            outputs, _, more = RUNNERS[framework](args, inputs)
+            notes.extend(n for n in more if n not in notes)
+            return outputs
+        return {**generate(args, step), "notes": notes}
     for inputs, out in each_run(args):
         outputs, traced, more = RUNNERS[framework](args, inputs)
         np.savez(out, *outputs)

@@ -86,18 +86,18 @@ def tf_run(args):
     from ..contracts import ReadRequest
     from ..frontends.tf import formats
     request = ReadRequest.from_json(args["request"])
-    for inputs, out in each_run(args):
-        np.savez(out, *formats.run(request, args["names"], inputs, args.get("source") or {}))
-    return {}
+
+    def step(inputs):
+        return formats.run(request, args["names"], inputs, args.get("source") or {})
+    return _generate_or_run(args, step)
 
 
 @task("onnx.run")
 @source_run
 def onnx_run(args):
     from ..frontends.onnx.reader import run_onnx_source
-    for inputs, out in each_run(args):
-        np.savez(out, *run_onnx_source(args["request"]["model"], args["names"], inputs))
-    return {}
+    return _generate_or_run(
+        args, lambda inputs: run_onnx_source(args["request"]["model"], args["names"], inputs))
 
 
 @task("torch.run")
@@ -106,8 +106,18 @@ def torch_run(args):
     from ..contracts import ReadRequest
     from ..frontends.torch.capture import run_torch
     request = ReadRequest.from_json(args["request"])
+    return _generate_or_run(args, lambda inputs: run_torch(request.model, inputs,
+                                                           request.options))
+
+
+def _generate_or_run(args: dict, step) -> dict:
+    """Run the source on each input set, or generate from each prompt set
+    (x2 check --generate) with `step` as the model."""
+    if args.get("generate"):
+        from ..check.generate import run
+        return run(args, step)
     for inputs, out in each_run(args):
-        np.savez(out, *run_torch(request.model, inputs, request.options))
+        np.savez(out, *step(inputs))
     return {}
 
 
