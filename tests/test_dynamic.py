@@ -6,7 +6,11 @@ x2 check runs each dynamic dim at its example size, 1 and a larger odd size
 (x2/check/shapes.py), token inputs with padded attention masks; paddle is run
 as written (model.py), through paddle.jit.load of inference/ and, as it is
 served, through Paddle Inference with its default config (oneDNN on)."""
+import json
+import os
 import re
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -327,6 +331,32 @@ def test_decoder_exported_with_its_cache_generates_the_sources_tokens(decoder_wi
     assert result["passed"], result["runners"]
     tokens = np.array(result["source_tokens"])
     assert tokens.shape == (3, 8) and len({tuple(row) for row in tokens}) == 3
+    if target != "onnx":  # model.py's own generate() decodes the same tokens
+        assert _model_py_generate(target, out, 8) == result["source_tokens"]
+
+
+_GENERATE = """
+import json
+import sys
+from pathlib import Path
+from x2.check.generate import prompts
+from x2.emitters.codegen import import_generated
+import {fw}
+model = import_generated(Path(sys.argv[1]) / "model.py").load_model()
+ids, mask = ({fw}.{tensor}(a) for a in prompts(int(sys.argv[2]), 0))
+print(json.dumps(model.generate(ids, mask, int(sys.argv[3])).numpy().tolist()))
+"""
+
+
+def _model_py_generate(target: str, out, new_tokens: int) -> list:
+    """Tokens from the generated model.py's generate(), in a process of its
+    own (one framework per process), on check --generate's prompts."""
+    code = _GENERATE.format(fw=target, tensor="from_numpy" if target == "torch" else "to_tensor")
+    proc = subprocess.run([sys.executable, "-c", code, str(out), "100", str(new_tokens)],
+                          capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def test_generation_needs_a_decoder_with_its_cache_at_the_interface(gpt2_onnx, tmp_path):

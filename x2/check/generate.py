@@ -3,25 +3,19 @@
 every runner of the converted model, each in its own worker, and the tokens
 and each step's logits are compared.
 
-The interface is the one exported decoders have (optimum's ONNX names):
-inputs `input_ids`, `attention_mask` (over cached and new tokens), optional
-`position_ids`, and `past_key_values.N.key` / `.value` [batch, heads, cached,
-dim]; outputs `logits` [batch, new, vocab] first, and `present.N.key` /
-`.value`, the cache after the new tokens. Prompts are left padded, as
-batched generation pads them: the first step feeds every prompt token with
-an empty cache, each later step the token chosen last, position ids counting
-only the tokens the mask keeps (see `greedy` for how the cache starts). Pure numpy: each worker passes its
-framework's `step(inputs) -> outputs`."""
+The interface is the one exported decoders have (x2/ir/cache.py). Prompts
+are left padded, as batched generation pads them: the first step feeds
+every prompt token with an empty cache (one masked slot, see `greedy`), each
+later step the token chosen last, position ids counting only the tokens the
+mask keeps. Pure numpy: each worker passes its framework's
+`step(inputs) -> outputs`."""
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
 from ..errors import SelectionError
+from ..ir.cache import cache_pairs
 
-_PAST = re.compile(r"past_key_values\.(\d+)\.(key|value)\Z")
-_PRESENT = re.compile(r"present\.(\d+)\.(key|value)\Z")
 PROMPT_LENGTHS = (3, 9, 17)
 
 
@@ -29,31 +23,22 @@ def interface(inputs: list[dict], outputs: list[str]) -> dict:
     """What the loop needs from a model's interface (report.json inputs and
     output names); a clear error naming what is missing otherwise."""
     names = [i["name"] for i in inputs]
-    missing = [n for n in ("input_ids", "attention_mask") if n not in names]
-    past = sorted((n for n in names if _PAST.match(n)), key=_cache_key)
-    present = sorted((n for n in outputs if _PRESENT.match(n)), key=_cache_key)
-    if missing or not past or not outputs or outputs[0] != "logits" or \
-            [_cache_key(n) for n in past] != [_cache_key(n) for n in present]:
+    pairs = cache_pairs(names, outputs)
+    if pairs is None:
         raise SelectionError(
             "x2 check --generate needs a decoder with its cache at the interface: inputs "
             "input_ids, attention_mask, past_key_values.N.key/value (position_ids optional), "
             f"outputs logits then present.N.key/value; this model has inputs {names} and "
             f"outputs {outputs}")
     shapes = {i["name"]: i["shape"] for i in inputs}
-    for name in past:
+    for name in pairs:
         shape = shapes[name]
         if len(shape) != 4 or not all(isinstance(d, int) for d in (shape[1], shape[3])):
             raise SelectionError(f"x2 check --generate: cache input '{name}' has shape {shape}; "
                                  "expected [batch, heads, cached, dim] with heads and dim known")
-    return {"inputs": names, "outputs": outputs, "past": past,
-            "present": {n: outputs.index(n.replace("past_key_values", "present"))
-                        for n in past},
-            "cache_shape": {n: [shapes[n][1], shapes[n][3]] for n in past}}
-
-
-def _cache_key(name: str) -> tuple:
-    found = _PAST.match(name) or _PRESENT.match(name)
-    return int(found.group(1)), found.group(2)
+    return {"inputs": names, "outputs": outputs, "past": list(pairs),
+            "present": {n: outputs.index(p) for n, p in pairs.items()},
+            "cache_shape": {n: [shapes[n][1], shapes[n][3]] for n in pairs}}
 
 
 def prompts(vocab: int, seed: int, lengths=PROMPT_LENGTHS) -> tuple[np.ndarray, np.ndarray]:

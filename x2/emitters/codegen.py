@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ..text import escape_text
 from . import host_sizes
+from .generation_code import generate_method
 from .spelling import POSITIONAL, spelling
 
 
@@ -141,6 +142,7 @@ class ModuleCode:
     body: list[Assign] = field(default_factory=list)       # one per IR node
     returns: list[str] = field(default_factory=list)
     footer: list[str] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)      # after forward, as written
     # forward runs inside `with <context>:` (x2 convert --precision mixed: autocast)
     forward_context: Expr | None = None
 
@@ -168,6 +170,8 @@ def render_module(code: ModuleCode) -> str:
     _render_statements(lines, code.prologue + code.body, indent)
     ret = code.returns[0] if len(code.returns) == 1 else ", ".join(code.returns)
     lines.append(f"{indent}return {ret}")
+    for method in code.methods:
+        lines += ["", method]
     lines += ["", "", *code.footer]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -589,6 +593,7 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.host_values = host_sizes.plan(graph)
     e.code.body = e.statements(graph.nodes)
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
+    e.code.methods = [m for m in [generate_method(graph, e.framework)] if m]
     e.code.footer = footer
     text = render_module(e.code)
     try:
