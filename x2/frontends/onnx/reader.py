@@ -361,7 +361,6 @@ def _input_info(vi, path: str) -> TensorInfo:
     except ValueError as exc:
         raise ModelLoadError(f"{path}: graph input '{vi.name}' has an unsupported "
                              f"{exc}") from None
-    tensor_type = vi.type.tensor_type
     return TensorInfo(dtype, _shape(vi.type))
 
 
