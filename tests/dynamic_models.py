@@ -61,14 +61,20 @@ PAST_INPUTS = [f"past_key_values.{i}.{kv}" for i in range(PAST_LAYERS) for kv in
 PRESENT_OUTPUTS = [f"present.{i}.{kv}" for i in range(PAST_LAYERS) for kv in ("key", "value")]
 
 
-def _gpt2_with_past():
-    """The tiny GPT-2 taking (input_ids, attention_mask over past + new tokens,
-    position_ids, past keys/values) and giving (logits, present keys/values);
-    example: 2 sequences of 3 new tokens after 5 cached ones."""
+# GPT-2 small's width (768, 12 heads) at 4 layers: per-op costs of a real model.
+WIDE = dict(n_layer=4, n_embd=768, n_head=12, vocab_size=8192, n_positions=1024)
+
+
+def _gpt2_with_past(**config):
+    """The tiny GPT-2 (or one of `config`) taking (input_ids, attention_mask over
+    past + new tokens, position_ids, past keys/values) and giving (logits,
+    present keys/values); example: 2 sequences of 3 new tokens after 5 cached."""
     import torch
     from transformers import DynamicCache
-    model, _ = _gpt2()
+    model, _ = _gpt2(**config)
     inner = model.model
+    layers, heads = inner.config.n_layer, inner.config.n_head
+    head_dim = inner.config.n_embd // heads
 
     class WithPast(torch.nn.Module):
         def __init__(self):
@@ -76,7 +82,7 @@ def _gpt2_with_past():
             self.model = inner
 
         def forward(self, input_ids, attention_mask, position_ids, *past):
-            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(PAST_LAYERS)],
+            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(layers)],
                                  config=inner.config)
             out = self.model(input_ids=input_ids, attention_mask=attention_mask,
                              position_ids=position_ids, past_key_values=cache, use_cache=True)
@@ -85,28 +91,30 @@ def _gpt2_with_past():
 
     gen = torch.Generator().manual_seed(1)
     batch, new, cached = 2, 3, 5
-    example = (torch.randint(0, 100, (batch, new), generator=gen),
+    past_names = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    example = (torch.randint(0, inner.config.vocab_size, (batch, new), generator=gen),
                torch.ones(batch, cached + new, dtype=torch.long),
                torch.arange(cached, cached + new).expand(batch, new),
-               *[torch.randn(batch, 2, cached, 16, generator=gen) for _ in PAST_INPUTS])
-    return WithPast().eval(), example
+               *[torch.randn(batch, heads, cached, head_dim, generator=gen) for _ in past_names])
+    return WithPast().eval(), example, past_names
 
 
-def gpt2_with_past_legacy(out: str) -> None:
+def gpt2_with_past_legacy(out: str, **config) -> None:
     import torch
-    model, example = _gpt2_with_past()
+    model, example, past = _gpt2_with_past(**config)
+    present = [n.replace("past_key_values", "present") for n in past]
     axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
             "position_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"},
-            **{n: {0: "batch", 2: "past"} for n in PAST_INPUTS},
-            **{n: {0: "batch", 2: "total"} for n in PRESENT_OUTPUTS}}
+            **{n: {0: "batch", 2: "past"} for n in past},
+            **{n: {0: "batch", 2: "total"} for n in present}}
     torch.onnx.export(model, example, out, dynamo=False, opset_version=17,
-                      input_names=["input_ids", "attention_mask", "position_ids", *PAST_INPUTS],
-                      output_names=["logits", *PRESENT_OUTPUTS], dynamic_axes=axes)
+                      input_names=["input_ids", "attention_mask", "position_ids", *past],
+                      output_names=["logits", *present], dynamic_axes=axes)
 
 
 def gpt2_with_past_dynamo(out: str) -> None:
     import torch
-    model, example = _gpt2_with_past()
+    model, example, _ = _gpt2_with_past()
     batch, seq = torch.export.Dim("batch", max=64), torch.export.Dim("seq", max=64)
     past, total = torch.export.Dim("past", max=64), torch.export.Dim("total", max=128)
     cached = {0: batch, 2: past}
@@ -141,7 +149,7 @@ def gpt2_logits():
 def gpt2_wide_logits():
     """GPT-2 small's width (768, 12 heads) at 4 layers and an 8192-token
     vocabulary: per-op costs of a real model, for benchmarks (random weights)."""
-    return _gpt2(n_layer=4, n_embd=768, n_head=12, vocab_size=8192, n_positions=1024)[0]
+    return _gpt2(**WIDE)[0]
 
 
 def yolo_head():
@@ -238,4 +246,5 @@ if __name__ == "__main__":
     {"gpt2_legacy": gpt2_legacy, "gpt2_dynamo": gpt2_dynamo,
      "gpt2_with_past_legacy": gpt2_with_past_legacy,
      "gpt2_with_past_dynamo": gpt2_with_past_dynamo,
+     "gpt2_wide_with_past_legacy": lambda out: gpt2_with_past_legacy(out, **WIDE),
      "yolo_onnx": yolo_onnx}[sys.argv[1]](sys.argv[2])
