@@ -25,10 +25,12 @@ registry = zoo.registry
 # queries see no key fails here as it would for a user.
 # keras_hub_gpt2 computes its positions from the input's shape (Shape -> Range):
 # they fold only because the zoo converts it with static input shapes.
+# cache_gpt2 is GPT-2 exported to ONNX with its cache: checked at three (new,
+# cached) lengths and by generating 32 tokens (x2 check --generate).
 FAST = {"keras_text_cnn": 1e-5, "resnet": 1e-5, "mobilevit": 1e-5, "keras_hub_gpt2": 1e-5,
         "gpt2": 1e-5, "llama": 1e-5, "bart": 1e-5, "bert": 1e-5, "wav2vec2": 1e-5,
         "keras_mobilenet_v3_small": 1e-4, "torch_nn_transformer_legacy": 1e-5,
-        "light_squeezenet": 1e-5}
+        "light_squeezenet": 1e-5, "cache_gpt2": 1e-5}
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +43,8 @@ def test_registry_has_sixty_architectures_from_every_source():
     assert len(registry.ENTRIES) >= 60
     assert {e.source for e in entries} == {"tf", "torch", "onnx"}
     assert {"hf-text", "hf-decoder", "hf-seq2seq", "hf-vision", "hf-speech", "keras-app",
-            "keras-seq", "keras-hub", "onnx-exported", "onnx-light"} <= set(registry.FAMILIES)
+            "keras-seq", "keras-hub", "onnx-exported", "onnx-light", "onnx-cache"} <= set(
+                registry.FAMILIES)
 
 
 def test_fast_subset_holds_every_zoo_family():
@@ -60,6 +63,9 @@ def test_zoo_entry_converts_to_every_target_with_parity(work, name):
         assert row["transposes_left"] >= 0 and row["convert_s"] > 0
         if target == "paddle":  # served as users serve it, not only as written
             assert row["runners"] == ["paddle:inference", "paddle:jit.load", "paddle:python"]
+        if entry.generate:  # a decoder with its cache also generates the source's tokens
+            assert row["generate"]["passed"] and row["generate"]["tokens"] == 32, row
+            assert all(r["tokens_equal"] for r in row["generate"]["runners"])
 
 
 def test_dynamic_zoo_names_the_dims_users_vary():

@@ -54,6 +54,7 @@ from x2.convert import convert  # noqa: E402
 from x2.errors import UnsupportedOpsError, X2Error  # noqa: E402
 from x2.process.executors import Task, make_executor  # noqa: E402
 from x2.process.isolation import reuse_workers  # noqa: E402
+from x2.check.generation import check_generation  # noqa: E402
 from x2.check.parity import check, make_inputs  # noqa: E402
 
 ENV = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)}
@@ -120,8 +121,14 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
     try:
         # Paddle also through Paddle Inference with its default config: how it is served.
         result = check(model, str(out), source=entry.source, target=target, rtol=entry.rtol,
-                       dim_sizes=entry.check_sizes if dynamic else None,
+                       dim_sizes=entry.check_sizes if dynamic or entry.generate else None,
                        serving=target == "paddle")
+        if entry.generate:
+            generated = check_generation(model, str(out), source=entry.source, target=target,
+                                         new_tokens=entry.generate, rtol=entry.rtol,
+                                         serving=target == "paddle")
+            row["generate"] = {"tokens": entry.generate, "passed": generated["passed"],
+                               "runners": generated["runners"]}
     except Exception as exc:
         row.update(stage="check", reason=reason_of(exc), error_kind=getattr(exc, "kind", ""))
         return row
@@ -133,6 +140,14 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
                dims=sorted({d for s in result["shapes_checked"] for d in s["dims"]}))
     if not result["passed"]:
         row["reason"] = check_failure(result)
+    generated = row.get("generate")
+    if generated and not generated["passed"]:
+        row["passed"] = False
+        worst = next(r for r in generated["runners"] if not r["passed"])
+        row.setdefault("reason", f"generate: {worst['runner']} " + (
+            f"tokens differ from step {worst['first_different_step']}"
+            if not worst["tokens_equal"] else
+            f"logits max rel err {worst['max_rel']:.3e} > rtol {entry.rtol:g}"))
     return row
 
 
@@ -338,6 +353,15 @@ def _record(entry, result: dict, targets: list[str], done: dict, work: Path, for
     (work / "results" / f"{entry.name}.json").write_text(json.dumps(result, indent=2))
 
 
+def _generates(result: dict) -> str:
+    """'32 tokens: paddle, onnx, torch' (targets that generated the source's tokens)."""
+    rows = [t for t in result["targets"].values() if t.get("generate")]
+    if not rows:
+        return "—"
+    good = [t["target"] for t in rows if t["generate"]["passed"]]
+    return f"{rows[0]['generate']['tokens']} tokens: {', '.join(good) or 'none'}"
+
+
 def select(models: str | None, family: str | None) -> list[registry.Entry]:
     entries = list(registry.ENTRIES.values())
     if models:
@@ -447,10 +471,14 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
               "Dynamic dims: the dims the converted model keeps dynamic, and the input "
               "shapes `x2 check` ran (each dim at its example size, 1 and a larger odd "
               "size; static conversions run one shape).", "",
-              "| model | family | source | rtol | dynamic dims | shapes checked | " + " | ".join(
+              "Generates: for decoders with their cache, the targets on which `x2 check "
+              "--generate` decoded the source's tokens greedily from three left-padded "
+              "prompts (lengths 3, 9, 17), each step's logits within the rtol.", "",
+              "| model | family | source | rtol | dynamic dims | shapes checked | generates | "
+              + " | ".join(
                   f"{t} | {t} max rel | {t} convert s | {t} Transposes | {t} latency"
                   for t in registry.TARGETS) + " |",
-              "|---|---|---|---:|---|---|" + "---|---:|---:|---:|---:|" * len(registry.TARGETS)]
+              "|---|---|---|---:|---|---|---|" + "---|---:|---:|---:|---:|" * len(registry.TARGETS)]
     for name in sorted(results, key=lambda n: (results[n]["family"], n)):
         r = results[name]
         cells = []
@@ -468,7 +496,7 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
                            for shape_set in checked.get("shapes", []))
         lines.append(f"| {name} | {r['family']} | {r['source']} | {r['rtol']:g} | "
                      f"{', '.join(checked.get('dims', [])) or '—'} | {shapes} | "
-                     + " | ".join(cells) + " |")
+                     f"{_generates(r)} | " + " | ".join(cells) + " |")
     lines += ["", "## Failure reasons", "", "| model | target | stage | reason |",
               "|---|---|---|---|"]
     for name in sorted(results, key=lambda n: (results[n]["family"], n)):

@@ -7,7 +7,8 @@ names in the order of the arrays), torch-spec (a module spec, its forward()
 called with FORWARD_ARGS by keyword), onnx (an .onnx
 file, onnxruntime), paddle/torch (an x2 output folder: its model.py's
 load_model()), or paddle-inference (an x2 output folder: its inference/
-program through Paddle Inference, default config but one thread, as served). Prints {"median_ms": ...}. Imports one framework: a process
+program through Paddle Inference, default config but one thread, as
+served). Prints {"median_ms": ...}. Imports one framework: a process
 of its own, as every framework step."""
 from __future__ import annotations
 

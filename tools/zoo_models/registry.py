@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Siblings: tools/zoo.py puts this folder on sys.path.
+import cache_models
 import hf
 import keras_hub_models
 import keras_models
@@ -31,6 +32,9 @@ class Entry:
     # the arguments of `make zoo` --dynamic: the dims the source leaves dynamic kept so
     dynamic_args: dict = field(default_factory=dict)
     check_sizes: dict = field(default_factory=dict)   # x2 check --dim, --dynamic only
+    # x2 check --generate: tokens decoded greedily (a decoder with its cache,
+    # dynamic in every mode: check_sizes apply always)
+    generate: int = 0
 
     def model_path(self, models_dir: Path) -> str:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
@@ -42,7 +46,7 @@ class Entry:
 
     def build_command(self, out: Path, dynamic: bool = False) -> list[str] | None:
         script = {"keras": "keras_models.py", "keras_hub": "keras_hub_models.py",
-                  "onnx": "onnx_models.py"}.get(self.builder)
+                  "onnx": "onnx_models.py", "cache": "cache_models.py"}.get(self.builder)
         if script is None:
             return None
         # Exports fix their dims unless told which to leave dynamic.
@@ -102,9 +106,18 @@ def _onnx_entry(name: str) -> Entry:
     return Entry(name, family, "onnx", "onnx")
 
 
+def _cache_entry(name: str) -> Entry:
+    return Entry(name, "onnx-cache", "onnx", "cache", check_sizes=cache_models.CHECK_SIZES,
+                 generate=GENERATE_TOKENS)
+
+
+# Tokens each decoder with its cache generates in x2 check --generate.
+GENERATE_TOKENS = 32
+
 ENTRIES: dict[str, Entry] = {e.name: e for e in (
     [_hf_entry(n) for n in hf.MODELS] +
     [_keras_entry(n) for n in keras_models.NAMES] +
     [_keras_hub_entry(n) for n in keras_hub_models.NAMES] +
-    [_onnx_entry(n) for n in onnx_models.NAMES])}
+    [_onnx_entry(n) for n in onnx_models.NAMES] +
+    [_cache_entry(n) for n in cache_models.NAMES])}
 FAMILIES = sorted({e.family for e in ENTRIES.values()})

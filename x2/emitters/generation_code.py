@@ -23,7 +23,8 @@ _TEMPLATES = {
         batch = input_ids.shape[0]
         # One cache slot the mask hides to start with: it changes no logit.
         past = [{zeros}]
-        attention_mask = torch.cat([torch.zeros_like(attention_mask[:, :1]), attention_mask], dim=1)
+        hidden = torch.zeros_like(attention_mask[:, :1])
+        attention_mask = torch.cat([hidden, attention_mask], dim=1)
         new_ids, tokens = input_ids, []
         for _ in range(max_new_tokens):
             kept = attention_mask.cumsum(1) - 1
@@ -31,7 +32,7 @@ _TEMPLATES = {
             outputs = self({call})
             new_ids = outputs[0][:, -1].argmax(-1, keepdim=True)
             tokens.append(new_ids)
-            attention_mask = torch.cat([attention_mask, torch.ones_like(attention_mask[:, :1])], dim=1)
+            attention_mask = torch.cat([attention_mask, torch.ones_like(hidden)], dim=1)
             past = {presents}
         return torch.cat(tokens, dim=1)''',
     "Paddle": '''    @paddle.no_grad()
@@ -41,15 +42,17 @@ _TEMPLATES = {
         batch = input_ids.shape[0]
         # One cache slot the mask hides to start with: it changes no logit.
         past = [{zeros}]
-        attention_mask = paddle.concat([paddle.zeros_like(attention_mask[:, :1]), attention_mask], axis=1)
+        hidden = paddle.zeros_like(attention_mask[:, :1])
+        attention_mask = paddle.concat([hidden, attention_mask], axis=1)
         new_ids, tokens = input_ids, []
         for _ in range(max_new_tokens):
             kept = paddle.cumsum(attention_mask, axis=1) - 1
-            position_ids = paddle.cast(paddle.clip(kept, min=0)[:, -new_ids.shape[1]:], 'int64')
+            kept = paddle.clip(kept, min=0)[:, -new_ids.shape[1]:]
+            position_ids = paddle.cast(kept, 'int64')
             outputs = self({call})
             new_ids = paddle.argmax(outputs[0][:, -1], axis=-1, keepdim=True)
             tokens.append(new_ids)
-            attention_mask = paddle.concat([attention_mask, paddle.ones_like(attention_mask[:, :1])], axis=1)
+            attention_mask = paddle.concat([attention_mask, paddle.ones_like(hidden)], axis=1)
             past = {presents}
         return paddle.concat(tokens, axis=1)''',
 }
