@@ -77,6 +77,7 @@ def main(argv=None) -> int:
             for runner, (target, framework) in RUNNERS.items():
                 if target not in converted:
                     converted[target] = work / name / target
+                    converted[target].parent.mkdir(parents=True, exist_ok=True)
                     _run(["-m", "x2", "convert", "--quiet", "--from", "onnx", "--to", target,
                           "--model", str(source), "--out", str(converted[target])], ROOT)
                 where = converted[target] / "model.onnx" if target == "onnx" else converted[target]
