@@ -366,3 +366,30 @@ def test_generation_needs_a_decoder_with_its_cache_at_the_interface(gpt2_onnx, t
     convert(str(gpt2_onnx), str(out), source="onnx", target="onnx")
     with pytest.raises(SelectionError, match="past_key_values.N.key/value"):
         check_generation(str(gpt2_onnx), str(out), source="onnx", target="onnx", new_tokens=4)
+
+
+def test_paddle_inference_runs_a_sliding_window_cache_crop(tmp_path):
+    """Mistral's sliding-window cache keeps the last 7 cached steps: Slice
+    from -7 of a cache that may hold fewer (after the one-piece Concat the
+    exporter writes). Paddle Inference's oneDNN slice throws on a start before
+    the first element (std::exception); x2 clamps it at run time, and the
+    saved model runs there at 5, 9 and 1 cached steps."""
+    from onnx import TensorProto, helper
+    cache = helper.make_tensor_value_info("cache", TensorProto.FLOAT, ["batch", 2, "past", 4])
+    kept = helper.make_tensor_value_info("kept", TensorProto.FLOAT, ["batch", 2, None, 4])
+    bounds = [helper.make_tensor(n, TensorProto.INT64, [1], [v])
+              for n, v in (("starts", -7), ("ends", 2 ** 62), ("axes", 2))]
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["cache"], ["joined"], axis=2),
+         helper.make_node("Slice", ["joined", "starts", "ends", "axes"], ["kept"])],
+        "crop", [cache], [kept], bounds)
+    model = tmp_path / "crop.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    out = tmp_path / "out"
+    convert(str(model), str(out), source="onnx", target="paddle")
+    result = check(str(model), str(out), source="onnx", target="paddle",
+                   dim_sizes={"past": [5, 9, 1]}, serving=True)
+    assert {(r["runner"], r["batch"]) for r in result["outputs"]} >= {
+        ("paddle:inference", b) for b in range(3)}
+    assert [s["input_shapes"][0][2] for s in result["shapes_checked"]] == [5, 9, 1]
+    assert result["passed"], result["outputs"]

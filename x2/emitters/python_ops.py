@@ -272,7 +272,22 @@ def slice_(e, node):
                 n = shape[axis]
                 begin, stop, step = slice(starts[i], ends[i], steps[i]).indices(n)
                 starts[i], ends[i], steps[i] = n - 1 - begin, n - 1 - stop, -step
+    if e.framework == "Paddle":
+        starts = [_clamped_start(x, shape, axis, start) if step > 0 else start
+                  for axis, start, step in zip(a["axes"], starts, steps)]
     return subscript(x, len(shape), a["axes"], starts, ends, steps)
+
+
+def _clamped_start(x, shape, axis: int, start: int):
+    """A negative start that may reach before the first element, as a start
+    Paddle Inference can run: its oneDNN slice throws on `x[-7:]` of 5
+    elements (Python and the IR take all 5)."""
+    if start >= 0:
+        return start
+    size = shape[axis]
+    if isinstance(size, int):
+        return max(size + start, 0)
+    return Expr(f"paddle.clip(paddle.shape({x})[{axis}] - {-start}, min=0)")
 
 
 @register("slice_dynamic")

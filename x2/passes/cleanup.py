@@ -118,9 +118,12 @@ def merge_size_computations(graph: Graph) -> Graph:
 
 
 def _unchanged_input(graph: Graph, node) -> str | None:
-    """The input a node gives back unchanged: a slice over all of every axis
-    it names, an integer plus or minus a scalar 0, a bool and True; else None."""
+    """The input a node gives back unchanged: a concat of one input, a slice
+    over all of every axis it names, an integer plus or minus a scalar 0, a
+    bool and True; else None."""
     x = node.inputs[0]
+    if node.op == "concat" and len(node.inputs) == 1:
+        return x  # an exporter's one-piece concat
     if node.op == "slice":
         a = node.attrs
         return x if all(start == 0 and end >= _WHOLE and step == 1 for start, end, step in
