@@ -118,8 +118,11 @@ def test_zoo_tables_count_and_group_failures(tmp_path):
     zoo.write_outputs(results, tmp_path / "zoo.json", md)
     text = md.read_text()
     assert "| hf-text | 2 | 1/1 | 0/2 | 0/0 |" in text
-    assert "| a | hf-text | torch | 0.0001 | batch, seq | 2x16; 1x1; 3x25 | pass |" in text
+    assert "| a | hf-text | torch | 0.0001 | batch, seq | 2x16; 1x1; 3x25 | — | pass |" in text
     assert "a stale table" in text
+    results["a"]["targets"]["paddle"]["generate"] = {"tokens": 32, "passed": True, "runners": []}
+    zoo.write_outputs(results, tmp_path / "zoo.json", md)
+    assert "| 2x16; 1x1; 3x25 | 32 tokens: paddle | pass |" in md.read_text()
     results["a"]["commit"] = "0123abcd"
     zoo.write_outputs(results, tmp_path / "zoo.json", md)
     assert "Measured at 2 different x2 commits (0123abcd, unknown)" in md.read_text()
