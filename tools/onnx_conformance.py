@@ -310,24 +310,41 @@ def backend_test(target: str, names: set[str] | None = None,
 
 # Cases per process in --backend-test: paddle 3.3 crashes inside PIR
 # (pir::Value::attribute, SIGSEGV or SIGFPE) after some 1500 converted models
-# have run in one process, whichever case comes last.
+# have run in one process, whichever case comes last; and now and then
+# earlier, in a case that passes when run again.
 BACKEND_TEST_CHUNK = 500
 
 
 def _backend_test_in_chunks(target: str, names: list[str]) -> dict[str, str]:
     """backend_test over `names`, BACKEND_TEST_CHUNK cases per child process."""
-    import subprocess
-    import tempfile
     statuses: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as work:
         for start in range(0, len(names), BACKEND_TEST_CHUNK):
-            chunk = Path(work) / f"{start}.txt"
-            out = Path(work) / f"{start}.json"
-            chunk.write_text("\n".join(names[start:start + BACKEND_TEST_CHUNK]))
-            subprocess.run([sys.executable, __file__, "--target", target, "--backend-test",
-                            str(out), "--names-file", str(chunk)], check=True)
-            statuses.update(json.loads(out.read_text()))
+            statuses.update(_backend_test_chunk(target, names[start:start + BACKEND_TEST_CHUNK],
+                                                Path(work), str(start)))
     return statuses
+
+
+def _backend_test_chunk(target: str, names: list[str], work: Path, tag: str) -> dict[str, str]:
+    """backend_test over `names` in a child process. A child the framework
+    kills (a signal) is run again in halves, down to one case: a crash that
+    does not come back is the framework's state, not a case's; one that does
+    is that case's failure."""
+    chunk, out = work / f"{tag}.txt", work / f"{tag}.json"
+    chunk.write_text("\n".join(names))
+    proc = subprocess.run([sys.executable, __file__, "--target", target, "--backend-test",
+                           str(out), "--names-file", str(chunk)])
+    if proc.returncode == 0:
+        return json.loads(out.read_text())
+    if proc.returncode > 0:
+        raise SystemExit(f"--backend-test {target}: a child process failed ({proc.returncode})")
+    if len(names) == 1:
+        return {names[0]: f"failed: the process died with signal {-proc.returncode}"}
+    half = len(names) // 2
+    print(f"--backend-test {target}: a child died with signal {-proc.returncode}; running its "
+          f"{len(names)} cases again in two halves", file=sys.stderr, flush=True)
+    return {**_backend_test_chunk(target, names[:half], work, tag + "a"),
+            **_backend_test_chunk(target, names[half:], work, tag + "b")}
 
 
 def _child(args) -> None:
