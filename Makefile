@@ -4,7 +4,6 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.x2-installed
 PYTEST_ARGS ?=
-RAPIDOCR := 1.4.4
 
 .PHONY: install demo test bench zoo clean
 
@@ -14,9 +13,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch is pinned in pyproject (torch==2.13.0, a CPU wheel); frameworks come from the extras.
 	$(BIN)/pip install --quiet -e '.[test]'
-	# Real models with trained weights for the tests: PP-OCR det/cls/rec,
-	# exported by paddle2onnx, inside the rapidocr wheel (read, not installed).
-	$(BIN)/pip download --quiet --no-deps rapidocr-onnxruntime==$(RAPIDOCR) -d $(VENV)/models
+	# Real models with trained weights for the tests and the zoo's packaged
+	# family (PP-OCR, Magika, NudeNet, Silero VAD): wheels read, not installed.
+	$(BIN)/python tools/zoo_models/packaged_models.py --download
 	# An editable install leaves x2's own modules uncompiled, and with
 	# PYTHONDONTWRITEBYTECODE every x2 process (each worker) compiles them again.
 	$(BIN)/python -m compileall -q x2 mappers >/dev/null

@@ -32,6 +32,16 @@ def test_registering_an_op_twice_is_an_error():
         derived.register("relu")(lambda e, node: None)
 
 
+def test_two_mappers_for_one_source_op_are_an_error():
+    """Which of two mappers ran would depend on module import order."""
+    from x2.registry import Registry
+    mappers = Registry("onnx", "no.package")
+    mappers.register("TopK", since=10)(lambda ctx, op: None)
+    mappers.register("TopK", until=10)(lambda ctx, op: None)   # another opset range: fine
+    with pytest.raises(ValueError, match="'TopK' has two mappers"):
+        mappers.register("TopK", since=11)(lambda ctx, op: None)
+
+
 def test_framework_ops_extend_the_shared_ones_without_replacing_them():
     for table in (PADDLE_OPS, TORCH_OPS):
         assert all(table[op] is fn for op, fn in PYTHON_OPS.items())

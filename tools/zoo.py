@@ -47,6 +47,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tools" / "zoo_models")]
 import numpy as np  # noqa: E402
 from rich.markup import escape  # noqa: E402
 
+import packaged_models  # noqa: E402
 import registry  # noqa: E402
 from x2.cli import FitTable, console, print_table  # noqa: E402
 from x2.contracts import Report  # noqa: E402
@@ -122,7 +123,8 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
         # Paddle also through Paddle Inference with its default config: how it is served.
         result = check(model, str(out), source=entry.source, target=target, rtol=entry.rtol,
                        dim_sizes=entry.check_sizes if dynamic or entry.generate else None,
-                       serving=target == "paddle")
+                       serving=target == "paddle",
+                       inputs=packaged_models.inputs(entry.name) if entry.real_inputs else None)
         if entry.generate:
             generated = check_generation(model, str(out), source=entry.source, target=target,
                                          new_tokens=entry.generate, rtol=entry.rtol,

@@ -35,7 +35,15 @@ class Registry:
     def register(self, *op_types: str, since: int = 1, until: int | None = None):
         def decorate(fn: Callable) -> Callable:
             for op_type in op_types:
-                self._entries.setdefault(op_type, []).append(MapperEntry(op_type, fn, since, until))
+                entries = self._entries.setdefault(op_type, [])
+                clash = next((e for e in entries if since < (e.until or 1 << 30) and
+                              e.since < (until or 1 << 30)), None)
+                if clash is not None:
+                    # two mappers for one op: which one runs would depend on import order
+                    raise ValueError(f"{self.framework} op {op_type!r} has two mappers: "
+                                     f"{clash.fn.__module__}.{clash.fn.__name__} and "
+                                     f"{fn.__module__}.{fn.__name__}")
+                entries.append(MapperEntry(op_type, fn, since, until))
             return fn
         return decorate
 

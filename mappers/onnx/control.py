@@ -3,7 +3,6 @@ subgraphs are closed: the outer values an ONNX subgraph reads by name are
 passed to the IR node as inputs (x2/ir/control_flow.py)."""
 from __future__ import annotations
 
-import numpy as np
 
 from x2.errors import ConversionError
 from x2.ir import Graph, TensorInfo

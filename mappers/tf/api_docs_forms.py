@@ -169,8 +169,8 @@ TABLE.add_forms({
         "pre": _BN.format("tf.constant"), "pd_fn": "_pd",
         "pd_pre": _BN.format("paddle.to_tensor") + "def _pd(x, mean, variance, offset, scale, epsilon):\n"
         "    return F.batch_norm(x, mean, variance, scale, offset, epsilon=epsilon, data_format='NHWC')"}),
-    "tf.image.resize": (f"images>x=t; size=[7, 5]; method>mode='bilinear'?!'bilinear'; preserve_aspect_ratio>-=False?; "
-                        f"antialias>-=False?; -<data_format='NHWC'", {"pd_fn": "F.interpolate", "pd_pos": 2}),
+    "tf.image.resize": ("images>x=t; size=[7, 5]; method>mode='bilinear'?!'bilinear'; preserve_aspect_ratio>-=False?; "
+                        "antialias>-=False?; -<data_format='NHWC'", {"pd_fn": "F.interpolate", "pd_pos": 2}),
     "tf.compat.v1.image.resize_bilinear": (f"images>x=t; size=[7, 5]; align_corners=True; {_N}; "
                                            "half_pixel_centers>-=False?; -<mode='bilinear'; -<data_format='NHWC'",
                                            {"pd_fn": "F.interpolate", "pd_pos": 2}),

@@ -307,8 +307,8 @@ module("torch.argmax", "reduction", ["argmax.default"], "paddle.argmax", "torch.
        "paddle.argmax(x, axis=None, keepdim=False, dtype='int64', name=None)",
        [INPUT, a("dim", "axis", "renamed", "None flattens on both sides; x2 refuses dim=None"), a("keepdim", "keepdim"),
         a("—", "dtype", "paddle-only", "int64 on both sides by default")],
-       f"r = torch.tensor(np.round(x))\nout = [torch.argmax(r, dim=1), torch.argmax(r, dim=-1, keepdim=True), torch.argmax(r)]",
-       f"r = paddle.to_tensor(np.round(x))\nout = [paddle.argmax(r, axis=1), paddle.argmax(r, axis=-1, keepdim=True), paddle.argmax(r)]",
+       "r = torch.tensor(np.round(x))\nout = [torch.argmax(r, dim=1), torch.argmax(r, dim=-1, keepdim=True), torch.argmax(r)]",
+       "r = paddle.to_tensor(np.round(x))\nout = [paddle.argmax(r, axis=1), paddle.argmax(r, axis=-1, keepdim=True), paddle.argmax(r)]",
        "Ties (the rounded input has many) pick the first maximal index on both sides. TF's tf.math.argmax with "
        "axis=None uses axis 0 instead of flattening.")
 module("torch.any", "reduction", ["any.dim", "any.dims"], "paddle.any", "torch.any(input, dim=None, keepdim=False, *, out=None)",

@@ -126,6 +126,20 @@ def expand(ctx, op):
              outputs=op.outputs)
 
 
+@torch_mapper("aten.repeat.default")
+def repeat(ctx, op):
+    """`tile` (more repeats than dims: new leading dims of size 1 first)."""
+    x, repeats = args(op)
+    shape = tuple(ctx.shape(x))
+    extra = len(repeats) - len(shape)
+    if extra > 0:
+        x = ctx.emit("unsqueeze", [x], {"axes": list(range(extra))}, shape=(1,) * extra + shape,
+                     hint="lead")
+    if not all(isinstance(r, int) for r in repeats):
+        raise unsupported(op, "repeat counts computed at run time are not supported yet")
+    ctx.emit("tile", [x], {"repeats": [int(r) for r in repeats]}, outputs=op.outputs)
+
+
 @torch_mapper("aten.unsqueeze.default")
 def unsqueeze(ctx, op):
     """`unsqueeze`."""
@@ -331,11 +345,15 @@ def _constant(ctx, op, array):
 
 @torch_mapper("aten.full.default", "aten.full_like.default", "aten.zeros_like.default",
               "aten.ones_like.default", "aten.scalar_tensor.default", "aten.zeros.default",
-              "aten.ones.default")
+              "aten.ones.default", "aten.empty.memory_format", "aten.empty_permuted.default",
+              "aten.empty_like.default")
 def full(ctx, op):
-    """a constant of the output shape (size 1 at a dynamic batch dim read only by elementwise ops)."""
+    """a constant of the output shape (size 1 at a dynamic batch dim read only
+    by elementwise ops). `empty` tensors hold no defined value until written:
+    zeros."""
     kind = op.type.split(".")[1]
-    value = {"zeros_like": 0, "ones_like": 1, "zeros": 0, "ones": 1}.get(kind)
+    value = {"zeros_like": 0, "ones_like": 1, "zeros": 0, "ones": 1, "empty": 0,
+             "empty_permuted": 0, "empty_like": 0}.get(kind)
     if value is None:
         value = args(op)[0] if kind == "scalar_tensor" else args(op)[1]
     shape, dtype = ctx.shape(op.outputs[0]), ctx.dtype(op.outputs[0])

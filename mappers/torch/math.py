@@ -41,8 +41,6 @@ def binary(ctx, op):
     target computes in the dtype torch does (true division of ints in float)."""
     name = op.type.split(".")[1]
     a, b = args(op)[:2]
-    if op.attrs["kwargs"].get("rounding_mode") is not None:
-        raise unsupported(op, "div with rounding_mode is not supported yet")
     common = result_type(ctx, [a, b])
     if name == "div" and type_category(common) < 2:
         common = "float32"   # torch's true division: ints give the default float dtype
@@ -54,12 +52,45 @@ def binary(ctx, op):
 
 
 
+@torch_mapper("aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def div_rounding(ctx, op):
+    """`floor_div` (rounding_mode="floor": toward -inf, as torch and Python
+    round it); "trunc" toward 0: sign(a / b) * floor(|a / b|), for ints in
+    float64."""
+    a, b = args(op)[:2]
+    mode = op.attrs["kwargs"].get("rounding_mode", (args(op) + [None] * 3)[2])
+    if mode is None:
+        binary(ctx, op)
+        return
+    common = result_type(ctx, [a, b])
+    a, b = (cast_to(ctx, x, common) if is_value(x) else
+            ctx.constant(np.array(x, dtype=common), "scalar") for x in (a, b))
+    if mode == "floor":
+        ctx.emit("floor_div", [a, b], outputs=op.outputs)
+        return
+    shape = ctx.shape(op.outputs[0])
+
+    def emit(name, inputs, dtype=common, hint=""):
+        return ctx.emit(name, inputs, dtype=dtype, shape=shape, hint=hint or name)
+
+    # sign(q) * floor(|q|): one rounding op, no comparison; ints in float64,
+    # exact below 2**53
+    wide = common if type_category(common) == 2 else "float64"
+    quotient = emit("div", [cast_to(ctx, a, wide), cast_to(ctx, b, wide)], wide, "quotient")
+    magnitude = emit("floor", [emit("abs", [quotient], wide, "size")], wide, "whole")
+    if wide == common:
+        ctx.emit("mul", [emit("sign", [quotient], wide), magnitude], outputs=op.outputs)
+        return
+    truncated = emit("mul", [emit("sign", [quotient], wide), magnitude], wide, "truncated")
+    ctx.emit("cast", [truncated], {"dtype": common}, outputs=op.outputs)
+
+
 @torch_mapper("aten.cumsum.default")
 def cumsum(ctx, op):
-    """`cumsum` along dim (a dtype argument is refused)."""
+    """`cumsum` along dim, in the dtype asked for (the input cast first, as torch does)."""
     x, dim = args(op)[:2]
     if op.attrs["kwargs"].get("dtype") is not None:
-        raise unsupported(op, "cumsum with a dtype argument is not supported yet")
+        x = cast_to(ctx, x, ctx.dtype(op.outputs[0]))
     ctx.emit("cumsum", [x], {"axis": axis(ctx, x, dim)}, outputs=op.outputs)
 
 

@@ -173,7 +173,9 @@ _UNARY = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu", 
           "log": "log", "sqrt": "sqrt", "rsqrt": "rsqrt", "neg": "neg", "abs": "abs",
           "erf": "erf", "logical_not": "logical_not", "bitwise_not": "bitwise_not",
           "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "sign": "sign",
-          "reciprocal": "reciprocal", "isnan": "isnan", "isinf": "isinf"}
+          "reciprocal": "reciprocal", "isnan": "isnan", "isinf": "isinf", "log1p": "log1p",
+          **{name: name for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                                     "acosh", "atanh")}}
 
 
 @torch_mapper(*[f"aten.{name}.default" for name in _UNARY])
@@ -253,3 +255,38 @@ def scaled_dot_product_attention(ctx, op):
         inputs.append(mask)
     ctx.emit("attention", inputs, {"scale": None if scale is None else float(scale)},
              outputs=op.outputs[:1])
+
+
+@torch_mapper("aten.upsample_bilinear2d.vec", "aten.upsample_nearest2d.vec",
+              "aten.upsample_bilinear2d.default", "aten.upsample_nearest2d.default")
+def upsample(ctx, op):
+    """`resize` of H, W to the output size (F.interpolate, nn.Upsample):
+    bilinear with half-pixel or align-corners coordinates, nearest with
+    floor(dst * in / out). A scale factor whose output size is rounded
+    (torch then maps coordinates by the factor, not by the sizes) is refused."""
+    bilinear = "bilinear" in op.type
+    given = args(op, None, None, False, None) if bilinear else args(op, None, None, None)
+    x = given[0]
+    align = bool(given[2]) if bilinear else False
+    scales = given[3] if bilinear else given[2]
+    if op.type.endswith(".default"):
+        scales = [s for s in given[3 if bilinear else 2:] if s is not None] or None
+    in_size, out_size = ctx.shape(x)[2:], ctx.shape(op.outputs[0])[2:]
+    if None in in_size or None in out_size:
+        raise unsupported(op, "a resize whose sizes are known only at run time is not "
+                              "supported yet")
+    if scales and not align and any(float(o) != float(i) * float(s)
+                                    for o, i, s in zip(out_size, in_size, scales)):
+        raise unsupported(op, f"scale factors {list(scales)} on {list(in_size)} give output "
+                              f"sizes {list(out_size)} that torch rounds, and it maps "
+                              f"coordinates by the factors; pass size= instead")
+    if bilinear:
+        coord = "align_corners" if align else "half_pixel"
+        if not align and any(o == 1 and i != 1 for o, i in zip(out_size, in_size)):
+            raise unsupported(op, "a half-pixel bilinear resize to a size of 1 is not "
+                                  "supported (torch samples coordinate 0 there)")
+    else:
+        coord = "asymmetric"
+    ctx.emit("resize", [x], {"size": [int(d) for d in out_size],
+                             "mode": "bilinear" if bilinear else "nearest", "coord": coord},
+             outputs=op.outputs)

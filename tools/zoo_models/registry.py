@@ -13,6 +13,7 @@ import hf
 import keras_hub_models
 import keras_models
 import onnx_models
+import packaged_models
 
 HERE = Path(__file__).resolve().parent
 TARGETS = ("paddle", "onnx", "torch")
@@ -35,6 +36,9 @@ class Entry:
     # x2 check --generate: tokens decoded greedily (a decoder with its cache,
     # dynamic in every mode: check_sizes apply always)
     generate: int = 0
+    # checked on the inputs packaged_models.inputs(name) gives (what the
+    # model sees in use) instead of x2 check's drawn ones
+    real_inputs: bool = False
 
     def model_path(self, models_dir: Path) -> str:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
@@ -42,11 +46,14 @@ class Entry:
             return f"{HERE / 'hf.py'}:{self.name}"
         if self.builder in ("keras", "keras_hub"):
             return str(models_dir / self.name)
+        if self.builder == "packaged":
+            return str(models_dir / packaged_models.file_name(self.name))
         return str(models_dir / f"{self.name}.onnx")
 
     def build_command(self, out: Path, dynamic: bool = False) -> list[str] | None:
         script = {"keras": "keras_models.py", "keras_hub": "keras_hub_models.py",
-                  "onnx": "onnx_models.py", "cache": "cache_models.py"}.get(self.builder)
+                  "onnx": "onnx_models.py", "cache": "cache_models.py",
+                  "packaged": "packaged_models.py"}.get(self.builder)
         if script is None:
             return None
         # Exports fix their dims unless told which to leave dynamic.
@@ -111,6 +118,13 @@ def _cache_entry(name: str) -> Entry:
                  generate=GENERATE_TOKENS)
 
 
+def _packaged_entry(name: str) -> Entry:
+    shapes = packaged_models.input_shapes(name)
+    args = {"input_shapes": shapes} if shapes else {}
+    return Entry(name, "packaged", packaged_models.source(name), "packaged", args,
+                 dynamic_args=args, real_inputs=True)
+
+
 # Tokens each decoder with its cache generates in x2 check --generate.
 GENERATE_TOKENS = 32
 
@@ -119,5 +133,6 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in (
     [_keras_entry(n) for n in keras_models.NAMES] +
     [_keras_hub_entry(n) for n in keras_hub_models.NAMES] +
     [_onnx_entry(n) for n in onnx_models.NAMES] +
-    [_cache_entry(n) for n in cache_models.NAMES])}
+    [_cache_entry(n) for n in cache_models.NAMES] +
+    [_packaged_entry(n) for n in packaged_models.NAMES])}
 FAMILIES = sorted({e.family for e in ENTRIES.values()})

@@ -36,10 +36,59 @@ def simple(e, node):
 
 @onnx_op("mod")
 def mod(e, node):
-    # fmod=0 is numpy's sign convention, which the IR op follows; floats need fmod=1.
-    if e.dtype(node.inputs[0]).startswith("float"):
-        raise e.unsupported(node, "floating-point mod")
-    e.node("Mod", node.inputs, node.outputs)
+    # fmod=0 is numpy's sign convention, which the IR op follows. Floats need
+    # fmod=1 (C's fmod, a's sign): b is added where the signs differ.
+    a, b = node.inputs
+    dtype = e.dtype(a)
+    if not dtype.startswith(("float", "bfloat")):
+        e.node("Mod", node.inputs, node.outputs)
+        return
+    rest = e.node("Mod", [a, b], [e.fresh(node, "fmod")], fmod=1)
+    zero = e.scalar(0.0, dtype)
+    signs_differ = e.node("Xor", [e.node("Less", [rest, zero], [e.fresh(node, "r_negative")]),
+                                  e.node("Less", [b, zero], [e.fresh(node, "b_negative")])],
+                          [e.fresh(node, "signs_differ")])
+    nonzero = e.node("Not", [e.node("Equal", [rest, zero], [e.fresh(node, "exact")])],
+                     [e.fresh(node, "inexact")])
+    shift = e.node("And", [signs_differ, nonzero], [e.fresh(node, "shift")])
+    e.node("Where", [shift, e.node("Add", [rest, b], [e.fresh(node, "shifted")]), rest],
+           node.outputs)
+
+
+@onnx_op("floor_div")
+def floor_div(e, node):
+    """ONNX's Div truncates ints: one less where the remainder is not 0 and
+    the signs differ. Floats as torch and numpy round them: (a - fmod(a, b))
+    / b, one less where fmod's sign is not b's, to the nearest whole number
+    (halves down); a / b where b is 0."""
+    a, b = node.inputs
+    dtype = e.dtype(a)
+    zero = e.scalar(0, dtype)
+
+    def step(op, inputs, hint, **attrs):
+        return e.node(op, inputs, [e.fresh(node, hint)], **attrs)
+
+    signs_differ = step("Xor", [step("Less", [a, zero], "a_negative"),
+                                step("Less", [b, zero], "b_negative")], "signs_differ")
+    if not dtype.startswith(("float", "bfloat")):
+        inexact = step("Not", [step("Equal", [step("Mod", [a, b], "rest"), zero], "exact")],
+                       "inexact")
+        down = step("Cast", [step("And", [signs_differ, inexact], "down")], "one",
+                    to=e.onnx_dtype(dtype))
+        e.node("Sub", [step("Div", [a, b], "truncated"), down], node.outputs)
+        return
+    rest = step("Mod", [a, b], "fmod", fmod=1)
+    multiple = step("Div", [step("Sub", [a, rest], "whole"), b], "multiple")
+    rest_sign_differs = step("Xor", [step("Less", [rest, zero], "rest_negative"),
+                                     step("Less", [b, zero], "b_negative")], "rest_sign")
+    shift = step("And", [rest_sign_differs,
+                         step("Not", [step("Equal", [rest, zero], "exact")], "inexact")], "shift")
+    floored = step("Sub", [multiple, step("Cast", [shift], "one", to=e.onnx_dtype(dtype))],
+                   "floored")
+    nearest = step("Ceil", [step("Sub", [floored, e.scalar(0.5, dtype)], "less_half")],
+                   "nearest")
+    e.node("Where", [step("Equal", [b, zero], "by_zero"), step("Div", [a, b], "quotient"),
+                     nearest], node.outputs)
 
 
 @onnx_op("rsqrt")
@@ -106,6 +155,25 @@ def gelu(e, node):
     one_plus = e.node("Add", [core, e.scalar(1.0, dtype)], [e.fresh(node, "one_plus")])
     half_x = e.node("Mul", [x, e.scalar(0.5, dtype)], [e.fresh(node, "half_x")])
     e.node("Mul", [half_x, one_plus], node.outputs)
+
+
+@onnx_op("log1p")
+def log1p(e, node):
+    """ONNX has no Log1p, and log(1 + x) loses x's digits when |x| is tiny:
+    log(u) * x / (u - 1) with u = 1 + x corrects the rounding of u (exact to
+    a few ulps; Goldberg, "What every computer scientist should know about
+    floating-point arithmetic", thm. 4); x itself where u rounds to 1, and
+    log(u) where u is infinite (inf / inf would be NaN)."""
+    x, dtype = node.inputs[0], e.dtype(node.inputs[0])
+    u = e.node("Add", [x, e.scalar(1.0, dtype)], [e.fresh(node, "u")])
+    d = e.node("Sub", [u, e.scalar(1.0, dtype)], [e.fresh(node, "u_minus_1")])
+    log_u = e.node("Log", [u], [e.fresh(node, "log_u")])
+    ratio = e.node("Div", [x, d], [e.fresh(node, "ratio")])
+    corrected = e.node("Mul", [log_u, ratio], [e.fresh(node, "corrected")])
+    tiny = e.node("Equal", [d, e.scalar(0.0, dtype)], [e.fresh(node, "tiny")])
+    finite = e.node("Where", [tiny, x, corrected], [e.fresh(node, "finite")])
+    e.node("Where", [e.node("IsInf", [u], [e.fresh(node, "huge")]), log_u, finite],
+           node.outputs)
 
 
 @onnx_op("clip")
@@ -464,7 +532,7 @@ def argmax(e, node):
 @onnx_op("topk")
 def topk(e, node):
     e.node("TopK", [node.inputs[0], e.ints([node.attrs["k"]])], node.outputs,
-           axis=node.attrs["axis"], largest=1, sorted=1)
+           axis=node.attrs["axis"], largest=int(node.attrs.get("largest", True)), sorted=1)
 
 
 _COMPARE = {"greater": "Greater", "less": "Less", "greater_equal": "GreaterOrEqual",

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codegen import Assign, Expr, binop, call, strided_index, subscript, take
+from .codegen import Assign, Expr, binop, call, literal, strided_index, subscript, take
 from .registry import OpRegistry
 
 PYTHON_OPS = OpRegistry("Python")
 register = PYTHON_OPS.register
 
 
-@register("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "abs", "erf", "square",
+@register("relu", "sigmoid", "tanh", "exp", "log", "log1p", "sqrt", "rsqrt", "abs", "erf", "square",
           "silu", "hard_sigmoid", "hard_swish", "softplus", "selu", "logical_not", "bitwise_not", "sin", "cos", "floor",
           "ceil", "sign", "reciprocal", "isnan", "isinf", "tan", "asin", "acos", "atan", "sinh",
           "cosh", "asinh", "acosh", "atanh")
@@ -108,6 +108,14 @@ def operator(e, node):
     return binop(e.value(a, tensor=tensor_a), symbol, e.value(b))
 
 
+@register("floor_div")
+def floor_div(e, node):
+    # Both frameworks' // rounds as Python does, on ints and floats alike.
+    a, b = node.inputs
+    return binop(e.value(a, tensor=e.is_scalar(a) and e.is_scalar(b)), "//",
+                 e.value(b, tensor=True))
+
+
 @register("mod")
 def mod(e, node):
     # Both frameworks' % is floor-mod like numpy's, which the IR op follows.
@@ -182,7 +190,7 @@ def argmax(e, node):
 @register("topk")
 def topk(e, node):
     return e.api("topk", e.value(node.inputs[0]), k=node.attrs["k"], axis=node.attrs["axis"],
-                 largest=True, sorted=True)
+                 largest=bool(node.attrs.get("largest", True)), sorted=True)
 
 
 @register("gather")
@@ -338,11 +346,23 @@ def pad(e, node):
     if mode == "constant":
         return e.constant_pad(x, pads, node.attrs.get("value", 0.0),
                               e.graph.shape(node.inputs[0]), e.graph.dtype(node.inputs[0]))
-    if rank != 4 or any(pads[i] or pads[i + rank] for i in (0, 1)):
-        raise e.unsupported(node, f"{mode} padding of batch/channel dims or rank {rank}")
-    # Both frameworks take [left, right, top, bottom] for an NCHW image.
-    return e.api("pad", x, [pads[3], pads[7], pads[2], pads[6]],
-                 mode={"reflect": "reflect", "edge": "replicate"}[mode])
+    padded = [i for i in range(rank) if pads[i] or pads[i + rank]]
+    if not padded:
+        return x
+    # Both frameworks pad the last 1-3 dims of an [N, C, ...] tensor, taking
+    # (begin, end) pairs from the last dim back; the dims before the first
+    # padded one beyond N, C are padded by 0, and unit dims in front give a
+    # smaller tensor its N and C.
+    spatial = max(rank - padded[0], rank - 2)
+    if spatial > 3:
+        raise e.unsupported(node, f"{mode} padding of {rank - padded[0]} dims of a rank-{rank} "
+                                  f"tensor (at most 3 after two leading dims)")
+    lead = spatial + 2 - rank
+    if lead:
+        x = Expr(f"{literal(x)}[{', '.join(['None'] * lead)}]")
+    order = [v for d in reversed(range(rank - spatial, rank)) for v in (pads[d], pads[d + rank])]
+    out = e.api("pad", x, order, mode={"reflect": "reflect", "edge": "replicate"}[mode])
+    return Expr(f"{literal(out)}[{', '.join(['0'] * lead)}]") if lead else out
 
 
 @register("layer_norm")

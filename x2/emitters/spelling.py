@@ -39,6 +39,7 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "tanh":         ("paddle.tanh",                   "torch.tanh"),
     "exp":          ("paddle.exp",                    "torch.exp"),
     "log":          ("paddle.log",                    "torch.log"),
+    "log1p":        ("paddle.log1p",                  "torch.log1p"),
     "sqrt":         ("paddle.sqrt",                   "torch.sqrt"),
     "rsqrt":        ("paddle.rsqrt",                  "torch.rsqrt"),
     "abs":          ("paddle.abs",                    "torch.abs"),

@@ -273,9 +273,17 @@ def argmax(xs, a):
 
 
 def topk(xs, a):
-    """The `k` largest along `axis`, sorted descending; ties keep the lower index."""
+    """The `k` largest (or smallest) along `axis`, sorted from the first; ties
+    keep the lower index. NaN counts as the largest, as in torch and ONNX."""
     x, axis, k = xs[0], a["axis"], a["k"]
-    order = np.argsort(-x, axis=axis, kind="stable")
+    largest = a.get("largest", True)
+    key = -x.astype(np.float64 if x.dtype.kind == "f" else np.int64) if largest else x
+    order = np.argsort(key, axis=axis, kind="stable")   # NaN last
+    if largest and x.dtype.kind == "f":
+        # then NaN first (the largest), each group keeping its order
+        nan_last = ~np.isnan(np.take_along_axis(x, order, axis=axis))
+        order = np.take_along_axis(order, np.argsort(nan_last, axis=axis, kind="stable"),
+                                   axis=axis)
     indices = np.take(order, np.arange(k), axis=axis)
     return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
 

@@ -50,6 +50,7 @@ for _name, _fn in {
     "tanh": lambda x, a: np.tanh(x),
     "exp": lambda x, a: np.exp(x),
     "log": lambda x, a: np.log(x),
+    "log1p": lambda x, a: np.log1p(x),
     "sqrt": lambda x, a: np.sqrt(x),
     "rsqrt": lambda x, a: (1 / np.sqrt(x)).astype(x.dtype),
     "neg": lambda x, a: -x,
@@ -100,6 +101,9 @@ for _name, _fn in {
     op(_name, "a b", lambda xs, a, f=_fn: [np.asarray(f(xs[0], xs[1])).astype(
         np.result_type(xs[0], xs[1]))], "numpy broadcasting (`mod`: numpy's sign convention)",
        layout="elementwise")
+op("floor_div", "a b", lambda xs, a: [np.asarray(np.floor_divide(xs[0], xs[1])).astype(
+    np.result_type(xs[0], xs[1]))], "a // b as Python and numpy round it (toward -inf; floats "
+   "from the remainder, so 1.0 // 0.1 is 9), broadcasting", layout="elementwise")
 
 for _name, _fn in {"equal": np.equal, "not_equal": np.not_equal, "greater": np.greater,
                    "greater_equal": np.greater_equal, "less": np.less,
@@ -194,8 +198,9 @@ op("trilu", "x", lambda xs, a: [(np.triu if a["upper"] else np.tril)(xs[0], a["k
 op("tile", "x", lambda xs, a: [np.tile(xs[0], a["repeats"])], "numpy tile", repeats=INTS)
 op("argmax", "x", K.argmax, "int64 index of the largest along `axis`", axis=INT,
    keepdims=Attr("bool", False))
-op("topk", "x", K.topk, "the `k` largest along `axis`, sorted descending, and their int64 "
-   "indices", outputs=2, k=INT, axis=INT)
+op("topk", "x", K.topk, "the `k` largest (`largest` false: smallest) along `axis`, sorted "
+   "from the first, and their int64 indices; ties keep the lower index", outputs=2, k=INT,
+   axis=INT, largest=Attr("bool", True))
 op("gather_nd", "x indices", K.gather_nd, "ONNX GatherND: x indexed by the last axis of "
    "`indices` (negative allowed) after `batch_dims` shared leading dims",
    batch_dims=Attr("int", 0))

@@ -1,0 +1,160 @@
+"""Small PyTorch modules for the ops real models still missed (issue 31):
+mixture-of-experts routing, in-place writes, sorting and counting,
+rounding divisions, bilinear upsampling (tests/test_real_ops.py).
+Every module is random-weight with a fixed seed."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+F = nn.functional
+
+
+class TopTwoExperts(nn.Module):
+    """A top-2 mixture-of-experts layer written by hand: topk of the gate's
+    logits, their softmax scattered into a dense [tokens, experts] table
+    (scatter_add), each expert's output weighted by its column."""
+
+    def __init__(self, width=8, experts=4):
+        super().__init__()
+        torch.manual_seed(0)
+        self.gate = nn.Linear(width, experts)
+        self.experts = nn.ModuleList(nn.Linear(width, width) for _ in range(experts))
+
+    def forward(self, x):  # [tokens, width]
+        weights, chosen = torch.topk(self.gate(x), 2, dim=-1)
+        dense = torch.zeros(x.shape[0], len(self.experts)).scatter_add(
+            1, chosen, weights.softmax(-1))
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            out = out + dense[:, e:e + 1] * expert(x)
+        smallest, where = torch.topk(x, 3, dim=0, largest=False)
+        return out, chosen, smallest, where
+
+
+class Arithmetic(nn.Module):
+    """repeat, log1p (tiny arguments included, where log(1 + x) loses them),
+    floor division and remainder by one divisor (divmod, as index code
+    writes it) of floats and of ints, trunc division, a computed divisor.
+    Each dividend is divided by one divisor: Paddle Inference's default
+    (oneDNN) config gives x / a and x / b one result (paddle 3.3)."""
+
+    def forward(self, x):  # [2, 3, 4]
+        ints = (x * 10).long()
+        tiny = x * 1e-6
+        y = x * 10
+        return (x.repeat(2, 1, 3), x.repeat(1, 1, 2, 2), torch.log1p(x.abs()),
+                torch.log1p(tiny) * 1e6,
+                torch.div(y, 3, rounding_mode="floor"), torch.remainder(y, 3),
+                torch.div(x * 7, -3, rounding_mode="trunc"), (x * 5) % -3,
+                torch.div(ints, 3, rounding_mode="floor"), ints % 3,
+                torch.div(ints + 1, -4, rounding_mode="trunc"),
+                torch.div(ints - 1, ints.abs() + 1, rounding_mode="floor"), (ints * 3) // 7)
+
+
+class Upsample(nn.Module):
+    """F.interpolate bilinear by a factor and to a size with align_corners,
+    nearest by a factor (upsample_*2d.vec)."""
+
+    def forward(self, x):  # [2, 3, 5, 6]
+        return (F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+                F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
+                F.interpolate(x, scale_factor=3, mode="nearest"),
+                nn.Upsample(size=(10, 12), mode="bilinear")(x))
+
+
+class Writes(nn.Module):
+    """Assignments into a copy: slices (step 1 and 2), one index, a
+    broadcast value, index tensors on leading and on inner dims, `+=` at
+    repeated indices, a boolean mask."""
+
+    def forward(self, x):  # [4, 6, 5]
+        a = x.clone()
+        a[:, 2:4] = x[:, :2] * 2
+        a[:, ::2, 1] = -1.0
+        b = x.clone()
+        b[1] = x[0] + x[2]
+        b[:, :, 3] = 0.5
+        c = x.clone()
+        c[torch.tensor([0, 3, -1])] = x[:3] * 3
+        c[:, torch.tensor([1, 4])] = x[:, :2] * -2
+        d = x.clone()
+        d.index_put_((torch.tensor([0, 2, 0]), torch.tensor([1, 1, 1])), x[0, :3] * 5,
+                     accumulate=True)
+        e = x.clone()
+        e[x > 0.5] = 0.0
+        f = torch.zeros(4, 6, 5).scatter(2, (x.abs() * 10).long() % 5, x)
+        return a, b, c, d, e, f
+
+
+class Sorting(nn.Module):
+    """sort descending and ascending (stable), histc over a fixed range and
+    over the data's range (min = max = 0), empty_like filled."""
+
+    def forward(self, x):  # [3, 7]
+        down, down_at = torch.sort(x, dim=-1, descending=True)
+        up, up_at = torch.sort(x, dim=0, stable=True)
+        fixed = torch.histc(x, bins=5, min=-1.5, max=1.5)
+        data = torch.histc(x * 3, bins=4)
+        scratch = torch.empty_like(x).fill_(2.0) + x
+        return down, down_at, up, up_at, fixed * x.sum(), data * x.mean(), scratch
+
+
+def top_two_experts():
+    return TopTwoExperts().eval()
+
+
+def arithmetic():
+    return Arithmetic().eval()
+
+
+def upsample():
+    return Upsample().eval()
+
+
+def writes():
+    return Writes().eval()
+
+
+def sorting():
+    return Sorting().eval()
+
+
+class CausalLogits(nn.Module):
+    """A transformers causal LM's logits (use_cache=False)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          use_cache=False).logits
+
+
+def mixtral(experts_implementation: str = "grouped_mm"):
+    """Mixtral from a tiny config (4 experts, top 2), random weights; on CPU
+    transformers routes tokens with sort, histc and its grouped matmul."""
+    from transformers import MixtralConfig, MixtralForCausalLM
+    torch.manual_seed(0)
+    config = MixtralConfig(vocab_size=128, hidden_size=32, intermediate_size=48,
+                           num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                           num_local_experts=4, num_experts_per_tok=2,
+                           max_position_embeddings=64)
+    config._experts_implementation = experts_implementation
+    return CausalLogits(MixtralForCausalLM(config).eval()).eval()
+
+
+def mixtral_batched():
+    return mixtral("batched_mm")
+
+
+def qwen2_moe():
+    """Qwen2-MoE (routed experts plus a gated shared expert), tiny config."""
+    from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
+    torch.manual_seed(0)
+    config = Qwen2MoeConfig(vocab_size=128, hidden_size=32, intermediate_size=48,
+                            moe_intermediate_size=24, shared_expert_intermediate_size=40,
+                            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                            num_experts=4, num_experts_per_tok=2, max_position_embeddings=64)
+    return CausalLogits(Qwen2MoeForCausalLM(config).eval()).eval()
