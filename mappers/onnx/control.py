@@ -3,9 +3,11 @@ subgraphs are closed: the outer values an ONNX subgraph reads by name are
 passed to the IR node as inputs (x2/ir/control_flow.py)."""
 from __future__ import annotations
 
+import numpy as np
 
 from x2.errors import ConversionError
 from x2.ir import Graph, TensorInfo
+from x2.ir.control_flow import inline
 from x2.registry import onnx_mapper
 
 from .._control import emit_scan, take_operands
@@ -29,7 +31,21 @@ def _take(ctx, graph: Graph, operands: list[str]) -> None:
 
 @onnx_mapper("If")
 def if_(ctx, op):
-    """If: the two branches, mapped with the same mappers, as closed subgraphs."""
+    """If: the two branches, mapped with the same mappers, as closed subgraphs;
+    only the branch taken where the condition is known at conversion time
+    (exporters test the input's rank or a size: `if x.dim() == 3`), inlined."""
+    known = ctx.const(op.inputs[0])
+    if known is not None:
+        taken, operands = ctx.subgraph(op.attrs["then_branch" if np.asarray(known).reshape(-1)[0]
+                                               else "else_branch"])
+        _take(ctx, taken, operands)
+        results = inline(ctx.graph, taken, operands, op.name)
+        if len(results) != len(op.outputs):
+            raise ConversionError(f"If '{op.name}': the branch taken gives {len(results)} "
+                                  f"outputs, the node has {len(op.outputs)}")
+        for out, value in zip(op.outputs, results):
+            ctx.alias(out, value)
+        return
     then_branch, then_operands = ctx.subgraph(op.attrs["then_branch"])
     else_branch, else_operands = ctx.subgraph(op.attrs["else_branch"])
     operands = list(dict.fromkeys(then_operands + else_operands))
@@ -41,6 +57,21 @@ def if_(ctx, op):
                                   f"the node has {len(op.outputs)}")
     ctx.emit("if", [op.inputs[0], *operands],
              {"then_branch": then_branch, "else_branch": else_branch}, outputs=op.outputs)
+    for i, out in enumerate(op.outputs):
+        if ctx.shape(out) is None:
+            _shape_from_branches(ctx, out, then_branch.info.get(then_branch.outputs[i]),
+                                 else_branch.info.get(else_branch.outputs[i]))
+
+
+def _shape_from_branches(ctx, out: str, then: TensorInfo | None, other: TensorInfo | None):
+    """An If output the model leaves untyped (exporters often do): the shape
+    both branches agree on, a dim they differ in unknown. Its rank is what
+    the ops after it need."""
+    if then is None or other is None or then.shape is None or other.shape is None or \
+            len(then.shape) != len(other.shape):
+        return
+    shape = tuple(a if a == b else None for a, b in zip(then.shape, other.shape))
+    ctx.graph.info[out] = TensorInfo(then.dtype or other.dtype, shape)
 
 
 @onnx_mapper("Loop")
