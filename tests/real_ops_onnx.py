@@ -48,5 +48,30 @@ def reflect_pad_2d_input(out):
           opset=18)
 
 
+def rate_branch(out):
+    """If on an int64 scalar input (Silero VAD's `sr == 16000`): the branches
+    give different ranks, so only a fixed rate makes the output's shape known."""
+    then = h.make_graph([h.make_node("Tanh", ["x"], ["t"]),
+                         h.make_node("Mul", ["t", "two"], ["y_then"])], "then", [],
+                        [h.make_tensor_value_info("y_then", F32, None)], [_const("two", np.float32(2))])
+    other = h.make_graph([h.make_node("ReduceSum", ["x", "last"], ["y_else"], keepdims=0)],
+                         "else", [], [h.make_tensor_value_info("y_else", F32, None)],
+                         [_const("last", np.array([-1], np.int64))])
+    nodes = [h.make_node("Equal", ["sr", "rate16k"], ["is16k"]),
+             h.make_node("If", ["is16k"], ["y"], then_branch=then, else_branch=other),
+             h.make_node("Identity", ["y"], ["out"])]
+    graph = h.make_graph(nodes, "rate_branch",
+                         [h.make_tensor_value_info("x", F32, [2, 8]),
+                          h.make_tensor_value_info("sr", TensorProto.INT64, [])],
+                         [h.make_tensor_value_info("out", F32, None)],
+                         [_const("rate16k", np.array(16000, np.int64))])
+    import onnx
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    # no onnx.checker: it wants typed branch outputs, which exporters leave out
+    # (Silero's do); onnxruntime runs the file
+    onnx.save(model, out)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]](sys.argv[2])

@@ -158,3 +158,41 @@ def qwen2_moe():
                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                             num_experts=4, num_experts_per_tok=2, max_position_embeddings=64)
     return CausalLogits(Qwen2MoeForCausalLM(config).eval()).eval()
+
+
+class DataDependentBranch(nn.Module):
+    def forward(self, x):  # [2, 4]
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+class LastByLength(nn.Module):
+    """Each sequence's last valid step, picked by its length (lengths - 1):
+    a length of 0 is out of range, so capture needs lengths of at least 1."""
+
+    def forward(self, x, lengths):  # [3, 5, 4], [3]
+        last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, x.shape[2])
+        return torch.gather(x, 1, last).squeeze(1) * 2
+
+
+class SampleRate(nn.Module):
+    """forward(x, sr: int): a Python branch on an int argument (Silero VAD's
+    signature), fixed at conversion with --input-value."""
+
+    def forward(self, x, sr: int):  # [2, 8]
+        if sr == 16000:
+            return torch.tanh(x) * (sr / 8000)
+        return x.sum(-1)
+
+
+def data_dependent_branch():
+    return DataDependentBranch().eval()
+
+
+def last_by_length():
+    return LastByLength().eval()
+
+
+def sample_rate():
+    return SampleRate().eval()

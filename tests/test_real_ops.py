@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ENV, ROOT
+from conftest import ENV, ROOT, run_cli
 from test_zoo_ops import TARGETS, _inputs, _run_source
 from x2.check.parity import check
 from x2.convert import convert
@@ -137,3 +137,65 @@ def test_onnx_depth_to_space_both_orders_and_space_to_depth(tmp_path):
 
 def test_onnx_reflect_pad_of_a_2d_signal(tmp_path):
     _assert_parity("onnx", _onnx("reflect_pad_2d_input", tmp_path), [(2, 16)], tmp_path)
+
+
+# -- capture of real modules ----------------------------------------------------
+
+def test_a_data_dependent_branch_names_the_line_and_what_to_do(tmp_path):
+    with pytest.raises(X2Error) as info:
+        convert(f"{TORCH_MODELS}:data_dependent_branch", str(tmp_path / "out"),
+                source="torch", target="onnx", input_shapes={"x": [2, 4]})
+    message = str(info.value)
+    assert "real_ops_torch.py, line" in message and "`if x.sum() > 0:`" in message, message
+    assert "torch.where" in message and "torch.cond" in message
+    assert not (tmp_path / "out").exists()
+
+
+def test_lengths_are_captured_at_one_when_zero_is_out_of_range(tmp_path):
+    """`lengths - 1` indexes each sequence's last step: the 0/1 integers x2
+    draws by default make an index of -1, which torch rejects; capture tries
+    again with lengths of 1. x2 check draws lengths in [1, 6)."""
+    model = f"{TORCH_MODELS}:last_by_length"
+    for target in TARGETS:
+        out = tmp_path / target
+        convert(model, str(out), source="torch", target=target,
+                input_shapes={"x": [3, 5, 4], "lengths": [3]},
+                options={"input_dtypes": {"lengths": "int64"},
+                         "input_ranges": {"lengths": [1, 6]}})
+        result = check(model, str(out), source="torch", target=target, serving=True)
+        assert result["passed"], (target, result["outputs"])
+
+
+def test_an_int_argument_is_fixed_with_input_value(tmp_path):
+    """forward(x, sr: int): --input-value sr=16000 makes the rate a constant
+    (the Python branch on it keeps the 16 kHz side); the converted model
+    takes x alone and x2 check passes the rate to the source."""
+    model = f"{TORCH_MODELS}:sample_rate"
+    for target in TARGETS:
+        out = tmp_path / target
+        report = convert(model, str(out), source="torch", target=target,
+                         input_shapes={"x": [2, 8]},
+                         options={"input_values": {"sr": 16000}})
+        assert [i["name"] for i in report.inputs] == ["x"]
+        result = check(model, str(out), source="torch", target=target, serving=True)
+        assert result["passed"], (target, result["outputs"])
+        assert {r["name"] for r in result["outputs"]} and all(
+            r["ref_scale"] > 1 for r in result["outputs"])   # tanh(x) * 2: the 16 kHz side
+
+
+def test_an_onnx_branch_on_an_input_folds_with_input_value(tmp_path):
+    """If(sr == 16000) whose branches give different ranks (Silero VAD's
+    exports): with the rate fixed the branch taken is inlined; through the
+    CLI, and x2 check feeds sr to onnxruntime."""
+    model = _onnx("rate_branch", tmp_path)
+    for target in TARGETS:
+        out = tmp_path / target
+        proc = run_cli("convert", "--from", "onnx", "--to", target, "--model", model,
+                       "--out", str(out), "--input-value", "sr=16000")
+        assert proc.returncode == 0, proc.stderr
+        result = check(model, str(out), source="onnx", target=target, serving=True)
+        assert result["passed"], (target, result["outputs"])
+    bad = run_cli("convert", "--from", "onnx", "--to", "onnx", "--model", model,
+                  "--out", str(tmp_path / "bad"), "--input-value", "rate=16000")
+    assert bad.returncode != 0 and "'rate' is not an input; inputs are x, sr" in bad.stderr
+    assert not (tmp_path / "bad").exists()

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from .contracts import Report
 from .errors import X2Error
-from .check.input_ranges import parse_input_ranges
+from .check.input_ranges import parse_input_ranges, parse_input_values
 from .text import printable
 
 console = Console(stderr=True)
@@ -455,6 +455,11 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="Integer input values x2 check draws from, [LOW, HIGH) (e.g. "
                    "input_ids:0,30522); default: the rows of the embedding it indexes, 0/1 "
                    "for a mask, else 0..9.")
+@click.option("--input-value", multiple=True, metavar="NAME=VALUE",
+              help="Fix an input to a value at conversion (a sample rate, a flag: "
+                   "sr=16000; a list as 1,2,3): a constant of the converted model, not an "
+                   "input; branches on it keep the branch taken. x2 check feeds it to the "
+                   "source.")
 @click.option("--trust-pickle", is_flag=True,
               help="Allow torch.load to unpickle arbitrary objects (runs code from the file).")
 @click.option("--dynamic-batch", is_flag=True,
@@ -503,8 +508,8 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
-            io_layout, opset, input_dtype, input_range, trust_pickle, dynamic_batch, model_def,
-            trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
+            io_layout, opset, input_dtype, input_range, input_value, trust_pickle, dynamic_batch,
+            model_def, trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
             io_dtype, purpose, exportable, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
@@ -527,6 +532,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         unroll_loops=bool(unroll_loops))
     try:
         options.input_ranges = parse_input_ranges(input_range)
+        options.input_values = parse_input_values(input_value)
     except Exception as exc:
         _fail(exc, debug)
         return

@@ -59,6 +59,10 @@ class ReadOptions:
     keep_trainable: bool = False     # --for training: no arithmetic on learned weights folded
     # --input-range: integer input -> [low, high) that `x2 check` draws from
     input_ranges: dict[str, list[int]] = field(default_factory=dict)
+    # --input-value: an input fixed at conversion (a sample rate, a flag): a
+    # constant of the converted model, not one of its inputs; x2 check feeds
+    # it to the source
+    input_values: dict[str, float | int | list] = field(default_factory=dict)
     # torch modules: the forward() arguments the converted model's inputs are
     # passed to, by name (set by the frontend when --inputs chose them)
     forward_args: list[str] | None = None

@@ -54,9 +54,16 @@ def source(name: str) -> str:
     return MODELS[name][2]
 
 
-def input_shapes(name: str) -> dict:
-    """--input-shape for the sources that need one (the TorchScript model)."""
-    return {"x": [1, WINDOW], "sr": []} if name == "silero_vad_jit" else {}
+def convert_args(name: str) -> dict:
+    """x2 convert's arguments: Silero's 16 kHz path chosen with --input-value
+    sr=16000 (its models branch on the rate; the TorchScript model's forward
+    takes it as a Python int)."""
+    if name == "silero_vad":
+        return {"input_shapes": {"input": [1, WINDOW], "state": [2, 1, 128]},
+                "options": {"input_values": {"sr": RATE}}}
+    if name == "silero_vad_jit":
+        return {"input_shapes": {"x": [1, WINDOW]}, "options": {"input_values": {"sr": RATE}}}
+    return {}
 
 
 def build(name: str, out: Path) -> None:
@@ -90,8 +97,8 @@ def inputs(name: str) -> list[np.ndarray]:
     if name == "silero_vad_ifless":
         return [window, rate, state]
     if name == "silero_vad_jit":
-        return [window, rate]
-    return [window, state, rate]
+        return [window]
+    return [window, state]   # the rate is fixed at conversion
 
 
 def text_image(height: int, width: int) -> np.ndarray:

@@ -119,8 +119,7 @@ def _cache_entry(name: str) -> Entry:
 
 
 def _packaged_entry(name: str) -> Entry:
-    shapes = packaged_models.input_shapes(name)
-    args = {"input_shapes": shapes} if shapes else {}
+    args = packaged_models.convert_args(name)
     return Entry(name, "packaged", packaged_models.source(name), "packaged", args,
                  dynamic_args=args, real_inputs=True)
 

@@ -30,6 +30,23 @@ def parse_input_ranges(values) -> dict[str, list[int]]:
     return ranges
 
 
+def parse_input_values(values) -> dict[str, int | float | list]:
+    """--input-value NAME=VALUE (repeatable): a number, or numbers joined by commas."""
+    fixed: dict[str, int | float | list] = {}
+    for value in values or ():
+        name, sep, text = value.partition("=")
+        try:
+            numbers = [float(v) if any(c in v for c in ".eE") or v.strip().lower() in (
+                "nan", "inf", "-inf") else int(v) for v in text.split(",")]
+        except ValueError:
+            numbers = []
+        if not sep or not name or not numbers:
+            raise X2Error(f"--input-value {value!r}: expected NAME=NUMBER or NAME=N1,N2,..., "
+                          f"e.g. sr=16000")
+        fixed[name] = numbers[0] if len(numbers) == 1 else numbers
+    return fixed
+
+
 def infer_index_ranges(graph) -> dict[str, list[int]]:
     """Integer graph inputs that index the rows of a constant table."""
     ranges: dict[str, list[int]] = {}

@@ -355,6 +355,27 @@ def apply_input_shapes(source: SourceGraph, shapes: dict[str, list] | None) -> N
         source.info[name] = TensorInfo(info.dtype, tuple(dims))
 
 
+def fix_input_values(source: SourceGraph, values: dict | None) -> None:
+    """--input-value for formats whose inputs are declared in the file: each
+    named input becomes a constant of its declared dtype (a branch on it, an
+    exporter's `if sr == 16000`, then folds to the branch taken)."""
+    for name, value in (values or {}).items():
+        if name not in source.inputs:
+            raise SelectionError(f"--input-value: '{name}' is not an input; inputs are "
+                                 f"{', '.join(source.inputs)}")
+        info = source.info[name]
+        array = np.array(value, dtype=info.dtype)
+        declared = info.shape
+        if declared is not None and (len(declared) != array.ndim or any(
+                d is not None and d != a for d, a in zip(declared, array.shape))):
+            raise SelectionError(f"--input-value {name}: a value of shape {list(array.shape)} "
+                                 f"for an input of shape "
+                                 f"{['?' if d is None else d for d in declared]}")
+        source.inputs.remove(name)
+        source.ops.insert(0, SourceOp("Constant", name, [], [name], const_value=array))
+        source.info[name] = TensorInfo(str(array.dtype), tuple(array.shape))
+
+
 def split_input_shapes(shapes: dict[str, list] | None
                        ) -> tuple[dict[str, list] | None, dict[str, list], dict[str, int]]:
     """--input-shape dims as given (x2/cli.py parse_input_shapes): an int fixes

@@ -95,9 +95,11 @@ def tf_run(args):
 @task("onnx.run")
 @source_run
 def onnx_run(args):
+    from ..contracts import ReadRequest
     from ..frontends.onnx.reader import run_onnx_source
-    return _generate_or_run(
-        args, lambda inputs: run_onnx_source(args["request"]["model"], args["names"], inputs))
+    request = ReadRequest.from_json(args["request"])
+    return _generate_or_run(args, lambda inputs: run_onnx_source(
+        request.model, args["names"], inputs, request.options.input_values))
 
 
 @task("torch.run")

@@ -659,7 +659,7 @@ def read_ir(request: ReadRequest):
     """(IR graph, source record): the model read, given its --input-shape,
     pruned to --inputs/--outputs and mapped."""
     from ...registry import ONNX
-    from ..common import apply_input_shapes, map_graph, select_subgraph
+    from ..common import apply_input_shapes, fix_input_values, map_graph, select_subgraph
     try:
         source = read_onnx(request.model, request.input_shapes)
     except (X2Error, OSError):
@@ -668,16 +668,32 @@ def read_ir(request: ReadRequest):
         raise ModelLoadError(f"{request.model}: cannot read the model "
                              f"({type(exc).__name__}: {one_line(exc, 200)})") from exc
     apply_input_shapes(source, request.input_shapes)
+    fix_input_values(source, request.options.input_values)
     source = select_subgraph(source, request.inputs, request.outputs)
     graph = map_graph(source, ONNX,
                       lambda op, arrays: evaluate_onnx_node(op, arrays, source.version))
     graph.meta.source_model = request.model
     graph.meta.opset = source.version
-    return graph, {}
+    # x2 check feeds the fixed inputs to the source model
+    fixed = request.options.input_values
+    return graph, ({"options": {"input_values": fixed}} if fixed else {})
 
 
-def run_onnx_source(path: str, names: list[str], inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run the source .onnx in onnxruntime (the parity reference)."""
+def run_onnx_source(path: str, names: list[str], inputs: list[np.ndarray],
+                    fixed: dict | None = None) -> list[np.ndarray]:
+    """Run the source .onnx in onnxruntime (the parity reference); `fixed`:
+    the --input-value inputs, in their declared dtype."""
     import onnxruntime as ort
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return session.run(None, dict(zip(names, inputs)))
+    feed = dict(zip(names, inputs))
+    for i in session.get_inputs():
+        if i.name in (fixed or {}):
+            dtype = ort_dtype(i.type)
+            feed[i.name] = np.array(fixed[i.name], dtype=dtype)
+    return session.run(None, feed)
+
+
+def ort_dtype(type_name: str) -> str:
+    """numpy's name for an onnxruntime type string ("tensor(int64)")."""
+    name = type_name.removeprefix("tensor(").removesuffix(")")
+    return {"float": "float32", "double": "float64", "float16": "float16"}.get(name, name)

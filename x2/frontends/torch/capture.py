@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import inspect
 import operator
+import re
+import sys
 from dataclasses import asdict
 import numpy as np
 from ...contracts import ReadOptions, ReadRequest
@@ -52,10 +54,16 @@ def select_arguments(module, wanted: list[str] | None, input_shapes: dict | None
 
 
 def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
-                   names: list[str] | None = None) -> dict:
+                   names: list[str] | None = None, lowest_int: int = 0,
+                   fixed: dict | None = None) -> dict:
     """Random example inputs for the chosen forward() arguments, by name in
-    signature order."""
+    signature order. Integers are 0 or 1 (token ids, masks and indices any
+    model takes); `lowest_int=1` makes them all 1, for models that reject a
+    0 (a sequence length). `fixed` (--input-value) arguments get their
+    value as the Python number or list given: torch.export makes it a
+    constant of the program."""
     torch = _torch()
+    fixed = fixed or {}
     names = names if names is not None else select_arguments(module, None, input_shapes)
     module_name = getattr(module, "original_name", None) or type(module).__name__
     shapes = dict(input_shapes or {})
@@ -65,11 +73,16 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
             raise SelectionError(f"--input-dtype {name}: not an input of {module_name}.forward; "
                                  f"its inputs are {', '.join(names) or 'none'} (name defaulted "
                                  f"arguments in --inputs to make them inputs)")
-    missing = [n for n in names if n not in shapes]
+    missing = [n for n in names if n not in shapes and n not in fixed]
     if missing:
         raise SelectionError(
             f"give the shape of every input with --input-shape NAME:D1,D2,...; missing: "
             f"{', '.join(missing)} (forward({', '.join(names)}))")
+    for name in fixed:
+        if name not in names:
+            raise SelectionError(f"--input-value {name}: not an argument of "
+                                 f"{module_name}.forward (its arguments are "
+                                 f"{', '.join(names) or 'none'})")
     static, named, _ = split_input_shapes(shapes)
     examples = symbol_examples(shapes)
     shapes = {name: [examples[symbol] if symbol else d
@@ -78,6 +91,9 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
     gen = torch.Generator().manual_seed(0)
     args = {}
     for name in names:
+        if name in fixed:
+            args[name] = fixed[name]
+            continue
         wanted = dtypes.get(name, dtypes.get("*", "float32"))
         dtype = getattr(torch, wanted, None)
         if not isinstance(dtype, torch.dtype):
@@ -86,8 +102,13 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
             args[name] = torch.randn(shapes[name], generator=gen).to(dtype)
         else:
             # Small non-negative integers: valid token ids, masks and indices.
-            args[name] = torch.randint(0, 2, shapes[name], generator=gen).to(dtype)
+            args[name] = torch.randint(lowest_int, 2, shapes[name], generator=gen).to(dtype)
     return args
+
+
+def _has_int_inputs(kwargs: dict) -> bool:
+    return any(not (v.dtype.is_floating_point or v.dtype.is_complex)
+               for v in kwargs.values() if hasattr(v, "dtype"))
 
 
 
@@ -126,7 +147,7 @@ def _dynamic_shapes(torch, input_shapes: dict | None, names: list[str], dynamic_
 
 
 def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=False,
-           arguments: list[str] | None = None):
+           arguments: list[str] | None = None, fixed: dict | None = None):
     """A decomposed torch.export program of `obj`; `arguments` are the forward()
     arguments that become inputs (default: those without a default value)."""
     torch = _torch()
@@ -138,7 +159,23 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
             raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
                                  "dynamic dims were chosen when it was exported")
         return _decompose(obj)
-    kwargs = example_inputs(obj, input_shapes, input_dtypes, arguments)
+    kwargs = example_inputs(obj, input_shapes, input_dtypes, arguments, fixed=fixed)
+    try:
+        return _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch)
+    except ModelLoadError:
+        if not _has_int_inputs(kwargs):
+            raise
+        first = sys.exc_info()[1]
+    # lengths of 0 (pack_padded_sequence) or a 0 index the model rejects
+    try:
+        return _export(torch, kind, obj, example_inputs(
+            obj, input_shapes, input_dtypes, arguments, lowest_int=1, fixed=fixed),
+            input_shapes, dynamic_batch)
+    except ModelLoadError:
+        raise first from None
+
+
+def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
     if kind == "script":
         import warnings
         from torch._export.converter import TS2EPConverter
@@ -151,9 +188,10 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
                                  f"program: {type(exc).__name__}: {_first_line(exc)}") from exc
         # The converter's own dynamic dims are its guess: export again with ours.
         obj = program.module()
-    if dynamic_batch and any(a.dim() == 0 for a in kwargs.values()):
+    if dynamic_batch and any(a.dim() == 0 for a in kwargs.values() if hasattr(a, "dim")):
         raise SelectionError("--dynamic-batch: every input needs a batch dim (dim 0)")
-    dynamic = _dynamic_shapes(torch, input_shapes, list(kwargs), dynamic_batch)
+    dynamic = _dynamic_shapes(torch, input_shapes,
+                              [n for n, v in kwargs.items() if hasattr(v, "dim")], dynamic_batch)
     if dynamic is not None:
         dynamic = {name: dynamic.get(name) for name in kwargs}
     # A module by keyword: a defaulted argument chosen with --inputs may follow
@@ -174,9 +212,32 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
             hint = (f" with the dims named {', '.join(named)} dynamic (the model may fix "
                     f"or constrain them: give such a dim as a number, or its example size "
                     f"as NAME=SIZE)")
+        data_dependent = _data_dependent(exc)
+        if data_dependent:
+            raise ModelLoadError(data_dependent) from exc
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
     return _decompose(program)
+
+
+_RAISED_AT = re.compile(r'The following call raised this error:\s*\n\s*File "([^"\n]+)", '
+                        r'line (\d+), in (\w+)\n\s*([^\n]*)')
+
+
+def _data_dependent(exc: Exception) -> str | None:
+    """What to tell a user whose model decides something from a value its
+    input computes (`if x.sum() > 0`, `x[: n.item()]`): where, and what to
+    do about it. None for other capture errors."""
+    text = str(exc)
+    if "data-dependent" not in text and "GuardOnDataDependent" not in type(exc).__name__:
+        return None
+    found = _RAISED_AT.search(text)
+    where = (f"{found[1]}, line {found[2]}, in {found[3]}: `{found[4].strip()}`" if found
+             else "a line of the model")
+    return (f"torch.export cannot capture the model at {where}: it branches on, or sizes "
+            f"a tensor by, a value computed from its input, and a captured graph holds no "
+            f"such Python decision. Write that step with torch.where (both sides computed) "
+            f"or torch.cond, or make the value a constant of the model")
 
 
 def _decompose(program):
@@ -271,8 +332,11 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     arguments = None
     if _is_module(kind):
         arguments = select_arguments(obj, _argument_inputs(obj, inputs), input_shapes)
+    fixed = options.input_values
     program = export(kind, obj, input_shapes, options.input_dtypes, options.dynamic_batch,
-                     arguments)
+                     arguments, fixed)
+    if arguments is not None:
+        arguments = [a for a in arguments if a not in fixed]
     return describe_program(program), arguments
 
 
@@ -330,7 +394,8 @@ def _read_traced(request: ReadRequest, kind: str, obj):
     options = request.options
     named = any(isinstance(d, str) for dims in (request.input_shapes or {}).values()
                 for d in dims)
-    if request.outputs or options.dynamic_batch or named or kind != "module":
+    if request.outputs or options.dynamic_batch or named or kind != "module" or \
+            options.input_values:
         return None, None  # a trace is frozen at its example shapes
     chosen = _argument_inputs(obj, request.inputs)
     if request.inputs and chosen is None:
@@ -338,7 +403,19 @@ def _read_traced(request: ReadRequest, kind: str, obj):
     arguments = select_arguments(obj, chosen, request.input_shapes)
     kwargs = example_inputs(obj, request.input_shapes, options.input_dtypes, arguments)
     try:
-        source = trace.describe_trace(trace.trace(obj, kwargs), obj, arguments)
+        traced = trace.trace(obj, kwargs)
+    except trace.Untraceable as exc:
+        if not _has_int_inputs(kwargs):
+            return None, str(exc)
+        # lengths of 0 (pack_padded_sequence) or a 0 index the model rejects
+        kwargs = example_inputs(obj, request.input_shapes, options.input_dtypes, arguments,
+                                lowest_int=1)
+        try:
+            traced = trace.trace(obj, kwargs)
+        except trace.Untraceable:
+            return None, str(exc)
+    try:
+        source = trace.describe_trace(traced, obj, arguments)
         graph = map_graph(source, TORCH, evaluate_aten, options.keep_trainable)
     except trace.Untraceable as exc:
         return None, str(exc)
@@ -383,8 +460,8 @@ def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None =
     tensors = [torch.from_numpy(np.array(x, order="C")) for x in inputs]  # (ascontiguousarray makes 0-d 1-d)
     arguments = options.forward_args
     with torch.no_grad():
-        if arguments and kind == "module":
-            result = model(**dict(zip(arguments, tensors)))
+        if arguments and (kind == "module" or options.input_values):
+            result = model(**dict(zip(arguments, tensors)), **options.input_values)
         else:
             result = model(*tensors)
     return _output_arrays(result)

@@ -66,7 +66,9 @@ def describe_program(program) -> SourceGraph:
     user_inputs: list[str] = []
     for spec in sig.input_specs:
         if spec.kind == InputKind.USER_INPUT:
-            user_inputs.append(spec.arg.name)
+            # a Python number given to forward (--input-value) is a constant of the program
+            if type(spec.arg).__name__ == "TensorArgument":
+                user_inputs.append(spec.arg.name)
         elif spec.target is not None:
             consts[spec.arg.name] = spec.target
 
