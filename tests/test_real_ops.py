@@ -199,3 +199,23 @@ def test_an_onnx_branch_on_an_input_folds_with_input_value(tmp_path):
                   "--out", str(tmp_path / "bad"), "--input-value", "rate=16000")
     assert bad.returncode != 0 and "'rate' is not an input; inputs are x, sr" in bad.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_scripted_model_with_control_flow_is_refused_saying_what_to_give(tmp_path):
+    script = tmp_path / "scripted.pt"
+    code = ("import torch, sys\n"
+            "class M(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        if x.sum() > 0:\n"
+            "            return x * 2\n"
+            "        return x - 1\n"
+            "torch.jit.script(M()).save(sys.argv[1])\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True,
+                          text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with pytest.raises(X2Error) as info:
+        convert(str(script), str(tmp_path / "out"), source="torch", target="onnx",
+                input_shapes={"x": [2, 3]})
+    message = str(info.value)
+    assert "prim::If" in message and "torch.jit.trace" in message and "nn.Module" in message
+    assert not (tmp_path / "out").exists()

@@ -181,11 +181,19 @@ _UNARY = {"relu": "relu", "sigmoid": "sigmoid", "tanh": "tanh", "silu": "silu", 
 @torch_mapper(*[f"aten.{name}.default" for name in _UNARY])
 def unary(ctx, op):
     """the elementwise IR op of the same name (an integer input that torch
-    promotes, as in `sin` or `reciprocal` of int, is cast first)."""
+    promotes, as in `sin` or `reciprocal` of int, is cast first). torch's
+    sign of NaN is 0 (numpy's and the IR's is NaN): a `where` says so."""
     x, out_dtype = op.inputs[0], ctx.dtype(op.outputs[0])
     if ctx.dtype(x) != out_dtype and out_dtype != "bool":
         x = ctx.emit("cast", [x], {"dtype": out_dtype}, shape=ctx.shape(x), hint="promoted")
-    ctx.emit(_UNARY[op.type.split(".")[1]], [x], outputs=op.outputs)
+    name = _UNARY[op.type.split(".")[1]]
+    if name == "sign" and out_dtype.startswith(("float", "bfloat")):
+        nan = ctx.emit("isnan", [x], dtype="bool", shape=ctx.shape(x), hint="nan")
+        sign = ctx.emit("sign", [x], shape=ctx.shape(x), hint="sign")
+        ctx.emit("where", [nan, ctx.constant(np.array(0, out_dtype), "zero"), sign],
+                 outputs=op.outputs)
+        return
+    ctx.emit(name, [x], outputs=op.outputs)
 
 
 @torch_mapper("aten.gelu.default")

@@ -40,15 +40,20 @@ def reduce(fn):
     return lambda xs, a: [np.asarray(fn(xs[0], axis=tuple(a["axes"]), keepdims=a["keepdims"]))]
 
 
+def _row_max(x, axis):
+    """The max along `axis` for the shift; an empty axis has none (and no output)."""
+    return x.max(axis=axis, keepdims=True) if x.shape[axis] else 0
+
+
 def softmax(xs, a):
     x = xs[0]
-    e = np.exp(x - x.max(axis=a["axis"], keepdims=True))
+    e = np.exp(x - _row_max(x, a["axis"]))
     return [e / e.sum(axis=a["axis"], keepdims=True)]
 
 
 def log_softmax(xs, a):
     x = xs[0]
-    shifted = x - x.max(axis=a["axis"], keepdims=True)
+    shifted = x - _row_max(x, a["axis"])
     return [shifted - np.log(np.exp(shifted).sum(axis=a["axis"], keepdims=True))]
 
 

@@ -184,6 +184,14 @@ def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
                 warnings.simplefilter("ignore")
                 program = TS2EPConverter(obj, tuple(kwargs.values())).convert()
         except Exception as exc:
+            flow = re.search(r"prim::(If|Loop)", str(exc))
+            if flow:
+                raise ModelLoadError(
+                    f"the TorchScript module is scripted with Python control flow "
+                    f"(prim::{flow[1]}), which torch's TorchScript-to-export converter "
+                    f"(TS2EPConverter) cannot take and x2 does not read yet; give x2 the "
+                    f"nn.Module (file.py:factory), a torch.jit.trace of it, or an ONNX export "
+                    f"of it (torch.onnx), fixing mode arguments with --input-value") from exc
             raise ModelLoadError(f"could not convert the TorchScript module to a torch.export "
                                  f"program: {type(exc).__name__}: {_first_line(exc)}") from exc
         # The converter's own dynamic dims are its guess: export again with ours.
