@@ -66,37 +66,12 @@ WIDE = dict(n_layer=4, n_embd=768, n_head=12, vocab_size=8192, n_positions=1024)
 
 
 def _gpt2_with_past(**config):
-    """The tiny GPT-2 (or one of `config`) taking (input_ids, attention_mask over
-    past + new tokens, position_ids, past keys/values) and giving (logits,
-    present keys/values); example: 2 sequences of 3 new tokens after 5 cached."""
-    import torch
-    from transformers import DynamicCache
-    model, _ = _gpt2(**config)
-    inner = model.model
-    layers, heads = inner.config.n_layer, inner.config.n_head
-    head_dim = inner.config.n_embd // heads
-
-    class WithPast(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = inner
-
-        def forward(self, input_ids, attention_mask, position_ids, *past):
-            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(layers)],
-                                 config=inner.config)
-            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                             position_ids=position_ids, past_key_values=cache, use_cache=True)
-            return (out.logits, *[t for layer in out.past_key_values.layers
-                                  for t in (layer.keys, layer.values)])
-
-    gen = torch.Generator().manual_seed(1)
-    batch, new, cached = 2, 3, 5
-    past_names = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
-    example = (torch.randint(0, inner.config.vocab_size, (batch, new), generator=gen),
-               torch.ones(batch, cached + new, dtype=torch.long),
-               torch.arange(cached, cached + new).expand(batch, new),
-               *[torch.randn(batch, heads, cached, head_dim, generator=gen) for _ in past_names])
-    return WithPast().eval(), example, past_names
+    """The tiny GPT-2 (or one of `config`) as one decoding step with its cache
+    (x2 convert --with-cache's module): (step, example, past input names)."""
+    from x2.frontends.torch.cache import input_names, step_with_example
+    lm = _gpt2(**config)[0].model
+    step, example = step_with_example(lm)
+    return step, example, input_names(lm)[3:]
 
 
 def gpt2_with_past_legacy(out: str, **config) -> None:
@@ -144,6 +119,11 @@ def fully_convolutional_cnn():
 def gpt2_logits():
     """The tiny random-weight GPT-2 of the ONNX exports, as a torch module."""
     return _gpt2()[0]
+
+
+def gpt2_lm():
+    """The tiny GPT-2 as transformers' causal LM itself (x2 convert --with-cache)."""
+    return _gpt2()[0].model
 
 
 def gpt2_wide_logits():

@@ -21,6 +21,7 @@ from conftest import ROOT, _build
 from dynamic_models import EXAMPLE_SEQ
 from x2.check.parity import check
 from x2.convert import convert
+from x2.errors import X2Error
 
 pytestmark = pytest.mark.xdist_group("dynamic")
 TARGETS = ["onnx", "paddle", "torch"]
@@ -333,6 +334,50 @@ def test_decoder_exported_with_its_cache_generates_the_sources_tokens(decoder_wi
     assert tokens.shape == (3, 8) and len({tuple(row) for row in tokens}) == 3
     if target != "onnx":  # model.py's own generate() decodes the same tokens
         assert _model_py_generate(target, out, 8) == result["source_tokens"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_transformers_decoder_with_cache_from_torch_generates_the_sources_tokens(target,
+                                                                                tmp_path):
+    """x2 convert --with-cache: transformers' GPT-2 itself (its DynamicCache
+    built from tensors and flattened back inside the step) becomes the
+    exported-decoder interface, named as optimum names it; checked at three
+    (new, cached) lengths, then 8 greedy tokens from left-padded prompts
+    against transformers running the same step, and model.py's generate()."""
+    from dynamic_models import PAST_INPUTS, PRESENT_OUTPUTS
+    from x2.check.generation import check_generation
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_lm"
+    out = tmp_path / "out"
+    report = convert(model, str(out), source="torch", target=target,
+                     options={"with_cache": True})
+    assert [i["name"] for i in report.inputs] == [
+        "input_ids", "attention_mask", "position_ids", *PAST_INPUTS]
+    assert [i["dims"] for i in report.inputs] == [
+        ["batch", "seq"], ["batch", "total"], ["batch", "seq"],
+        *[["batch", None, "past", None]] * 4]
+    assert [o["name"] for o in report.outputs] == ["logits", *PRESENT_OUTPUTS]
+    sizes = {"seq": [3, 1, 4], "past": [5, 7, 2], "total": [8, 8, 6]}
+    result = check(model, str(out), source="torch", target=target, dim_sizes=sizes,
+                   serving=True)
+    assert [(s["dims"]["seq"], s["dims"]["past"]) for s in result["shapes_checked"]] == [
+        (3, 5), (1, 7), (4, 2)]
+    assert result["passed"], result["outputs"]
+    generated = check_generation(model, str(out), source="torch", target=target,
+                                 new_tokens=8, serving=True)
+    assert generated["passed"] and all(r["tokens_equal"] for r in generated["runners"]), \
+        generated["runners"]
+    if target != "onnx":
+        assert _model_py_generate(target, out, 8) == generated["source_tokens"]
+
+
+def test_with_cache_takes_a_causal_lm_and_sets_the_inputs_itself(tmp_path):
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_lm"
+    with pytest.raises(X2Error, match="--with-cache sets the inputs itself"):
+        convert(model, str(tmp_path / "a"), source="torch", target="onnx",
+                input_shapes={"input_ids": [2, 3]}, options={"with_cache": True})
+    with pytest.raises(X2Error, match="--with-cache takes a transformers causal LM"):
+        convert(f"{ROOT / 'tests' / 'dynamic_models.py'}:yolo_head", str(tmp_path / "b"),
+                source="torch", target="onnx", options={"with_cache": True})
 
 
 _GENERATE = """

@@ -27,12 +27,15 @@ registry = zoo.registry
 # they fold only because the zoo converts it with static input shapes.
 # cache_gpt2 is GPT-2 exported to ONNX with its cache: checked at three (new,
 # cached) lengths and by generating 32 tokens (x2 check --generate).
+# with_cache_llama is Llama converted from transformers with its cache
+# (x2 convert --with-cache): three (new, cached) lengths and 32 tokens.
 # silero_vad_frames is Silero's voice-activity model with its trained weights
 # (the silero-vad wheel), checked on a voiced signal.
 FAST = {"keras_text_cnn": 1e-5, "resnet": 1e-5, "mobilevit": 1e-5, "keras_hub_gpt2": 1e-5,
         "gpt2": 1e-5, "llama": 1e-5, "bart": 1e-5, "bert": 1e-5, "wav2vec2": 1e-5,
         "keras_mobilenet_v3_small": 1e-4, "torch_nn_transformer_legacy": 1e-5,
-        "light_squeezenet": 1e-5, "cache_gpt2": 1e-5, "silero_vad_frames": 1e-5}
+        "light_squeezenet": 1e-5, "cache_gpt2": 1e-5, "silero_vad_frames": 1e-5,
+        "with_cache_llama": 1e-5}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ def test_registry_has_sixty_architectures_from_every_source():
     assert {e.source for e in entries} == {"tf", "torch", "onnx"}
     assert {"hf-text", "hf-decoder", "hf-seq2seq", "hf-vision", "hf-speech", "keras-app",
             "keras-seq", "keras-hub", "onnx-exported", "onnx-light", "onnx-cache",
-            "packaged"} <= set(
+            "packaged", "torch-cache"} <= set(
                 registry.FAMILIES)
 
 

@@ -126,10 +126,10 @@ def dropout_mlp():
 
 
 class Unsupported(nn.Module):
-    """Two ops no mapper handles (cumprod twice, sort once) for the error test."""
+    """Two ops no mapper handles (cumprod twice, kthvalue once) for the error test."""
 
     def forward(self, x):
-        return torch.cumprod(x, 1) + torch.cumprod(x, 0) + torch.sort(x, 1).values
+        return torch.cumprod(x, 1) + torch.cumprod(x, 0) + torch.kthvalue(x, 2, 1).values[:, None]
 
 
 def unsupported():

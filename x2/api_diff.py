@@ -363,7 +363,7 @@ def _dedent(code: str) -> str:
 MODULES = {"tf": ("mappers.tf.api_docs", "mappers.tf.api_docs_nn", "mappers.tf.api_docs_ops", "mappers.tf.api_docs_keras",
                   "mappers.tf.api_docs_forms"),
            "torch": ("mappers.torch.api_docs", "mappers.torch.api_docs_ops", "mappers.torch.api_docs_nn",
-                     "mappers.torch.api_docs_forms")}
+                     "mappers.torch.api_docs_writes", "mappers.torch.api_docs_forms")}
 
 
 def tables() -> dict[str, ApiTable]:

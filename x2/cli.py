@@ -460,6 +460,11 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
                    "sr=16000; a list as 1,2,3): a constant of the converted model, not an "
                    "input; branches on it keep the branch taken. x2 check feeds it to the "
                    "source.")
+@click.option("--with-cache", is_flag=True,
+              help="--from torch, a transformers causal LM: convert one decoding step with "
+                   "its KV cache as inputs and outputs (input_ids, attention_mask, "
+                   "position_ids, past_key_values.N.key/value -> logits, present.N.key/"
+                   "value), for generation (x2 check --generate N; model.py's generate).")
 @click.option("--trust-pickle", is_flag=True,
               help="Allow torch.load to unpickle arbitrary objects (runs code from the file).")
 @click.option("--dynamic-batch", is_flag=True,
@@ -508,8 +513,8 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
-            io_layout, opset, input_dtype, input_range, input_value, trust_pickle, dynamic_batch,
-            model_def, trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
+            io_layout, opset, input_dtype, input_range, input_value, with_cache, trust_pickle,
+            dynamic_batch, model_def, trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
             io_dtype, purpose, exportable, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
@@ -529,7 +534,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         trust_pickle=bool(trust_pickle), dynamic_batch=bool(dynamic_batch),
         model_def=model_def or None, trust_code=bool(trust_code),
         tags=_split(tags) if tags else None, tf_reader=tf_reader,
-        unroll_loops=bool(unroll_loops))
+        unroll_loops=bool(unroll_loops), with_cache=bool(with_cache))
     try:
         options.input_ranges = parse_input_ranges(input_range)
         options.input_values = parse_input_values(input_value)

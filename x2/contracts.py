@@ -63,6 +63,9 @@ class ReadOptions:
     # constant of the converted model, not one of its inputs; x2 check feeds
     # it to the source
     input_values: dict[str, float | int | list] = field(default_factory=dict)
+    # --with-cache: a transformers causal LM read as one decoding step with its
+    # KV cache at the interface (x2/frontends/torch/cache.py)
+    with_cache: bool = False
     # torch modules: the forward() arguments the converted model's inputs are
     # passed to, by name (set by the frontend when --inputs chose them)
     forward_args: list[str] | None = None

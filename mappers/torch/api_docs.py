@@ -161,7 +161,7 @@ module("torch.rsub", "math", ["rsub.Tensor", "rsub.Scalar"], "paddle.subtract (s
 module("torch.mul", "math", ["mul.Tensor", "mul.Scalar"], "paddle.multiply", "torch.mul(input, other, *, out=None)",
        "paddle.multiply(x, y, name=None)", [INPUT, a("other", "y", "renamed"), OUT],
        _Y + f"out = [torch.mul({T}, torch.tensor(y)), {T} * 3]", _Y + f"out = [paddle.multiply({P}, paddle.to_tensor(y)), {P} * 3]")
-module("torch.div", "math", ["div.Tensor", "div.Scalar"], "paddle.divide", "torch.div(input, other, *, rounding_mode=None, out=None)",
+module("torch.div", "math", ["div.Tensor", "div.Scalar", "div.Tensor_mode", "div.Scalar_mode"], "paddle.divide", "torch.div(input, other, *, rounding_mode=None, out=None)",
        "paddle.divide(x, y, name=None)",
        [INPUT, a("other", "y", "renamed"), a("rounding_mode", "—", "semantics", "'floor' is paddle.floor_divide; 'trunc' has no direct op"), OUT],
        _Y + f"out = [torch.div({T}, torch.tensor(np.abs(y) + 0.5)), {T} / 2]",
@@ -297,7 +297,7 @@ for name, ops, pd, kw, pkw in [
 module("torch.cumsum", "math", ["cumsum.default"], "paddle.cumsum", "torch.cumsum(input, dim, *, dtype=None, out=None)",
        "paddle.cumsum(x, axis=None, dtype=None, name=None)",
        [INPUT, a("dim", "axis", "default", "required in torch; Paddle's default None flattens the input first"),
-        a("dtype", "dtype", "same", "x2 refuses a dtype argument"), OUT],
+        a("dtype", "dtype", "same", "x2 casts the input to it first, as torch does"), OUT],
        f"t = {T}\nout = [torch.cumsum(t, dim=1), torch.cumsum(t, -1), torch.cumsum((t > 0).int(), dim=2)]",
        f"t = {P}\nout = [paddle.cumsum(t, axis=1), paddle.cumsum(t, -1), paddle.cumsum((t > 0).astype('int32'), axis=2)]",
        ("Integer input sums to int64 on both sides unless dtype is given (int32 here). torch also sums bool (to "
@@ -333,7 +333,7 @@ module("torch.Tensor.view", "array", ["view.default"], "paddle.Tensor.reshape / 
        "paddle.reshape(x, shape)", [a("*shape", "shape", "semantics", "varargs vs a list")],
        f"out = {T}.view(2, 12)", f"out = {P}.reshape([2, 12])", "view(dtype) reinterpretation is not mapped.")
 api("torch.Tensor.size", "array", ("aten.sym_size.int", "sym.add", "sym.sub", "sym.mul",
-                                    "sym.floordiv", "sym.mod", "sym.neg"),
+                                    "sym.floordiv", "sym.mod", "sym.neg", "sym.max", "sym.min"),
     "paddle.shape", "Tensor.size(dim=None)", "paddle.shape(input)",
     [a("dim", "index", "semantics", "paddle.Tensor.shape is a list: index it")],
     "t = torch.tensor(x)\nout = t.reshape(t.size(0) * t.size(1), -1)",
@@ -511,7 +511,8 @@ module("torch.nn.LSTM", "recurrent", [], "paddle.nn.LSTM",
        """, ("Reference only, not converted by x2 (no LSTM mapper).",
              "Keras LSTM kernels are [in, 4H] (transpose them) with one bias; TF1 LSTMCell orders gates i, c, f, o."),
        shape=(2, 4, 3), atol=1e-4)
-module("torch.nn.functional.interpolate", "resize", [], "paddle.nn.functional.interpolate",
+module("torch.nn.functional.interpolate", "resize", ["upsample_bilinear2d.vec", "upsample_bilinear2d.default",
+                                                     "upsample_nearest2d.vec", "upsample_nearest2d.default"], "paddle.nn.functional.interpolate",
        "torch.nn.functional.interpolate(input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None, antialias=False)",
        "paddle.nn.functional.interpolate(x, size=None, scale_factor=None, mode='nearest', align_corners=False, align_mode=0, data_format='NCHW', name=None)",
        [INPUT, a("size / scale_factor / mode", "size / scale_factor / mode"),

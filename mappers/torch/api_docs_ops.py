@@ -11,12 +11,12 @@ from x2.api_diff import a as A
 # ---------------------------------------------------------------- torch.* unary math (one input; `out=` has no Paddle counterpart)
 _POS = "t.abs() + 1.5"     # inputs > 1 (acosh), in (0, 1) (atanh via tanh), positive (logs)
 for name, pd, arg, ops, cat, note in [
-        ("tan", "tan", "t", (), "", ""), ("asin", "asin", "t.tanh()", (), "", ""),
-        ("acos", "acos", "t.tanh()", (), "", ""), ("atan", "atan", "t", (), "", ""),
-        ("sinh", "sinh", "t", (), "", ""), ("cosh", "cosh", "t", (), "", ""),
-        ("asinh", "asinh", "t", (), "", ""), ("acosh", "acosh", _POS, (), "", ""),
-        ("atanh", "atanh", "t.tanh() * 0.9", (), "", ""), ("expm1", "expm1", "t", (), "", ""),
-        ("log1p", "log1p", "t.abs()", (), "", ""), ("log2", "log2", _POS, (), "", ""),
+        ("tan", "tan", "t", ("tan.default",), "", ""), ("asin", "asin", "t.tanh()", ("asin.default",), "", ""),
+        ("acos", "acos", "t.tanh()", ("acos.default",), "", ""), ("atan", "atan", "t", ("atan.default",), "", ""),
+        ("sinh", "sinh", "t", ("sinh.default",), "", ""), ("cosh", "cosh", "t", ("cosh.default",), "", ""),
+        ("asinh", "asinh", "t", ("asinh.default",), "", ""), ("acosh", "acosh", _POS, ("acosh.default",), "", ""),
+        ("atanh", "atanh", "t.tanh() * 0.9", ("atanh.default",), "", ""), ("expm1", "expm1", "t", (), "", ""),
+        ("log1p", "log1p", "t.abs()", ("log1p.default",), "", ""), ("log2", "log2", _POS, (), "", ""),
         ("log10", "log10", _POS, (), "", ""), ("square", "square", "t", (), "", ""),
         ("frac", "frac", "t * 3", (), "", ""),
         ("erfinv", "erfinv", "t.tanh() * 0.9", (), "", ""), ("lgamma", "lgamma", _POS, (), "", ""),
@@ -83,7 +83,7 @@ for name, pd, spec, ops, cat, note in [
         ("norm", "norm", "input>x=t; p=2?; dim>axis=1?; keepdim=True?", (), "",
          "torch.norm is deprecated for torch.linalg.norm; without dim both compute the norm of all elements"),
         ("argsort", "argsort", "input>x=t; dim>axis=1?; descending=True?", (), "", "int64 indices"),
-        ("topk", "topk", "input>x=t; k=2; dim>axis=1?; largest=False?; sorted=True?", (), "",
+        ("topk", "topk", "input>x=t; k=2; dim>axis=1?; largest=False?; sorted=True?", ("topk.default",), "",
          "(values, indices) on both sides"),
         ("kthvalue", "kthvalue", "input>x=t; k=2; dim>axis=1?; keepdim=True?", (), "", "(values, indices) on both sides"),
         ("cummax", "cummax", "input>x=t; dim>axis=1", (), "", "(values, indices) on both sides"),
@@ -96,7 +96,7 @@ for name in ("max", "min"):
          "input>x=t; dim>axis=1; keepdim=True?", pd_pre=_MAX.format(name), pd_fn=name, category="return-types",
          notes=(f"With dim, torch.{name} returns (values, indices); paddle.{name} returns the values only: take the "
                 f"indices from paddle.arg{name}. Without dim both return the overall {name}."))
-call("torch.sort", "reduction", (), "paddle.sort + paddle.argsort", "input>x=t; dim>axis=-1?; descending=True?",
+call("torch.sort", "reduction", aten("sort.default", "sort.stable"), "paddle.sort + paddle.argsort", "input>x=t; dim>axis=-1?; descending=True?",
      pd_pre="def sort(x, axis=-1, descending=False):\n    return paddle.sort(x, axis, descending), "
             "paddle.argsort(x, axis, descending)\n", pd_fn="sort", category="return-types",
      notes="torch.sort returns (values, indices); paddle.sort returns values only, paddle.argsort the indices.")
@@ -140,7 +140,7 @@ api("torch.meshgrid", "array", (), "paddle.meshgrid", "torch.meshgrid(*tensors, 
 call("torch.eye", "creation", (), "paddle.eye", "n>num_rows=3; m>num_columns=4?", rows=[OUT],
      notes="float32 (the default dtype) on both sides")
 call("torch.linspace", "creation", (), "paddle.linspace", "start=-1.0; end>stop=1.0; steps>num=5", rows=[OUT])
-call("torch.scatter", "array", (), "paddle.put_along_axis", "input>arr=t; dim>axis=1; index>indices=t.argsort(dim=1) | t.argsort(axis=1); src>values=u",
+call("torch.scatter", "array", aten("scatter.src", "scatter.value"), "paddle.put_along_axis", "input>arr=t; dim>axis=1; index>indices=t.argsort(dim=1) | t.argsort(axis=1); src>values=u",
      pd_pos=1, category="usage",
      notes="Argument order differs (torch input, dim, index, src; Paddle arr, indices, values, axis); "
            "torch's reduce= is Paddle's reduce= ('add', 'mul', ...).")

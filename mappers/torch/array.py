@@ -162,10 +162,15 @@ def squeeze(ctx, op):
 
 @torch_mapper("aten.cat.default", "aten.concat.default")
 def cat(ctx, op):
-    """`concat`."""
+    """`concat`; a 1-D empty tensor among higher-rank ones is left out, as
+    torch leaves it out (a transformers DynamicCache starts each layer so)."""
     values, dim = args(op, None, 0)
-    ctx.emit("concat", list(values), {"axis": axis(ctx, op.outputs[0], dim)},
-             outputs=op.outputs)
+    out_rank = rank(ctx, op.outputs[0])
+    values = [v for v in values if out_rank == 1 or tuple(ctx.shape(v) or ()) != (0,)]
+    if len(values) == 1:
+        ctx.alias(op.outputs[0], values[0])
+        return
+    ctx.emit("concat", values, {"axis": axis(ctx, op.outputs[0], dim)}, outputs=op.outputs)
 
 
 @torch_mapper("aten.stack.default")

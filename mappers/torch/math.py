@@ -7,6 +7,7 @@ from x2.registry import torch_mapper
 
 from ._util import (args, axes, axis, cast_to, is_value, operand, result_type, type_category,
                     unsupported)
+from .sizes import is_size
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow",
            "maximum": "maximum", "minimum": "minimum", "eq": "equal", "ne": "not_equal",
@@ -41,10 +42,12 @@ def binary(ctx, op):
     target computes in the dtype torch does (true division of ints in float)."""
     name = op.type.split(".")[1]
     a, b = args(op)[:2]
-    common = result_type(ctx, [a, b])
+    # a size computed from a dynamic dim (cache_position + past length) is a Python int to torch
+    common = result_type(ctx, [0 if is_size(x) else x for x in (a, b)])
     if name == "div" and type_category(common) < 2:
         common = "float32"   # torch's true division: ints give the default float dtype
-    a, b = (cast_to(ctx, x, common) if is_value(x) else
+    a, b = (cast_to(ctx, x.value, common) if is_size(x) else
+            cast_to(ctx, x, common) if is_value(x) else
             ctx.constant(np.array(x, dtype=common), "scalar") for x in (a, b))
     if name in ("add", "sub"):
         b = _scaled(ctx, op, b, op.attrs["kwargs"].get("alpha"), a)

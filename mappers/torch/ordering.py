@@ -32,11 +32,8 @@ def sort(ctx, op):
         x, dim, descending = args(op, None, -1, False)[:3]
     dim = axis(ctx, x, dim)
     size = ctx.shape(x)[dim]
-    if size is None:
-        raise unsupported(op, "sorting along a dim whose size is known only at run time is "
-                              "not supported yet")
-    ctx.emit("topk", [x], {"k": size, "axis": dim, "largest": bool(descending)},
-             outputs=op.outputs[:2])
+    ctx.emit("topk", [x], {"k": -1 if size is None else size, "axis": dim,
+                           "largest": bool(descending)}, outputs=op.outputs[:2])
 
 
 @torch_mapper("aten.histc.default")

@@ -11,7 +11,9 @@ from ._util import args, axis
 
 _ARITHMETIC = {"sym.add": "add", "sym.sub": "sub", "sym.mul": "mul", "sym.mod": "mod",
                # sizes are never negative: truncating and flooring division agree
-               "sym.floordiv": "div"}
+               "sym.floordiv": "div",
+               # torch.sym_max/sym_min (a sliding window's bound on the cached length)
+               "sym.max": "maximum", "sym.min": "minimum"}
 
 
 def is_size(arg) -> bool:

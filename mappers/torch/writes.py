@@ -170,10 +170,13 @@ def index_put(ctx, op):
     if any(ctx.dtype(indices[i]) == "bool" for i in used):
         _masked_fill(ctx, op, x, indices, used, values, accumulate)
         return
+    if used == [0] and len(ctx.shape(indices[0])) == 1:
+        _write_rows(ctx, op, x, indices[0], values, accumulate)
+        return
     shape = list(ctx.shape(x))
     if None in shape:
-        raise unsupported(op, "writing through index tensors into a tensor with sizes known "
-                              "only at run time is not supported yet")
+        raise unsupported(op, "writing through several index tensors into a tensor with "
+                              "sizes known only at run time is not supported yet")
     dims = used
     index_shape = np.broadcast_shapes(*[tuple(ctx.shape(indices[i])) for i in used])
     if None in index_shape:
@@ -219,6 +222,29 @@ def index_put(ctx, op):
                     hint="unmerged")
     ctx.emit("transpose", [back], {"perm": [int(i) for i in np.argsort(perm)]},
              outputs=op.outputs)
+
+
+def _write_rows(ctx, op, x, index, values, accumulate):
+    """x[i] = v with one 1-D index: `scatter_elements` of v's rows along axis
+    0, at any size (the inverse permutation of a mixture-of-experts layer)."""
+    shape = ctx.shape(x)
+    count = ctx.shape(index)[0]
+    written = (count, *shape[1:])
+    if tuple(ctx.shape(values)) != tuple(written):
+        if None in written:
+            raise unsupported(op, "x[i] = v with v broadcast to rows of a size known only at "
+                                  "run time is not supported yet")
+        values = _broadcast_to_shape(ctx, values, written)
+    rows = ctx.run_time_dim(x, 0) if shape[0] is None else \
+        ctx.constant(np.array(shape[0], np.int64), "rows")
+    at = ctx.emit("mod", [cast_to(ctx, index, "int64"), rows], dtype="int64", shape=(count,),
+                  hint="row")   # negative indices count from the end
+    if len(shape) > 1:
+        at = ctx.emit("reshape", [at], {"shape": [-1] + [1] * (len(shape) - 1)},
+                      dtype="int64", shape=(count,) + (1,) * (len(shape) - 1), hint="row")
+        at = _broadcast_to(ctx, at, values)
+    ctx.emit("scatter_elements", [x, at, values],
+             {"axis": 0, "reduction": "add" if accumulate else "none"}, outputs=op.outputs)
 
 
 def _flat_index(ctx, indices, sizes, index_shape, count) -> str:

@@ -22,43 +22,12 @@ NAMES = [f"cache_{d}" for d in DECODERS]
 CHECK_SIZES = {"seq": [3, 1, 4], "past": [5, 7, 2], "total": [8, 8, 6]}
 
 
-def with_cache(model):
-    """`model` (a transformers causal LM) with its cache as tensors at the
-    interface; returns (module, example inputs, cache input names)."""
-    import torch
-    from transformers import DynamicCache
-    config = model.config
-    layers = config.num_hidden_layers
-    heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
-    head_dim = getattr(config, "head_dim", None) or config.hidden_size // \
-        config.num_attention_heads
-
-    class WithCache(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask, position_ids, *past):
-            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(layers)],
-                                 config=config)
-            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                             position_ids=position_ids, past_key_values=cache, use_cache=True)
-            return (out.logits, *[t for layer in out.past_key_values.layers
-                                  for t in (layer.keys, layer.values)])
-
-    gen = torch.Generator().manual_seed(1)
-    batch, new, cached = 2, 3, 5
-    names = [f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
-    example = (torch.randint(0, config.vocab_size, (batch, new), generator=gen),
-               torch.ones(batch, cached + new, dtype=torch.long),
-               torch.arange(cached, cached + new).expand(batch, new),
-               *[torch.randn(batch, heads, cached, head_dim, generator=gen) for _ in names])
-    return WithCache().eval(), example, names
-
-
 def build(name: str, out: str) -> None:
     import torch
-    module, example, past = with_cache(hf.build(name.removeprefix("cache_")))
+    from x2.frontends.torch.cache import input_names, step_with_example
+    lm = hf.build(name.removeprefix("cache_"))
+    module, example = step_with_example(lm)
+    past = input_names(lm)[3:]
     present = [n.replace("past_key_values", "present") for n in past]
     axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
             "position_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"},

@@ -63,6 +63,11 @@ MODELS = {
     "phi": ("PhiConfig", "PhiForCausalLM", dict(
         TEXT, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
         intermediate_size=64, use_cache=False), "text"),
+    # a mixture of experts: top-2 routing over 4 experts (sort, histc, grouped matmul)
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(
+        TEXT, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, intermediate_size=48, num_local_experts=4,
+        num_experts_per_tok=2, use_cache=False), "text"),
     # encoder-decoder
     "t5": ("T5Config", "T5Model", dict(
         vocab_size=128, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,

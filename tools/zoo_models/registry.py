@@ -43,7 +43,7 @@ class Entry:
     def model_path(self, models_dir: Path) -> str:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
         if self.builder == "hf":
-            return f"{HERE / 'hf.py'}:{self.name}"
+            return f"{HERE / 'hf.py'}:{self.name.removeprefix('with_cache_')}"
         if self.builder in ("keras", "keras_hub"):
             return str(models_dir / self.name)
         if self.builder == "packaged":
@@ -63,7 +63,9 @@ class Entry:
 
 HF_FAMILY = {"text": "hf-text", "seq2seq": "hf-seq2seq", "image": "hf-vision",
              "audio": "hf-speech", "mel": "hf-speech"}
-DECODERS = {"gpt2", "llama", "mistral", "qwen2", "gpt_neox", "opt", "phi"}
+DECODERS = {"gpt2", "llama", "mistral", "qwen2", "gpt_neox", "opt", "phi", "mixtral"}
+# Decoders also converted from torch with their cache (x2 convert --with-cache).
+WITH_CACHE = sorted(DECODERS)
 
 
 def _hf_entry(name: str) -> Entry:
@@ -118,6 +120,12 @@ def _cache_entry(name: str) -> Entry:
                  generate=GENERATE_TOKENS)
 
 
+def _with_cache_entry(decoder: str) -> Entry:
+    args = {"options": {"with_cache": True}}
+    return Entry(f"with_cache_{decoder}", "torch-cache", "torch", "hf", args, dynamic_args=args,
+                 check_sizes=cache_models.CHECK_SIZES, generate=GENERATE_TOKENS)
+
+
 def _packaged_entry(name: str) -> Entry:
     args = packaged_models.convert_args(name)
     return Entry(name, "packaged", packaged_models.source(name), "packaged", args,
@@ -133,5 +141,6 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in (
     [_keras_hub_entry(n) for n in keras_hub_models.NAMES] +
     [_onnx_entry(n) for n in onnx_models.NAMES] +
     [_cache_entry(n) for n in cache_models.NAMES] +
+    [_with_cache_entry(n) for n in WITH_CACHE] +
     [_packaged_entry(n) for n in packaged_models.NAMES])}
 FAMILIES = sorted({e.family for e in ENTRIES.values()})

@@ -531,8 +531,13 @@ def argmax(e, node):
 
 @onnx_op("topk")
 def topk(e, node):
-    e.node("TopK", [node.inputs[0], e.ints([node.attrs["k"]])], node.outputs,
-           axis=node.attrs["axis"], largest=int(node.attrs.get("largest", True)), sorted=1)
+    x, axis = node.inputs[0], node.attrs["axis"]
+    k = e.ints([node.attrs["k"]])
+    if node.attrs["k"] == -1:  # the whole axis: its run-time length
+        k = e.node("Gather", [e.node("Shape", [x], [e.fresh(node, "shape")]), e.ints([axis])],
+                   [e.fresh(node, "length")], axis=0)
+    e.node("TopK", [x, k], node.outputs, axis=axis,
+           largest=int(node.attrs.get("largest", True)), sorted=1)
 
 
 _COMPARE = {"greater": "Greater", "less": "Less", "greater_equal": "GreaterOrEqual",

@@ -189,8 +189,14 @@ def argmax(e, node):
 
 @register("topk")
 def topk(e, node):
-    return e.api("topk", e.value(node.inputs[0]), k=node.attrs["k"], axis=node.attrs["axis"],
-                 largest=bool(node.attrs.get("largest", True)), sorted=True)
+    x, axis = e.value(node.inputs[0]), node.attrs["axis"]
+    largest = bool(node.attrs.get("largest", True))
+    if node.attrs["k"] == -1:  # the whole axis, of any length: a sort
+        if e.framework == "PyTorch":
+            return call("torch.sort", x, dim=axis, descending=largest, stable=True)
+        return e.api("topk", x, k=Expr(f"{literal(x)}.shape[{axis}]"), axis=axis,
+                     largest=largest, sorted=True)
+    return e.api("topk", x, k=node.attrs["k"], axis=axis, largest=largest, sorted=True)
 
 
 @register("gather")

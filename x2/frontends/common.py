@@ -557,3 +557,4 @@ def _apply_aliases(graph: Graph, source: SourceGraph) -> None:
     graph.outputs = [renames.get(v, v) for v in graph.outputs]
     graph.info = {renames.get(k, k): v for k, v in graph.info.items()}
     graph.origin = {renames.get(k, k): v for k, v in graph.origin.items()}
+    graph.meta.dims = {renames.get(k, k): v for k, v in graph.meta.dims.items()}

@@ -281,6 +281,7 @@ def topk(xs, a):
     """The `k` largest (or smallest) along `axis`, sorted from the first; ties
     keep the lower index. NaN counts as the largest, as in torch and ONNX."""
     x, axis, k = xs[0], a["axis"], a["k"]
+    k = x.shape[axis] if k == -1 else k
     largest = a.get("largest", True)
     key = -x.astype(np.float64 if x.dtype.kind == "f" else np.int64) if largest else x
     order = np.argsort(key, axis=axis, kind="stable")   # NaN last

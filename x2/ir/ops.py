@@ -199,8 +199,9 @@ op("tile", "x", lambda xs, a: [np.tile(xs[0], a["repeats"])], "numpy tile", repe
 op("argmax", "x", K.argmax, "int64 index of the largest along `axis`", axis=INT,
    keepdims=Attr("bool", False))
 op("topk", "x", K.topk, "the `k` largest (`largest` false: smallest) along `axis`, sorted "
-   "from the first, and their int64 indices; ties keep the lower index", outputs=2, k=INT,
-   axis=INT, largest=Attr("bool", True))
+   "from the first, and their int64 indices; ties keep the lower index", outputs=2,
+   k=Attr("int", doc="-1: every element of the axis (a sort, of any length)"), axis=INT,
+   largest=Attr("bool", True))
 op("gather_nd", "x indices", K.gather_nd, "ONNX GatherND: x indexed by the last axis of "
    "`indices` (negative allowed) after `batch_dims` shared leading dims",
    batch_dims=Attr("int", 0))

@@ -337,6 +337,8 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     (defaulted ones included); other names prune the graph."""
     options = options or ReadOptions()
     kind, obj = loaded or load_model(spec, options.trust_pickle)
+    if options.with_cache:
+        return _read_with_cache(kind, obj, input_shapes, inputs)
     arguments = None
     if _is_module(kind):
         arguments = select_arguments(obj, _argument_inputs(obj, inputs), input_shapes)
@@ -346,6 +348,38 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     if arguments is not None:
         arguments = [a for a in arguments if a not in fixed]
     return describe_program(program), arguments
+
+
+def _read_with_cache(kind: str, obj, input_shapes, inputs) -> tuple[SourceGraph, list[str]]:
+    """--with-cache: one decoding step of a transformers causal LM, its cache
+    as tensors named as optimum names them (cache.py)."""
+    from . import cache
+    if kind != "module":
+        raise SelectionError("--with-cache takes a module (file.py:factory or "
+                             "package.module:factory returning a transformers causal LM)")
+    if input_shapes or inputs:
+        raise SelectionError("--with-cache sets the inputs itself (input_ids, attention_mask, "
+                             "position_ids and the cache of every layer; batch, seq, past and "
+                             "total dynamic): leave out --input-shape and --inputs")
+    try:
+        program = cache.export(obj)
+    except SelectionError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(f"torch.export could not capture one decoding step with the "
+                             f"cache: {type(exc).__name__}: {_first_line(exc)}") from exc
+    source = describe_program(_decompose(program))
+    names, outputs = cache.input_names(obj), cache.output_names(obj)
+    if len(source.inputs) != len(names) or len(source.outputs) != len(outputs):
+        raise ModelLoadError(f"--with-cache: the captured step takes {len(source.inputs)} "
+                             f"inputs and gives {len(source.outputs)} outputs, not the "
+                             f"{len(names)} and {len(outputs)} of its cache's layers")
+    source.input_aliases = dict(zip(source.inputs, names))
+    source.output_aliases = dict(zip(source.outputs, outputs))
+    dims = cache.input_dims(obj)
+    source.dims = {value: [d if isinstance(d, str) else None for d in dims[name]]
+                   for value, name in zip(source.inputs, names)}
+    return source, names
 
 
 def _argument_inputs(module, inputs: list[str] | None) -> list[str] | None:
@@ -379,6 +413,9 @@ def read_ir(request: ReadRequest):
         record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
     graph.meta.source_model = request.model
     graph.meta.dim_examples.update(symbol_examples(request.input_shapes))
+    if request.options.with_cache:
+        from .cache import EXAMPLES
+        graph.meta.dim_examples.update(EXAMPLES)
     if request.options.dynamic_batch and request.input_shapes:
         sizes = [dims[0] for dims in request.input_shapes.values()
                  if dims and isinstance(dims[0], int)]
@@ -403,7 +440,7 @@ def _read_traced(request: ReadRequest, kind: str, obj):
     named = any(isinstance(d, str) for dims in (request.input_shapes or {}).values()
                 for d in dims)
     if request.outputs or options.dynamic_batch or named or kind != "module" or \
-            options.input_values:
+            options.input_values or options.with_cache:
         return None, None  # a trace is frozen at its example shapes
     chosen = _argument_inputs(obj, request.inputs)
     if request.inputs and chosen is None:
@@ -467,6 +504,9 @@ def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None =
     model = obj.module() if kind == "program" else obj
     tensors = [torch.from_numpy(np.array(x, order="C")) for x in inputs]  # (ascontiguousarray makes 0-d 1-d)
     arguments = options.forward_args
+    if options.with_cache:
+        from .cache import wrap
+        model, arguments = wrap(model), None   # the step takes the interface in order
     with torch.no_grad():
         if arguments and (kind == "module" or options.input_values):
             result = model(**dict(zip(arguments, tensors)), **options.input_values)

@@ -221,7 +221,9 @@ def _size_op(node, ref) -> SourceOp:
     or arithmetic on sizes (`sym.mul` ...). Its size operands are SymDims or
     ints in `args`; `inputs` lists the tensors it reads."""
     args = ref(list(node.args))
-    kind = _SIZE_ARITHMETIC.get(node.target, str(node.target))
+    kind = _SIZE_ARITHMETIC.get(node.target) or {
+        "sym_max": "sym.max", "sym_min": "sym.min"}.get(getattr(node.target, "__name__", ""),
+                                                          str(node.target))
     return SourceOp(kind, node.name, _read_values(flatten(args)), [node.name],
                     {"args": args, "kwargs": {}})
 

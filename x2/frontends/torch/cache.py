@@ -1,0 +1,109 @@
+"""--with-cache: a transformers causal LM read as one decoding step with its
+KV cache as tensors at the interface, named as optimum's ONNX exports name
+them (x2/ir/cache.py): input_ids [batch, seq], attention_mask [batch,
+total] over cached and new tokens, position_ids [batch, seq] and
+past_key_values.N.key / .value [batch, heads, past, head_dim] in; logits
+and present.N.key / .value out. The model's own cache object (a
+transformers DynamicCache) is built from the tensors inside the step and
+flattened back at its end, so the converted model is what `generate` loops
+over. Runs in the torch worker (imports torch and transformers)."""
+from __future__ import annotations
+
+from ...errors import SelectionError
+
+# The example step a decoder is captured at: 2 sequences of 3 new tokens
+# after 5 cached, sizes no config is likely to share.
+BATCH, NEW, CACHED = 2, 3, 5
+
+
+def _shape(model) -> tuple[int, int, int, int]:
+    """(layers, key/value heads, head dim, vocabulary) from the model's config."""
+    config = getattr(model, "config", None)
+    try:
+        layers = config.num_hidden_layers
+        heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+        head_dim = getattr(config, "head_dim", None) or \
+            config.hidden_size // config.num_attention_heads
+        return int(layers), int(heads), int(head_dim), int(config.vocab_size)
+    except (AttributeError, TypeError) as exc:
+        raise SelectionError(f"--with-cache takes a transformers causal LM (a model with a "
+                             f"config and past_key_values); {type(model).__name__} is not one "
+                             f"({exc})") from None
+
+
+def input_names(model) -> list[str]:
+    layers = _shape(model)[0]
+    return ["input_ids", "attention_mask", "position_ids",
+            *[f"past_key_values.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]]
+
+
+def output_names(model) -> list[str]:
+    layers = _shape(model)[0]
+    return ["logits", *[f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]]
+
+
+def input_dims(model) -> dict[str, list]:
+    """The symbol of each dynamic dim (x2/ir/symbols.py), a number for the others."""
+    _, heads, head_dim, _ = _shape(model)
+    dims = {"input_ids": ["batch", "seq"], "attention_mask": ["batch", "total"],
+            "position_ids": ["batch", "seq"]}
+    for name in input_names(model)[3:]:
+        dims[name] = ["batch", heads, "past", head_dim]
+    return dims
+
+
+EXAMPLES = {"batch": BATCH, "seq": NEW, "past": CACHED, "total": CACHED + NEW}
+
+
+def wrap(model):
+    """The step as a module taking the interface's tensors in order."""
+    import torch
+    from transformers import DynamicCache
+    layers = _shape(model)[0]
+    config = model.config
+
+    class CachedStep(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, position_ids, *past):
+            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(layers)],
+                                 config=config)
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                             position_ids=position_ids, past_key_values=cache, use_cache=True)
+            return (out.logits, *[t for layer in out.past_key_values.layers
+                                  for t in (layer.keys, layer.values)])
+
+    return CachedStep().eval()
+
+
+def step_with_example(model):
+    """(the step module, its example inputs: 2 sequences of 3 new tokens
+    after 5 cached). Model builders that export a decoder with its cache to
+    ONNX use it too (tests/, tools/zoo_models/cache_models.py)."""
+    import torch
+    _, heads, head_dim, vocab = _shape(model)
+    gen = torch.Generator().manual_seed(1)
+    example = (torch.randint(0, vocab, (BATCH, NEW), generator=gen),
+               torch.ones(BATCH, CACHED + NEW, dtype=torch.long),
+               torch.arange(CACHED, CACHED + NEW).expand(BATCH, NEW),
+               *[torch.randn(BATCH, heads, CACHED, head_dim, generator=gen)
+                 for _ in input_names(model)[3:]])
+    return wrap(model), example
+
+
+def export(model):
+    """The torch.export program of the step, the batch and the new, cached
+    and total lengths dynamic."""
+    import torch
+    step, example = step_with_example(model)
+    # AUTO: torch.export takes the relations the model imposes (total = past
+    # + seq, past within a sliding window) instead of failing on them; a dim
+    # it had to fix would show as static in the converted model's inputs.
+    auto = torch.export.Dim.AUTO
+    # forward(input_ids, attention_mask, position_ids, *past): the cache is one argument
+    dynamic = ({0: auto, 1: auto}, {0: auto, 1: auto}, {0: auto, 1: auto},
+               tuple({0: auto, 2: auto} for _ in example[3:]))
+    with torch.no_grad():
+        return torch.export.export(step, example, dynamic_shapes=dynamic)
