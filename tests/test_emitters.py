@@ -101,9 +101,13 @@ def test_one_shared_op_is_spelled_by_each_framework():
     assert torch_lines[0] == "conv = self.conv(F.pad(image, [0, 1, 0, 1]))"
     assert paddle_lines[1] == "soft = F.softmax(mask, axis=1)"
     assert torch_lines[1] == "soft = F.softmax(mask, dim=1)"
-    assert paddle_lines[2] == ("top_0, top_1 = paddle.topk(soft, k=2, axis=1, largest=True, "
-                               "sorted=True)")
-    assert torch_lines[2] == "top_0, top_1 = torch.topk(soft, 2, dim=1, largest=True, sorted=True)"
+    # topk as a stable sort: ties to the lower index, as the IR and ONNX order them
+    assert paddle_lines[2] == (
+        "top_0, top_1 = [paddle.slice(part, [1], [0], [2]) for part in (paddle.sort(soft, "
+        "axis=1, descending=True, stable=True), paddle.argsort(soft, axis=1, descending=True, "
+        "stable=True))]")
+    assert torch_lines[2] == ("top_0, top_1 = [part.narrow(1, 0, 2) for part in "
+                              "torch.sort(soft, dim=1, descending=True, stable=True)]")
 
 
 def test_channels_last_is_the_prologue_of_forward():

@@ -561,12 +561,16 @@ def range_(ctx, op):
     delta = ctx.const(op.inputs[2])
     if delta is not None and not np.all(np.asarray(delta)):
         raise ConversionError(f"Range '{op.name}': delta is 0, the range would never end")
+    bounds = []
     for value in op.inputs[:3]:
         shape = ctx.shape(value)
         if shape is not None and int(np.prod(shape or (1,))) != 1:
             raise ConversionError(f"Range '{op.name}': start, limit and delta must be "
                                   f"scalars; '{value}' has shape {list(shape)}")
-    ctx.emit("range", op.inputs[:3], outputs=op.outputs)
+        if shape:  # one element of rank 1 (a Split of a shape), which onnxruntime takes
+            value = ctx.emit("reshape", [value], {"shape": []}, shape=(), hint="scalar")
+        bounds.append(value)
+    ctx.emit("range", bounds, outputs=op.outputs)
 
 
 @onnx_mapper("Size")

@@ -44,7 +44,15 @@ def if_(ctx, op):
             raise ConversionError(f"If '{op.name}': the branch taken gives {len(results)} "
                                   f"outputs, the node has {len(op.outputs)}")
         for out, value in zip(op.outputs, results):
-            ctx.alias(out, value)
+            declared, given = ctx.shape(out), ctx.shape(value)
+            if declared is not None and given is not None and len(declared) != len(given) and \
+                    None not in declared and None not in given and \
+                    int(np.prod(declared)) == int(np.prod(given)):
+                # a branch giving [1] where the node declares a scalar: onnxruntime
+                # takes it, the ops after the node expect the declared shape
+                ctx.emit("reshape", [value], {"shape": list(declared)}, outputs=[out])
+            else:
+                ctx.alias(out, value)
         return
     then_branch, then_operands = ctx.subgraph(op.attrs["then_branch"])
     else_branch, else_operands = ctx.subgraph(op.attrs["else_branch"])

@@ -23,8 +23,8 @@ def topk(ctx, op):
 
 @onnx_mapper("DepthToSpace", "SpaceToDepth")
 def depth_space(ctx, op):
-    """`reshape` + `transpose` + `reshape` on NCHW: DepthToSpace in DCR
-    (depth-column-row) or CRD order, SpaceToDepth as ONNX defines it. The
+    """`reshape` + `transpose` + `reshape` on NCHW, in DCR (depth-column-row,
+    the default) or CRD order (SpaceToDepth's `mode` since opset 25). The
     batch may be dynamic; H, W and C must be known."""
     x = op.inputs[0]
     if rank_of(ctx, op, x) != 4:
@@ -34,10 +34,11 @@ def depth_space(ctx, op):
         raise ConversionError(f"{op.type} '{op.name}': channels, height and width must be "
                               f"known at conversion time (give --input-shape)")
     b = int(op.attrs["blocksize"])
-    if op.type == "SpaceToDepth":
-        first, perm, last = [0, c, h // b, b, w // b, b], [0, 3, 5, 1, 2, 4], \
-            [0, c * b * b, h // b, w // b]
-    elif op.attrs.get("mode", "DCR") == "DCR":
+    crd = op.attrs.get("mode", "DCR") == "CRD"
+    if op.type == "SpaceToDepth":  # DCR: channel (row, col, c); CRD: (c, row, col)
+        first, perm, last = [0, c, h // b, b, w // b, b], \
+            [0, 1, 3, 5, 2, 4] if crd else [0, 3, 5, 1, 2, 4], [0, c * b * b, h // b, w // b]
+    elif not crd:
         first, perm, last = [0, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2], \
             [0, c // (b * b), h * b, w * b]
     else:

@@ -189,14 +189,19 @@ def argmax(e, node):
 
 @register("topk")
 def topk(e, node):
-    x, axis = e.value(node.inputs[0]), node.attrs["axis"]
+    # Tied elements go to the lower index (the IR's rule, and ONNX TopK's):
+    # torch.topk and paddle.topk order ties as their kernels find them, so a
+    # stable sort, then the first k.
+    x, axis, k = literal(e.value(node.inputs[0])), node.attrs["axis"], node.attrs["k"]
     largest = bool(node.attrs.get("largest", True))
-    if node.attrs["k"] == -1:  # the whole axis, of any length: a sort
-        if e.framework == "PyTorch":
-            return call("torch.sort", x, dim=axis, descending=largest, stable=True)
-        return e.api("topk", x, k=Expr(f"{literal(x)}.shape[{axis}]"), axis=axis,
-                     largest=largest, sorted=True)
-    return e.api("topk", x, k=node.attrs["k"], axis=axis, largest=largest, sorted=True)
+    if e.framework == "PyTorch":
+        ordered = f"torch.sort({x}, dim={axis}, descending={largest}, stable=True)"
+        return Expr(ordered if k == -1 else
+                    f"[part.narrow({axis}, 0, {int(k)}) for part in {ordered}]")
+    pair = (f"paddle.sort({x}, axis={axis}, descending={largest}, stable=True), "
+            f"paddle.argsort({x}, axis={axis}, descending={largest}, stable=True)")
+    return Expr(f"({pair})" if k == -1 else
+                f"[paddle.slice(part, [{axis}], [0], [{int(k)}]) for part in ({pair})]")
 
 
 @register("gather")

@@ -105,7 +105,6 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "tile":         (api("paddle.tile", repeats="repeat_times"),
                      api("torch.tile", repeats=POSITIONAL)),
     "argmax":       ("paddle.argmax",                 "torch.argmax"),
-    "topk":         ("paddle.topk",                   api("torch.topk", k=POSITIONAL)),
     "index_select": ("paddle.index_select",           None),
     "arange":       ("paddle.arange",                 "torch.arange"),
     "repeat_interleave": ("paddle.repeat_interleave", api("torch.repeat_interleave",
