@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ENV, ROOT, run_cli
@@ -201,21 +202,43 @@ def test_an_onnx_branch_on_an_input_folds_with_input_value(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
-def test_a_scripted_model_with_control_flow_is_refused_saying_what_to_give(tmp_path):
-    script = tmp_path / "scripted.pt"
-    code = ("import torch, sys\n"
-            "class M(torch.nn.Module):\n"
-            "    def forward(self, x):\n"
-            "        if x.sum() > 0:\n"
-            "            return x * 2\n"
-            "        return x - 1\n"
-            "torch.jit.script(M()).save(sys.argv[1])\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True,
+_SCRIPTED = """import sys, torch
+class Branch(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+class Loop(torch.nn.Module):
+    def forward(self, x):
+        y = x
+        for i in range(x.shape[0]):
+            y = y + x[i]
+        return y
+torch.jit.script(Branch()).save(sys.argv[1] + "/branch.pt")
+torch.jit.script(Loop()).save(sys.argv[1] + "/loop.pt")
+"""
+
+
+def test_scripted_torchscript_branch_converts_and_a_loop_is_refused(tmp_path):
+    """A scripted `if` on a value of the input becomes the IR's `if` (torch's
+    TorchScript converter makes it a torch.cond): both branches match. A
+    scripted loop it cannot take is refused saying what to give instead."""
+    builder = tmp_path / "build_scripted.py"   # torch.jit.script reads the class's source
+    builder.write_text(_SCRIPTED)
+    proc = subprocess.run([sys.executable, str(builder), str(tmp_path)], capture_output=True,
                           text=True, env=ENV)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    model = str(tmp_path / "branch.pt")
+    for target in TARGETS:
+        out = tmp_path / target
+        convert(model, str(out), source="torch", target=target, input_shapes={"x": [2, 3]})
+        for sign in (1, -1):   # one input per branch
+            data = sign * (np.abs(_inputs([(2, 3)], 1)[0]) + 0.1)
+            result = check(model, str(out), source="torch", target=target, inputs=[data])
+            assert result["passed"], (target, sign, result["outputs"])
     with pytest.raises(X2Error) as info:
-        convert(str(script), str(tmp_path / "out"), source="torch", target="onnx",
-                input_shapes={"x": [2, 3]})
+        convert(str(tmp_path / "loop.pt"), str(tmp_path / "out"), source="torch",
+                target="onnx", input_shapes={"x": [4, 3]})
     message = str(info.value)
-    assert "prim::If" in message and "torch.jit.trace" in message and "nn.Module" in message
+    assert "prim::Loop" in message and "torch.jit.trace" in message and "nn.Module" in message
     assert not (tmp_path / "out").exists()
