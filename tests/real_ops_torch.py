@@ -196,3 +196,30 @@ def last_by_length():
 
 def sample_rate():
     return SampleRate().eval()
+
+
+class PackedLSTM(nn.Module):
+    """An LSTM over sequences of different lengths, packed (unsorted batch)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = nn.LSTM(4, 6, batch_first=True)
+
+    def forward(self, x, lengths):  # [3, 5, 4], [3]
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        out, _ = self.rnn(packed)
+        return nn.utils.rnn.pad_packed_sequence(out, batch_first=True,
+                                                total_length=x.shape[1])[0]
+
+
+def packed_lstm():
+    return PackedLSTM().eval()
+
+
+if __name__ == "__main__":   # python real_ops_torch.py packed_lstm_onnx OUT.onnx
+    import sys
+    torch.onnx.export(packed_lstm(), (torch.randn(3, 5, 4), torch.tensor([5, 2, 4])),
+                      sys.argv[2], input_names=["x", "lengths"], output_names=["out"],
+                      dynamo=False, opset_version=17)

@@ -242,3 +242,27 @@ def test_scripted_torchscript_branch_converts_and_a_loop_is_refused(tmp_path):
     message = str(info.value)
     assert "prim::Loop" in message and "torch.jit.trace" in message and "nn.Module" in message
     assert not (tmp_path / "out").exists()
+
+
+def test_packed_sequences_are_refused_from_torch_and_convert_through_onnx(tmp_path):
+    """pack_padded_sequence(enforce_sorted=False): torch.export cannot hold a
+    packed batch, and the message says to export to ONNX, where it is an LSTM
+    with sequence lengths after a TopK that sorts them: that file converts
+    to every target, checked on lengths 5, 2 and 4."""
+    with pytest.raises(X2Error) as info:
+        convert(f"{TORCH_MODELS}:packed_lstm", str(tmp_path / "out"), source="torch",
+                target="onnx", input_shapes={"x": [3, 5, 4], "lengths": [3]},
+                options={"input_dtypes": {"lengths": "int64"}})
+    assert "packed sequences" in str(info.value) and "torch.onnx.export" in str(info.value)
+    model = tmp_path / "packed.onnx"
+    proc = subprocess.run([sys.executable, TORCH_MODELS, "packed_lstm_onnx", str(model)],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT / "tests")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    x = _inputs([(3, 5, 4)], 1)[0]
+    lengths = np.array([5, 2, 4], np.int64)
+    for target in TARGETS:
+        out = tmp_path / target
+        convert(str(model), str(out), source="onnx", target=target)
+        result = check(str(model), str(out), source="onnx", target=target, inputs=[x, lengths],
+                       serving=True)
+        assert result["passed"], (target, result["outputs"])

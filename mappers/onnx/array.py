@@ -205,8 +205,9 @@ _SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
 def _scatter_elements(ctx, op, reduction: str) -> None:
     data, indices, updates = op.inputs[:3]
     axis = norm_axes(ctx, op, data, [op.attrs.get("axis", 0)])[0]
-    if ctx.shape(indices) is not None and ctx.shape(updates) is not None and \
-            tuple(ctx.shape(indices)) != tuple(ctx.shape(updates)):
+    shapes = ctx.shape(indices), ctx.shape(updates)
+    if None not in shapes and (len(shapes[0]) != len(shapes[1]) or any(
+            a is not None and b is not None and a != b for a, b in zip(*shapes))):
         raise ConversionError(f"{op.type} '{op.name}': indices {list(ctx.shape(indices))} and "
                               f"updates {list(ctx.shape(updates))} must have one shape")
     indices = _wrapped_indices(ctx, op, indices, data, axis)

@@ -220,12 +220,33 @@ def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
             hint = (f" with the dims named {', '.join(named)} dynamic (the model may fix "
                     f"or constrain them: give such a dim as a number, or its example size "
                     f"as NAME=SIZE)")
-        data_dependent = _data_dependent(exc)
+        data_dependent = _data_dependent(exc) or _packed_sequence(exc)
         if data_dependent:
             raise ModelLoadError(data_dependent) from exc
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
     return _decompose(program)
+
+
+def _packed_sequence(exc: Exception) -> str | None:
+    """What to tell a user whose model runs an RNN over packed sequences
+    (their sizes come from the lengths' values, which torch.export cannot
+    hold); None for other capture errors."""
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename.replace("\\", "/").endswith(("torch/nn/utils/rnn.py",
+                                                                  "torch/nn/modules/rnn.py")) \
+                and (frame.f_code.co_name.startswith(("pack", "pad_packed")) or any(
+                    type(v).__name__ == "PackedSequence" for v in frame.f_locals.values())):
+            return ("torch.export cannot capture an RNN over packed sequences "
+                    "(torch.nn.utils.rnn.pack_padded_sequence): their sizes come from the "
+                    "values of the lengths. Export the module to ONNX with "
+                    "torch.onnx.export(..., dynamo=False), which writes the packed RNN as an "
+                    "LSTM/GRU with sequence lengths, and convert the .onnx file; or run the "
+                    "RNN on the padded batch")
+        tb = tb.tb_next
+    return None
 
 
 _RAISED_AT = re.compile(r'The following call raised this error:\s*\n\s*File "([^"\n]+)", '
