@@ -81,11 +81,8 @@ def div_rounding(ctx, op):
     wide = common if type_category(common) == 2 else "float64"
     quotient = emit("div", [cast_to(ctx, a, wide), cast_to(ctx, b, wide)], wide, "quotient")
     magnitude = emit("floor", [emit("abs", [quotient], wide, "size")], wide, "whole")
-    if wide == common:
-        ctx.emit("mul", [emit("sign", [quotient], wide), magnitude], outputs=op.outputs)
-        return
     truncated = emit("mul", [emit("sign", [quotient], wide), magnitude], wide, "truncated")
-    ctx.emit("cast", [truncated], {"dtype": common}, outputs=op.outputs)
+    ctx.alias(op.outputs[0], cast_to(ctx, truncated, common))
 
 
 @torch_mapper("aten.cumsum.default")

@@ -19,17 +19,22 @@ def _shape_of(ctx, value: str) -> str:
 
 def _broadcast_to(ctx, value: str, like: str) -> str:
     """`value` expanded to `like`'s shape (a computed shape where it is dynamic)."""
-    shape, own = ctx.shape(like), ctx.shape(value)
-    if tuple(own) == tuple(shape) and None not in shape:
+    return _broadcast_to_shape(ctx, value, ctx.shape(like), like)
+
+
+def _broadcast_to_shape(ctx, value: str, shape, like: str | None = None) -> str:
+    """`value` expanded to `shape`; `like`, a tensor of that shape, gives its
+    run-time sizes where the shape has unknown dims."""
+    shape, own = tuple(shape), tuple(ctx.shape(value))
+    if own == shape and None not in shape:
         return value
     if len(own) < len(shape):
         value = ctx.emit("unsqueeze", [value], {"axes": list(range(len(shape) - len(own)))},
-                         shape=(1,) * (len(shape) - len(own)) + tuple(own), hint="lead")
+                         shape=(1,) * (len(shape) - len(own)) + own, hint="lead")
     if None in shape:
-        return ctx.emit("expand_dynamic", [value, _shape_of(ctx, like)], shape=tuple(shape),
+        return ctx.emit("expand_dynamic", [value, _shape_of(ctx, like)], shape=shape,
                         hint="broadcast")
-    return ctx.emit("expand", [value], {"shape": list(shape)}, shape=tuple(shape),
-                    hint="broadcast")
+    return ctx.emit("expand", [value], {"shape": list(shape)}, shape=shape, hint="broadcast")
 
 
 @torch_mapper("aten.copy.default")
@@ -263,17 +268,6 @@ def _flat_index(ctx, indices, sizes, index_shape, count) -> str:
     flat = _broadcast_to_shape(ctx, flat, tuple(index_shape))
     return ctx.emit("reshape", [flat], {"shape": [count]}, dtype="int64", shape=(count,),
                     hint="flat")
-
-
-def _broadcast_to_shape(ctx, value: str, shape: tuple) -> str:
-    own = tuple(ctx.shape(value))
-    if own == tuple(shape):
-        return value
-    if len(own) < len(shape):
-        own = (1,) * (len(shape) - len(own)) + own
-        value = ctx.emit("reshape", [value], {"shape": list(own)}, shape=own, hint="lead")
-    return ctx.emit("expand", [value], {"shape": list(shape)}, shape=tuple(shape),
-                    hint="broadcast")
 
 
 def _masked_fill(ctx, op, x, indices, used, values, accumulate):

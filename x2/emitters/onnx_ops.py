@@ -34,6 +34,19 @@ def simple(e, node):
     e.node(_SIMPLE[node.op], node.inputs, node.outputs)
 
 
+def _fmod_and_shift(e, node, a, b, dtype):
+    """(C's fmod(a, b), which has a's sign, and where numpy's floor mod is
+    b more: the remainder is not 0 and its sign is not b's)."""
+    rest = e.node("Mod", [a, b], [e.fresh(node, "fmod")], fmod=1)
+    zero = e.scalar(0.0, dtype)
+    signs_differ = e.node("Xor", [e.node("Less", [rest, zero], [e.fresh(node, "r_negative")]),
+                                  e.node("Less", [b, zero], [e.fresh(node, "b_negative")])],
+                          [e.fresh(node, "signs_differ")])
+    nonzero = e.node("Not", [e.node("Equal", [rest, zero], [e.fresh(node, "exact")])],
+                     [e.fresh(node, "inexact")])
+    return rest, e.node("And", [signs_differ, nonzero], [e.fresh(node, "shift")])
+
+
 @onnx_op("mod")
 def mod(e, node):
     # fmod=0 is numpy's sign convention, which the IR op follows. Floats need
@@ -43,14 +56,7 @@ def mod(e, node):
     if not dtype.startswith(("float", "bfloat")):
         e.node("Mod", node.inputs, node.outputs)
         return
-    rest = e.node("Mod", [a, b], [e.fresh(node, "fmod")], fmod=1)
-    zero = e.scalar(0.0, dtype)
-    signs_differ = e.node("Xor", [e.node("Less", [rest, zero], [e.fresh(node, "r_negative")]),
-                                  e.node("Less", [b, zero], [e.fresh(node, "b_negative")])],
-                          [e.fresh(node, "signs_differ")])
-    nonzero = e.node("Not", [e.node("Equal", [rest, zero], [e.fresh(node, "exact")])],
-                     [e.fresh(node, "inexact")])
-    shift = e.node("And", [signs_differ, nonzero], [e.fresh(node, "shift")])
+    rest, shift = _fmod_and_shift(e, node, a, b, dtype)
     e.node("Where", [shift, e.node("Add", [rest, b], [e.fresh(node, "shifted")]), rest],
            node.outputs)
 
@@ -68,21 +74,17 @@ def floor_div(e, node):
     def step(op, inputs, hint, **attrs):
         return e.node(op, inputs, [e.fresh(node, hint)], **attrs)
 
-    signs_differ = step("Xor", [step("Less", [a, zero], "a_negative"),
-                                step("Less", [b, zero], "b_negative")], "signs_differ")
     if not dtype.startswith(("float", "bfloat")):
+        signs_differ = step("Xor", [step("Less", [a, zero], "a_negative"),
+                                    step("Less", [b, zero], "b_negative")], "signs_differ")
         inexact = step("Not", [step("Equal", [step("Mod", [a, b], "rest"), zero], "exact")],
                        "inexact")
         down = step("Cast", [step("And", [signs_differ, inexact], "down")], "one",
                     to=e.onnx_dtype(dtype))
         e.node("Sub", [step("Div", [a, b], "truncated"), down], node.outputs)
         return
-    rest = step("Mod", [a, b], "fmod", fmod=1)
+    rest, shift = _fmod_and_shift(e, node, a, b, dtype)
     multiple = step("Div", [step("Sub", [a, rest], "whole"), b], "multiple")
-    rest_sign_differs = step("Xor", [step("Less", [rest, zero], "rest_negative"),
-                                     step("Less", [b, zero], "b_negative")], "rest_sign")
-    shift = step("And", [rest_sign_differs,
-                         step("Not", [step("Equal", [rest, zero], "exact")], "inexact")], "shift")
     floored = step("Sub", [multiple, step("Cast", [shift], "one", to=e.onnx_dtype(dtype))],
                    "floored")
     nearest = step("Ceil", [step("Sub", [floored, e.scalar(0.5, dtype)], "less_half")],

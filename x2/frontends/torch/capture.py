@@ -14,7 +14,6 @@ from __future__ import annotations
 import inspect
 import operator
 import re
-import sys
 from dataclasses import asdict
 import numpy as np
 from ...contracts import ReadOptions, ReadRequest
@@ -106,9 +105,16 @@ def example_inputs(module, input_shapes: dict | None, input_dtypes: dict | None,
     return args
 
 
-def _has_int_inputs(kwargs: dict) -> bool:
-    return any(not (v.dtype.is_floating_point or v.dtype.is_complex)
-               for v in kwargs.values() if hasattr(v, "dtype"))
+def _example_sets(module, input_shapes, input_dtypes, names, fixed=None):
+    """The example inputs capture tries, in order: integers 0 and 1, then,
+    where there are integer inputs, all 1 (lengths of 0 or a 0 index the
+    model rejects: pack_padded_sequence, `lengths - 1`)."""
+    first = example_inputs(module, input_shapes, input_dtypes, names, fixed=fixed)
+    yield first
+    if any(not (v.dtype.is_floating_point or v.dtype.is_complex)
+           for v in first.values() if hasattr(v, "dtype")):
+        yield example_inputs(module, input_shapes, input_dtypes, names, lowest_int=1,
+                             fixed=fixed)
 
 
 
@@ -159,20 +165,13 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
             raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
                                  "dynamic dims were chosen when it was exported")
         return _decompose(obj)
-    kwargs = example_inputs(obj, input_shapes, input_dtypes, arguments, fixed=fixed)
-    try:
-        return _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch)
-    except ModelLoadError:
-        if not _has_int_inputs(kwargs):
-            raise
-        first = sys.exc_info()[1]
-    # lengths of 0 (pack_padded_sequence) or a 0 index the model rejects
-    try:
-        return _export(torch, kind, obj, example_inputs(
-            obj, input_shapes, input_dtypes, arguments, lowest_int=1, fixed=fixed),
-            input_shapes, dynamic_batch)
-    except ModelLoadError:
-        raise first from None
+    first_error = None
+    for kwargs in _example_sets(obj, input_shapes, input_dtypes, arguments, fixed):
+        try:
+            return _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch)
+        except ModelLoadError as exc:
+            first_error = first_error or exc
+    raise first_error
 
 
 def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
@@ -467,19 +466,15 @@ def _read_traced(request: ReadRequest, kind: str, obj):
     if request.inputs and chosen is None:
         return None, None
     arguments = select_arguments(obj, chosen, request.input_shapes)
-    kwargs = example_inputs(obj, request.input_shapes, options.input_dtypes, arguments)
-    try:
-        traced = trace.trace(obj, kwargs)
-    except trace.Untraceable as exc:
-        if not _has_int_inputs(kwargs):
-            return None, str(exc)
-        # lengths of 0 (pack_padded_sequence) or a 0 index the model rejects
-        kwargs = example_inputs(obj, request.input_shapes, options.input_dtypes, arguments,
-                                lowest_int=1)
+    why = None
+    for kwargs in _example_sets(obj, request.input_shapes, options.input_dtypes, arguments):
         try:
             traced = trace.trace(obj, kwargs)
-        except trace.Untraceable:
-            return None, str(exc)
+            break
+        except trace.Untraceable as exc:
+            why = why or str(exc)
+    else:
+        return None, why
     try:
         source = trace.describe_trace(traced, obj, arguments)
         graph = map_graph(source, TORCH, evaluate_aten, options.keep_trainable)
