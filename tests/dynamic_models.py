@@ -87,18 +87,19 @@ def gpt2_with_past_legacy(out: str, **config) -> None:
                       output_names=["logits", *present], dynamic_axes=axes)
 
 
-def gpt2_with_past_dynamo(out: str) -> None:
+def gpt2_with_past_dynamo(out: str, **config) -> None:
     import torch
-    model, example, _ = _gpt2_with_past()
+    model, example, past_inputs = _gpt2_with_past(**config)
     batch, seq = torch.export.Dim("batch", max=64), torch.export.Dim("seq", max=64)
     past, total = torch.export.Dim("past", max=64), torch.export.Dim("total", max=128)
     cached = {0: batch, 2: past}
     program = torch.onnx.export(
         model, example, dynamo=True, opset_version=18,
-        input_names=["input_ids", "attention_mask", "position_ids", *PAST_INPUTS],
-        output_names=["logits", *PRESENT_OUTPUTS],
+        input_names=["input_ids", "attention_mask", "position_ids", *past_inputs],
+        output_names=["logits", *[n.replace("past_key_values", "present")
+                                  for n in past_inputs]],
         dynamic_shapes=({0: batch, 1: seq}, {0: batch, 1: total}, {0: batch, 1: seq},
-                        (cached,) * len(PAST_INPUTS)))  # forward(..., *past): one tuple
+                        (cached,) * len(past_inputs)))  # forward(..., *past): one tuple
     program.save(out)
 
 
@@ -124,6 +125,11 @@ def gpt2_logits():
 def gpt2_lm():
     """The tiny GPT-2 as transformers' causal LM itself (x2 convert --with-cache)."""
     return _gpt2()[0].model
+
+
+def gpt2_wide_lm():
+    """The wide GPT-2 as transformers' causal LM (x2 convert --with-cache)."""
+    return _gpt2(**WIDE)[0].model
 
 
 def gpt2_wide_logits():
@@ -227,4 +233,5 @@ if __name__ == "__main__":
      "gpt2_with_past_legacy": gpt2_with_past_legacy,
      "gpt2_with_past_dynamo": gpt2_with_past_dynamo,
      "gpt2_wide_with_past_legacy": lambda out: gpt2_with_past_legacy(out, **WIDE),
+     "gpt2_wide_with_past_dynamo": lambda out: gpt2_with_past_dynamo(out, **WIDE),
      "yolo_onnx": yolo_onnx}[sys.argv[1]](sys.argv[2])

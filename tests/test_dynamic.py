@@ -366,8 +366,51 @@ def test_transformers_decoder_with_cache_from_torch_generates_the_sources_tokens
                                  new_tokens=8, serving=True)
     assert generated["passed"] and all(r["tokens_equal"] for r in generated["runners"]), \
         generated["runners"]
+    assert generated["source_generate"]["tokens_equal"], generated["source_generate"]
     if target != "onnx":
         assert _model_py_generate(target, out, 8) == generated["source_tokens"]
+
+
+@pytest.mark.parametrize("name,target", [("t5_lm", "paddle"), ("t5_lm", "onnx"),
+                                         ("t5_lm", "torch"), ("bart_lm", "paddle")])
+def test_transformers_encoder_decoder_with_cache_generates_the_sources_tokens(name, target,
+                                                                             tmp_path):
+    """x2 convert --with-cache --part encoder|decoder: T5 and BART as the two
+    models generation runs (the encoder with the first step, then each later
+    step with both caches), named as optimum names them; the decoder checked
+    at three (new, cached, source) lengths, then 8 greedy tokens from
+    left-padded prompts equal to the source's (and to transformers' own
+    generate()), every step's logits within fp32's 1e-4."""
+    from x2.check.generation import check_generation
+    model = f"{ROOT / 'tools' / 'zoo_models' / 'hf.py'}:{name}"
+    encoder, decoder = tmp_path / "encoder", tmp_path / "decoder"
+    first = convert(model, str(encoder), source="torch", target=target,
+                    options={"with_cache": True, "cache_part": "encoder"})
+    step = convert(model, str(decoder), source="torch", target=target,
+                   options={"with_cache": True, "cache_part": "decoder"})
+    assert [i["name"] for i in first.inputs] == ["input_ids", "attention_mask"]
+    assert [o["name"] for o in first.outputs][:5] == [
+        "logits", "present.0.decoder.key", "present.0.decoder.value",
+        "present.0.encoder.key", "present.0.encoder.value"]
+    assert [i["name"] for i in step.inputs][:4] == [
+        "input_ids", "encoder_attention_mask", "past_key_values.0.decoder.key",
+        "past_key_values.0.decoder.value"]
+    dims = {i["name"]: i["dims"] for i in step.inputs}
+    assert dims["past_key_values.1.decoder.value"][::2] == ["batch", "past"]
+    assert dims["past_key_values.1.encoder.key"][::2] == ["batch", "source"]
+    assert [o["name"] for o in step.outputs] == [
+        "logits", *[f"present.{n}.decoder.{kv}" for n in (0, 1) for kv in ("key", "value")]]
+    sizes = {"seq": [3, 1, 4], "past": [5, 7, 2], "source": [7, 3, 9]}
+    result = check(model, str(decoder), source="torch", target=target, dim_sizes=sizes,
+                   serving=True)
+    assert result["passed"], result["outputs"]
+    generated = check_generation(model, str(decoder), source="torch", target=target,
+                                 new_tokens=8, serving=True, encoder=str(encoder))
+    assert generated["passed"], generated["runners"]
+    assert all(r["tokens_equal"] and r["steps_compared"] == 8 for r in generated["runners"])
+    assert generated["source_generate"]["tokens_equal"], generated["source_generate"]
+    tokens = np.array(generated["source_tokens"])
+    assert tokens.shape == (3, 8) and len({tuple(row) for row in tokens}) == 3
 
 
 def test_with_cache_takes_a_causal_lm_and_sets_the_inputs_itself(tmp_path):
@@ -375,6 +418,15 @@ def test_with_cache_takes_a_causal_lm_and_sets_the_inputs_itself(tmp_path):
     with pytest.raises(X2Error, match="--with-cache sets the inputs itself"):
         convert(model, str(tmp_path / "a"), source="torch", target="onnx",
                 input_shapes={"input_ids": [2, 3]}, options={"with_cache": True})
+    with pytest.raises(X2Error, match="is not an encoder-decoder; a causal LM converts as one"):
+        convert(model, str(tmp_path / "c"), source="torch", target="onnx",
+                options={"with_cache": True, "cache_part": "encoder"})
+    with pytest.raises(X2Error, match="--part decoder chooses a part .* add --with-cache"):
+        convert(model, str(tmp_path / "d"), source="torch", target="onnx",
+                options={"cache_part": "decoder"})
+    with pytest.raises(X2Error, match="give --part encoder .* or --part decoder"):
+        convert(f"{ROOT / 'tools' / 'zoo_models' / 'hf.py'}:bart_lm", str(tmp_path / "e"),
+                source="torch", target="onnx", options={"with_cache": True})
     with pytest.raises(X2Error, match="--with-cache takes a transformers causal LM"):
         convert(f"{ROOT / 'tests' / 'dynamic_models.py'}:yolo_head", str(tmp_path / "b"),
                 source="torch", target="onnx", options={"with_cache": True})

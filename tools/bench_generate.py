@@ -1,10 +1,17 @@
 """Per-token latency of converted decoders with their cache: one decoding
-step (batch 1, one new token after --cached cached ones) of a GPT-2 exported
-to ONNX with its cache (tests/dynamic_models.py), run by onnxruntime as
-exported (the source) and by x2's conversions: onnxruntime, torch eager
-model.py, Paddle model.py (dygraph) and Paddle Inference (default config).
-One thread, median of runs, a process each (tools/zoo_models/latency.py);
-ratios against the source's step.
+step (batch 1, one new token after --cached cached ones) of a GPT-2 from
+transformers (tests/dynamic_models.py; `wide`: GPT-2 small's width at 4
+layers), one thread, median of runs, a process each
+(tools/zoo_models/latency.py).
+
+The sources: transformers' eager step (the model with a DynamicCache built
+from the tensors, as `x2 convert --with-cache` reads it) and the model
+exported to ONNX with its cache by torch.onnx's two exporters, in
+onnxruntime. The conversions: x2 --with-cache from the transformers model to
+onnx (onnxruntime), torch (eager model.py), paddle (dygraph model.py and
+Paddle Inference, default config but one thread), and x2 from the
+TorchScript exporter's ONNX file to onnx. Ratios: the torch and paddle steps
+against transformers' eager step, the onnx ones against the export.
 
     python tools/bench_generate.py [--models tiny,wide] [--cached 63] [--json OUT]
 """
@@ -25,17 +32,24 @@ sys.path.insert(0, str(ROOT / "tools"))
 from bench_latency import _run, latency  # noqa: E402
 from x2.cli import FitTable, print_table  # noqa: E402
 
-# name -> the tests/dynamic_models.py builder of the ONNX export with its cache
-MODELS = {"tiny": "gpt2_with_past_legacy", "wide": "gpt2_wide_with_past_legacy"}
-# runner -> (x2 target to convert to, latency.py framework)
-RUNNERS = {"x2 -> onnx (onnxruntime)": ("onnx", "onnx"),
-           "x2 -> torch (eager)": ("torch", "torch"),
-           "x2 -> paddle (dygraph)": ("paddle", "paddle"),
-           "x2 -> paddle (Paddle Inference)": ("paddle", "paddle-inference")}
+BUILDERS = ROOT / "tests" / "dynamic_models.py"
+# name -> (the transformers LM's factory, the builders of its ONNX exports
+# with the cache: TorchScript exporter, dynamo exporter)
+MODELS = {"tiny": ("gpt2_lm", "gpt2_with_past_legacy", "gpt2_with_past_dynamo"),
+          "wide": ("gpt2_wide_lm", "gpt2_wide_with_past_legacy", "gpt2_wide_with_past_dynamo")}
+EAGER, EXPORT = "transformers eager step", "torch.onnx export (TorchScript), onnxruntime"
+# runner -> (x2 --from, x2 --to, latency.py framework, the source it is measured against)
+RUNNERS = {"x2 --with-cache -> torch (eager)": ("torch", "torch", "torch", EAGER),
+           "x2 --with-cache -> paddle (dygraph)": ("torch", "paddle", "paddle", EAGER),
+           "x2 --with-cache -> paddle (Paddle Inference)": ("torch", "paddle",
+                                                            "paddle-inference", EAGER),
+           "x2 --with-cache -> onnx (onnxruntime)": ("torch", "onnx", "onnx", EXPORT),
+           "x2 from the export -> onnx (onnxruntime)": ("onnx", "onnx", "onnx", EXPORT)}
 
 
 def step_inputs(source: Path, cached: int) -> tuple[list[np.ndarray], list[str]]:
-    """One generation step's inputs and their names, in the export's order."""
+    """One generation step's inputs and their names, in the export's order
+    (x2 --with-cache's order too)."""
     import onnx
     model = onnx.load(str(source), load_external_data=False)
     rng = np.random.default_rng(0)
@@ -55,6 +69,37 @@ def step_inputs(source: Path, cached: int) -> tuple[list[np.ndarray], list[str]]
     return arrays, names
 
 
+def measure(name: str, work: Path, cached: int) -> list[dict]:
+    factory, legacy, dynamo = MODELS[name]
+    spec = f"{BUILDERS}:{factory}"
+    exports = {"legacy": work / f"{name}.onnx", "dynamo": work / f"{name}_dynamo.onnx"}
+    _run([str(BUILDERS), legacy, str(exports["legacy"])], ROOT)
+    _run([str(BUILDERS), dynamo, str(exports["dynamo"])], ROOT)
+    arrays, _ = step_inputs(exports["legacy"], cached)
+    inputs = work / f"{name}.npz"
+    np.savez(inputs, *arrays)
+    sources = {EAGER: latency("torch-step", spec, inputs, []),
+               EXPORT: latency("onnx", str(exports["legacy"]), inputs, []),
+               "torch.onnx export (dynamo), onnxruntime":
+                   latency("onnx", str(exports["dynamo"]), inputs, [])}
+    rows = [{"model": name, "runner": f"source: {k}", "ms": v} for k, v in sources.items()]
+    converted: dict[tuple, Path] = {}
+    for runner, (source, target, framework, against) in RUNNERS.items():
+        if (source, target) not in converted:
+            out = converted[source, target] = work / name / f"{source}-{target}"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            model = spec if source == "torch" else str(exports["legacy"])
+            _run(["-m", "x2", "convert", "--quiet", "--from", source, "--to", target,
+                  "--model", model, "--out", str(out),
+                  *(["--with-cache"] if source == "torch" else [])], ROOT)
+        out = converted[source, target]
+        ms = latency(framework, str(out / "model.onnx" if target == "onnx" else out), inputs, [])
+        rows.append({"model": name, "runner": runner, "ms": ms, "against": against,
+                     "ratio": ms / sources[against]})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS))
@@ -63,36 +108,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="x2-bench-generate-") as tmp:
-        work = Path(tmp)
         for name in args.models.split(","):
-            source = work / f"{name}.onnx"
-            _run([str(ROOT / "tests" / "dynamic_models.py"), MODELS[name], str(source)], ROOT)
-            arrays, _ = step_inputs(source, args.cached)
-            inputs = work / f"{name}.npz"
-            np.savez(inputs, *arrays)
-            # Every runner takes the inputs by position, in the export's order.
-            source_ms = latency("onnx", str(source), inputs, [])
-            rows.append({"model": name, "runner": "source: onnxruntime", "ms": source_ms})
-            converted = {}
-            for runner, (target, framework) in RUNNERS.items():
-                if target not in converted:
-                    converted[target] = work / name / target
-                    converted[target].parent.mkdir(parents=True, exist_ok=True)
-                    _run(["-m", "x2", "convert", "--quiet", "--from", "onnx", "--to", target,
-                          "--model", str(source), "--out", str(converted[target])], ROOT)
-                where = converted[target] / "model.onnx" if target == "onnx" else converted[target]
-                ms = latency(framework, str(where), inputs, [])
-                rows.append({"model": name, "runner": runner, "ms": ms,
-                             "vs_source": ms / source_ms})
-                print(json.dumps(rows[-1]), flush=True)
+            rows += measure(name, Path(tmp), args.cached)
     table = FitTable(title=f"one decoding step with the cache (batch 1, {args.cached} cached "
                            "tokens), one thread, median ms")
-    for column in ("model", "runner", "ms per token", "vs source"):
-        numeric = column not in ("model", "runner")
+    for column in ("model", "runner", "ms per token", "against", "ratio"):
+        numeric = column in ("ms per token", "ratio")
         table.add_column(column, justify="right" if numeric else "left", numeric=numeric)
     for r in rows:
-        table.add_row(r["model"], r["runner"], f"{r['ms']:.3f}",
-                      f"{r['vs_source']:.2f}" if "vs_source" in r else "1.00")
+        table.add_row(r["model"], r["runner"], f"{r['ms']:.3f}", r.get("against", "-"),
+                      f"{r['ratio']:.2f}" if "ratio" in r else "-")
     print_table(table)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))

@@ -128,10 +128,11 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
                        dim_sizes=entry.check_sizes if dynamic or entry.generate else None,
                        serving=target == "paddle",
                        inputs=packaged_models.inputs(entry.name) if entry.real_inputs else None)
+        encoder = _convert_encoder(entry, model, target, out) if entry.encoder_args else None
         if entry.generate:
             generated = check_generation(model, str(out), source=entry.source, target=target,
                                          new_tokens=entry.generate, rtol=entry.rtol,
-                                         serving=target == "paddle")
+                                         serving=target == "paddle", encoder=encoder)
             row["generate"] = {"tokens": entry.generate, "passed": generated["passed"],
                                "runners": generated["runners"]}
     except Exception as exc:
@@ -154,6 +155,18 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
             if not worst["tokens_equal"] else
             f"logits max rel err {worst['max_rel']:.3e} > rtol {entry.rtol:g}"))
     return row
+
+
+def _convert_encoder(entry: registry.Entry, model: str, target: str, out: Path) -> str:
+    """An encoder-decoder's encoder, converted next to its decoder and
+    checked at its sizes; raises when it fails (the row's check stage)."""
+    encoder = out.with_name(out.name + "-encoder")
+    convert(model, str(encoder), source=entry.source, target=target, **entry.encoder_args)
+    result = check(model, str(encoder), source=entry.source, target=target, rtol=entry.rtol,
+                   dim_sizes=entry.encoder_check_sizes, serving=target == "paddle")
+    if not result["passed"]:
+        raise RuntimeError(f"the encoder: {check_failure(result)}")
+    return str(encoder)
 
 
 def _latency_ms(framework: str, model: str, inputs: Path, names) -> float:

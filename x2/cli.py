@@ -359,10 +359,13 @@ def generation_table(result: dict) -> FitTable:
     for col in ("steps compared", "max rel err"):
         table.add_column(col, numeric=True)
     table.add_column("result")
-    for r in result["runners"]:
+    native = result.get("source_generate")
+    for r in result["runners"] + ([native] if native else []):
         tokens = "equal" if r["tokens_equal"] else f"differ from step {r['first_different_step']}"
-        table.add_row(escape(r["runner"]), tokens, str(r["steps_compared"]),
-                      f"{r['max_rel']:.3e}", "[green]pass[/]" if r["passed"] else "[red]FAIL[/]")
+        compared = (str(r["steps_compared"]), f"{r['max_rel']:.3e}") if "max_rel" in r \
+            else ("-", "-")   # the source's own generate(): tokens only
+        table.add_row(escape(r["runner"]), tokens, *compared,
+                      "[green]pass[/]" if r["passed"] else "[red]FAIL[/]")
     table.caption = escape("; ".join(result["notes"]))
     return table
 
@@ -464,7 +467,14 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="--from torch, a transformers causal LM: convert one decoding step with "
                    "its KV cache as inputs and outputs (input_ids, attention_mask, "
                    "position_ids, past_key_values.N.key/value -> logits, present.N.key/"
-                   "value), for generation (x2 check --generate N; model.py's generate).")
+                   "value), for generation (x2 check --generate N; model.py's generate). "
+                   "An encoder-decoder converts as two models: see --part.")
+@click.option("--part", type=click.Choice(["encoder", "decoder"]),
+              help="--with-cache, an encoder-decoder (T5, BART): encoder (input_ids, "
+                   "attention_mask -> the first token's logits, present.N.decoder/encoder."
+                   "key/value) or decoder (each later step: input_ids, "
+                   "encoder_attention_mask, past_key_values.N.decoder/encoder.key/value -> "
+                   "logits, present.N.decoder.key/value).")
 @click.option("--trust-pickle", is_flag=True,
               help="Allow torch.load to unpickle arbitrary objects (runs code from the file).")
 @click.option("--dynamic-batch", is_flag=True,
@@ -513,7 +523,8 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
-            io_layout, opset, input_dtype, input_range, input_value, with_cache, trust_pickle,
+            io_layout, opset, input_dtype, input_range, input_value, with_cache, part,
+            trust_pickle,
             dynamic_batch, model_def, trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
             io_dtype, purpose, exportable, no_verify, quiet, debug):
     """Convert MODEL from one framework to another."""
@@ -534,7 +545,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         trust_pickle=bool(trust_pickle), dynamic_batch=bool(dynamic_batch),
         model_def=model_def or None, trust_code=bool(trust_code),
         tags=_split(tags) if tags else None, tf_reader=tf_reader,
-        unroll_loops=bool(unroll_loops), with_cache=bool(with_cache))
+        unroll_loops=bool(unroll_loops), with_cache=bool(with_cache), cache_part=part)
     try:
         options.input_ranges = parse_input_ranges(input_range)
         options.input_values = parse_input_values(input_value)
@@ -616,12 +627,16 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
                    "value in, logits and present.N.key/value out): generate N tokens greedily "
                    "with the source and with the converted model from 3 left-padded prompts "
                    "(lengths 3, 9, 17); the tokens must be equal and each step's logits "
-                   "within the tolerance.")
+                   "within the tolerance. An encoder-decoder: CONVERTED is its decoder, "
+                   "--encoder its encoder.")
+@click.option("--encoder", "encoder_out", metavar="DIR",
+              help="With --generate: the encoder-decoder's encoder, converted with "
+                   "--with-cache --part encoder (CONVERTED: --part decoder).")
 @click.option("--json", "json_path", help="Also write the parity report as JSON here.")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def check(source, target, model, converted, signature, inputs_file, batches, dims, seed, batch,
           rtol, atol, tols, device, source_device, target_device, soft_placement, precision, bisect,
-          allow_input_independent, serving, grad, new_tokens, json_path, debug):
+          allow_input_independent, serving, grad, new_tokens, encoder_out, json_path, debug):
     """Run source and converted model on the same inputs and compare outputs.
 
     An output passes when max|converted - source| <= atol + rtol * max|source|.
@@ -649,7 +664,8 @@ def check(source, target, model, converted, signature, inputs_file, batches, dim
         try:
             result = check_generation(model, converted, source=source, target=target,
                                       new_tokens=new_tokens, rtol=rtol, atol=atol, seed=seed,
-                                      serving=serving, signature=signature)
+                                      serving=serving, signature=signature,
+                                      encoder=encoder_out)
         except Exception as exc:
             _fail(exc, debug)
             return

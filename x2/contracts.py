@@ -66,6 +66,9 @@ class ReadOptions:
     # --with-cache: a transformers causal LM read as one decoding step with its
     # KV cache at the interface (x2/frontends/torch/cache.py)
     with_cache: bool = False
+    # --part: which of an encoder-decoder's two models --with-cache reads,
+    # "encoder" or "decoder" (x2/frontends/torch/seq2seq_cache.py)
+    cache_part: str | None = None
     # torch modules: the forward() arguments the converted model's inputs are
     # passed to, by name (set by the frontend when --inputs chose them)
     forward_args: list[str] | None = None

@@ -20,6 +20,8 @@ DECODERS = ("gpt2", "llama", "mistral", "qwen2", "gpt_neox", "opt", "phi")
 NAMES = [f"cache_{d}" for d in DECODERS]
 # x2 check sizes: (new, cached) = (3, 5), one step (1, 7), a prompt after a short cache (4, 2)
 CHECK_SIZES = {"seq": [3, 1, 4], "past": [5, 7, 2], "total": [8, 8, 6]}
+# an encoder-decoder's decoder also at three source lengths
+SEQ2SEQ_CHECK_SIZES = {"seq": [3, 1, 4], "past": [5, 7, 2], "source": [7, 3, 9]}
 
 
 def build(name: str, out: str) -> None:

@@ -124,6 +124,14 @@ MODELS = {
         use_cache=False), "mel"),
 }
 
+# Encoder-decoders with their language-model heads, for generation (x2
+# convert --with-cache --part encoder|decoder): the configs of t5 and bart
+# (T5's decoder starts from its pad token, as the published configs say).
+GENERATORS = {
+    "t5_lm": ("T5ForConditionalGeneration", "t5", {"decoder_start_token_id": 0}),
+    "bart_lm": ("BartForConditionalGeneration", "bart", {}),
+}
+
 # input kind -> (forward argument, shape, dtype) of each input
 INPUTS = {
     "text": [("input_ids", [BATCH, SEQ], "int64"), ("attention_mask", [BATCH, SEQ], "int64")],
@@ -192,6 +200,12 @@ def calibrate_batchnorm(model, inputs: dict) -> None:
 def build(name: str):
     import torch
     import transformers
+    if name in GENERATORS:
+        model_cls, like, extra = GENERATORS[name]
+        config_cls, _, kwargs, _kind = MODELS[like]
+        torch.manual_seed(SEED)
+        config = getattr(transformers, config_cls)(**{**kwargs, **extra, "use_cache": True})
+        return getattr(transformers, model_cls)(config).eval()
     config_cls, model_cls, kwargs, _kind = MODELS[name]
     torch.manual_seed(SEED)
     config = getattr(transformers, config_cls)(**kwargs)
@@ -210,5 +224,5 @@ def _factory(name):
     return factory
 
 
-for _name in MODELS:
+for _name in [*MODELS, *GENERATORS]:
     globals()[_name] = _factory(_name)

@@ -4,7 +4,9 @@
 
 FRAMEWORK is tf (a SavedModel's serving signature; FORWARD_ARGS: the input
 names in the order of the arrays), torch-spec (a module spec, its forward()
-called with FORWARD_ARGS by keyword), onnx (an .onnx
+called with FORWARD_ARGS by keyword), torch-step (a transformers causal LM's
+module spec, one decoding step with its cache as tensors, as x2 convert
+--with-cache reads it: transformers' own eager step), onnx (an .onnx
 file, onnxruntime), paddle/torch (an x2 output folder: its model.py's
 load_model()), or paddle-inference (an x2 output folder: its inference/
 program through Paddle Inference, default config but one thread, as
@@ -52,7 +54,7 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
         session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         feed = {i.name: a for i, a in zip(session.get_inputs(), arrays)}
         return _timed(lambda: session.run(None, feed))
-    if framework in ("torch", "torch-spec"):
+    if framework in ("torch", "torch-spec", "torch-step"):
         import torch
         torch.set_num_threads(1)
         tensors = [torch.from_numpy(a) for a in arrays]
@@ -61,6 +63,9 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
         else:
             from x2.frontends.torch.capture import load_model
             net = load_model(model)[1]
+        if framework == "torch-step":
+            from x2.frontends.torch.cache import wrap
+            net = wrap(net)
         with torch.no_grad():
             if forward_args:
                 kwargs = dict(zip(forward_args, tensors))

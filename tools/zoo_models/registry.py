@@ -39,6 +39,10 @@ class Entry:
     # checked on the inputs packaged_models.inputs(name) gives (what the
     # model sees in use) instead of x2 check's drawn ones
     real_inputs: bool = False
+    # an encoder-decoder with its cache: convert_args make the decoder, these
+    # the encoder (converted next to it, checked at its own check sizes)
+    encoder_args: dict = field(default_factory=dict)
+    encoder_check_sizes: dict = field(default_factory=dict)
 
     def model_path(self, models_dir: Path) -> str:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
@@ -126,6 +130,15 @@ def _with_cache_entry(decoder: str) -> Entry:
                  check_sizes=cache_models.CHECK_SIZES, generate=GENERATE_TOKENS)
 
 
+def _seq2seq_with_cache_entry(name: str) -> Entry:
+    part = {"options": {"with_cache": True, "cache_part": "decoder"}}
+    encoder = {"options": {"with_cache": True, "cache_part": "encoder"}}
+    return Entry(f"with_cache_{name}", "torch-cache", "torch", "hf", part, dynamic_args=part,
+                 check_sizes=cache_models.SEQ2SEQ_CHECK_SIZES, generate=GENERATE_TOKENS,
+                 encoder_args=encoder,
+                 encoder_check_sizes={"source": cache_models.SEQ2SEQ_CHECK_SIZES["source"]})
+
+
 def _packaged_entry(name: str) -> Entry:
     args = packaged_models.convert_args(name)
     return Entry(name, "packaged", packaged_models.source(name), "packaged", args,
@@ -142,5 +155,6 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in (
     [_onnx_entry(n) for n in onnx_models.NAMES] +
     [_cache_entry(n) for n in cache_models.NAMES] +
     [_with_cache_entry(n) for n in WITH_CACHE] +
+    [_seq2seq_with_cache_entry(n) for n in hf.GENERATORS] +
     [_packaged_entry(n) for n in packaged_models.NAMES])}
 FAMILIES = sorted({e.family for e in ENTRIES.values()})

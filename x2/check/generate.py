@@ -79,13 +79,70 @@ def greedy(step, spec: dict, ids: np.ndarray, mask: np.ndarray, new_tokens: int,
     return {"tokens": np.stack(tokens, axis=1), "logits": np.stack(logits)}
 
 
-def run(args: dict, step) -> dict:
+def seq2seq_interface(encoder: tuple[list[dict], list[str]],
+                      decoder: tuple[list[dict], list[str]]) -> dict:
+    """What the encoder-decoder loop needs from its two models' interfaces
+    ((report.json inputs, output names) of each; x2/frontends/torch/
+    seq2seq_cache.py names them); a clear error naming what is missing."""
+    enc_inputs = [i["name"] for i in encoder[0]]
+    dec_inputs = [i["name"] for i in decoder[0]]
+    past = [n for n in dec_inputs if n.startswith("past_key_values.")]
+    present = {n: n.replace("past_key_values.", "present.", 1) for n in past}
+    if enc_inputs != ["input_ids", "attention_mask"] or \
+            dec_inputs[:2] != ["input_ids", "encoder_attention_mask"] or not past or \
+            encoder[1][0] != "logits" or decoder[1][0] != "logits" or \
+            any(p not in encoder[1] for p in present.values()) or \
+            any(p not in decoder[1] for n, p in present.items() if ".decoder." in n):
+        raise SelectionError(
+            "x2 check --generate --encoder: needs the two models `x2 convert --with-cache "
+            "--part encoder|decoder` writes (encoder: input_ids, attention_mask -> logits, "
+            "present.N.decoder/encoder.key/value; decoder: input_ids, encoder_attention_mask, "
+            f"past_key_values.N.decoder/encoder.key/value -> logits, present.N.decoder.key/"
+            f"value); these have inputs {enc_inputs} and {dec_inputs}")
+    return {"seq2seq": True, "inputs": dec_inputs,
+            "first": {n: encoder[1].index(p) for n, p in present.items()},
+            "present": {n: decoder[1].index(p) for n, p in present.items()
+                        if ".decoder." in n}}
+
+
+def greedy_seq2seq(encode, decode, spec: dict, ids: np.ndarray, mask: np.ndarray,
+                   new_tokens: int) -> dict:
+    """Generate `new_tokens` target tokens greedily: the encoder model gives
+    the first token's logits and both caches, the decoder model each later
+    token's, the cross-attention cache unchanged. Returns what `greedy` does."""
+    outputs = encode([ids, mask])
+    cache = {n: np.asarray(outputs[i]) for n, i in spec["first"].items()}
+    logits = [np.asarray(outputs[0])[:, -1]]
+    for _ in range(new_tokens - 1):
+        new = logits[-1].argmax(axis=-1).astype(np.int64)[:, None]
+        feed = {"input_ids": new, "encoder_attention_mask": mask, **cache}
+        outputs = decode([feed[n] for n in spec["inputs"]])
+        logits.append(np.asarray(outputs[0])[:, -1])
+        cache.update({n: np.asarray(outputs[i]) for n, i in spec["present"].items()})
+    logits = np.stack(logits)
+    return {"tokens": logits.argmax(axis=-1).T.astype(np.int64), "logits": logits}
+
+
+def run(args: dict, steps, native=None) -> dict:
     """Worker side: greedy generation from each prompts file of a run task
-    (`args["generate"]`: the interface and how many tokens), saved as
-    tokens and logits."""
+    (`args["generate"]`: the interface and how many tokens), saved as tokens
+    and logits. `steps(part)` gives the model's step function (part:
+    "encoder" or "decoder" for an encoder-decoder's two models, None for a
+    decoder); `native(ids, mask, n)`, where the source framework has its own
+    generation, gives its tokens, saved too."""
     from .compare import each_run
     what = args["generate"]
+    spec = what["spec"]
+    if spec.get("seq2seq"):
+        encode, decode = steps("encoder"), steps("decoder")
+    else:
+        step = steps(None)
     for (ids, mask), out in each_run(args):
-        result = greedy(step, what["spec"], ids, mask, what["new_tokens"], what["cache_dtype"])
+        if spec.get("seq2seq"):
+            result = greedy_seq2seq(encode, decode, spec, ids, mask, what["new_tokens"])
+        else:
+            result = greedy(step, spec, ids, mask, what["new_tokens"], what["cache_dtype"])
+        if native is not None:
+            result["native_tokens"] = native(ids, mask, what["new_tokens"])
         np.savez(out, **result)
     return {}

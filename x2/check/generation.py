@@ -4,7 +4,11 @@ in each one's worker), from a batch of left-padded prompts of different
 lengths. A runner passes when it chooses the same tokens at every step and
 its logits at each step lie within the tolerance of the source's (compared
 up to the first step whose token differs: after it the two decode different
-text)."""
+text). Where the source framework generates by itself (transformers'
+`generate`), its greedy tokens must equal the loop's on the source too.
+
+An encoder-decoder converts as two models (x2 convert --with-cache --part
+encoder|decoder): `converted` is the decoder, `encoder` the other one."""
 from __future__ import annotations
 
 import shutil
@@ -16,13 +20,14 @@ from ..errors import SelectionError, X2Error
 from ..process.isolation import run_step
 from ..process.scratch import make_dir
 from .compare import compare, precision_args
-from .generate import PROMPT_LENGTHS, interface, prompts
+from .generate import PROMPT_LENGTHS, interface, prompts, seq2seq_interface
 from .parity import PRECISION_TOLERANCES, SERVING_RUNS, SOURCE_RUNS, TARGET_RUNS
 
 
 def check_generation(model: str, converted: str, *, source: str, target: str, new_tokens: int,
                      rtol: float | None = None, atol: float | None = None, seed: int = 0,
-                     serving: bool = False, signature: str | None = None) -> dict:
+                     serving: bool = False, signature: str | None = None,
+                     encoder: str | None = None) -> dict:
     if source not in SOURCE_RUNS or target not in TARGET_RUNS:
         raise X2Error(f"--from {source} --to {target}: generation is not supported")
     if new_tokens < 1:
@@ -31,7 +36,14 @@ def check_generation(model: str, converted: str, *, source: str, target: str, ne
     if report.layout.get("io_transposes"):
         raise SelectionError("x2 check --generate: the converted model's inputs or outputs are "
                              "transposed (--io-layout); convert the decoder without it")
-    spec = interface(report.inputs, [o["name"] for o in report.outputs])
+    outputs = [o["name"] for o in report.outputs]
+    if encoder is not None:
+        encoder_report = Report.load(encoder)
+        spec = seq2seq_interface(
+            (encoder_report.inputs, [o["name"] for o in encoder_report.outputs]),
+            (report.inputs, outputs))
+    else:
+        spec = interface(report.inputs, outputs)
     dtypes = {i["name"]: i["dtype"] for i in report.inputs}
     vocab = (report.outputs[0].get("shape") or [None])[-1]
     if not isinstance(vocab, int):
@@ -41,17 +53,20 @@ def check_generation(model: str, converted: str, *, source: str, target: str, ne
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
     ids, mask = prompts(vocab, seed)
-    what = {"spec": spec, "new_tokens": new_tokens, "cache_dtype": dtypes[spec["past"][0]]}
+    cache = next(n for n in spec["inputs"] if n.startswith("past_key_values."))
+    what = {"spec": spec, "new_tokens": new_tokens, "cache_dtype": dtypes[cache]}
     work = make_dir("x2-generate-")
     try:
         np.savez(work / "prompts.npz", ids, mask)
-        common = {"inputs": [str(work / "prompts.npz")], "generate": what, "device": "cpu"}
+        common = {"inputs": [str(work / "prompts.npz")], "generate": what, "device": "cpu",
+                  "encoder": encoder}
         request = ReadRequest(model, signature=signature or report.source.get("signature"),
                               options=ReadOptions.from_json(report.source.get("options") or {}))
         run_step(SOURCE_RUNS[source], {**common, "request": request.to_json(),
                                        "names": spec["inputs"], "source": report.source,
                                        "outputs": [str(work / "source.npz")]})
         reference = dict(np.load(work / "source.npz"))
+        native = _native_row(source, reference)
         rows, notes = [], []
         for task, mode in TARGET_RUNS[target] + (SERVING_RUNS.get(target, []) if serving
                                                   else []):
@@ -67,7 +82,8 @@ def check_generation(model: str, converted: str, *, source: str, target: str, ne
                                  rtol, atol))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {"passed": all(r["passed"] for r in rows), "new_tokens": new_tokens,
+    return {"passed": all(r["passed"] for r in rows) and (native is None or native["passed"]),
+            "new_tokens": new_tokens, "source_generate": native,
             "prompt_lengths": list(PROMPT_LENGTHS), "rtol": rtol, "atol": atol, "seed": seed,
             "source_tokens": reference["tokens"].tolist(), "runners": rows,
             "notes": sorted(set(notes))}
@@ -87,3 +103,14 @@ def _compare(runner: str, reference: dict, got: dict, rtol: float, atol: float) 
     return {"runner": runner, "tokens_equal": first is None, "first_different_step": first,
             "steps_compared": compared, "max_rel": worst, "logits_passed": logits_ok,
             "passed": first is None and logits_ok}
+
+
+def _native_row(source: str, reference: dict) -> dict | None:
+    """The source framework's own generation against the loop run on the
+    source: the same tokens (its logits are the loop's own, not compared)."""
+    if "native_tokens" not in reference:
+        return None
+    differs = np.nonzero((reference["native_tokens"] != reference["tokens"]).any(axis=0))[0]
+    first = int(differs[0]) if differs.size else None
+    return {"runner": f"{source}: transformers generate()", "tokens_equal": first is None,
+            "first_different_step": first, "passed": first is None}

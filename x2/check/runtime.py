@@ -435,11 +435,16 @@ def run(framework: str, args: dict) -> dict:
     if args.get("generate"):
         from .generate import run as generate
 
-        def step(inputs):
-            outputs, _, more = RUNNERS[framework](args, inputs)
-            notes.extend(n for n in more if n not in notes)
-            return outputs
-        return {**generate(args, step), "notes": notes}
+        def steps(part):
+            # an encoder-decoder's first step is the model in args["encoder"]
+            model = {**args, "out": args["encoder"]} if part == "encoder" else args
+
+            def step(inputs):
+                outputs, _, more = RUNNERS[framework](model, inputs)
+                notes.extend(n for n in more if n not in notes)
+                return outputs
+            return step
+        return {**generate(args, steps), "notes": notes}
     for inputs, out in each_run(args):
         outputs, traced, more = RUNNERS[framework](args, inputs)
         np.savez(out, *outputs)

@@ -105,11 +105,22 @@ def onnx_run(args):
 @task("torch.run")
 @source_run
 def torch_run(args):
+    from dataclasses import replace
     from ..contracts import ReadRequest
-    from ..frontends.torch.capture import run_torch
+    from ..frontends.torch.capture import torch_runner
+    from ..frontends.torch.loading import load_model
     request = ReadRequest.from_json(args["request"])
-    return _generate_or_run(args, lambda inputs: run_torch(request.model, inputs,
-                                                           request.options))
+    options = request.options
+    loaded = load_model(request.model, options.trust_pickle)
+    if args.get("generate") and options.with_cache:
+        from ..check.generate import run
+        from ..frontends.torch.cache import transformers_generate
+
+        def steps(part):
+            return torch_runner(request.model, replace(options, cache_part=part), loaded)
+        return run(args, steps, lambda ids, mask, n: transformers_generate(loaded[1], ids,
+                                                                           mask, n))
+    return _generate_or_run(args, torch_runner(request.model, options, loaded))
 
 
 def _generate_or_run(args: dict, step) -> dict:
@@ -117,7 +128,7 @@ def _generate_or_run(args: dict, step) -> dict:
     (x2 check --generate) with `step` as the model."""
     if args.get("generate"):
         from ..check.generate import run
-        return run(args, step)
+        return run(args, lambda part: step)
     for inputs, out in each_run(args):
         np.savez(out, *step(inputs))
     return {}

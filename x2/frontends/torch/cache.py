@@ -60,7 +60,6 @@ def wrap(model):
     import torch
     from transformers import DynamicCache
     layers = _shape(model)[0]
-    config = model.config
 
     class CachedStep(torch.nn.Module):
         def __init__(self):
@@ -68,8 +67,12 @@ def wrap(model):
             self.model = model
 
         def forward(self, input_ids, attention_mask, position_ids, *past):
-            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(layers)],
-                                 config=config)
+            # Full layers, not the config's sliding-window ones: those keep
+            # only the window and count their length from what they hold,
+            # so after the first crop the mask over `total` tokens would no
+            # longer line up (transformers' generate counts every token).
+            # The window is the attention mask's, from the config.
+            cache = DynamicCache([(past[2 * i], past[2 * i + 1]) for i in range(layers)])
             out = self.model(input_ids=input_ids, attention_mask=attention_mask,
                              position_ids=position_ids, past_key_values=cache, use_cache=True)
             return (out.logits, *[t for layer in out.past_key_values.layers
@@ -107,3 +110,33 @@ def export(model):
                tuple({0: auto, 2: auto} for _ in example[3:]))
     with torch.no_grad():
         return torch.export.export(step, example, dynamic_shapes=dynamic)
+
+
+def transformers_generate(model, ids, mask, new_tokens: int):
+    """The new tokens [batch, new_tokens] transformers' own `generate` picks
+    greedily (do_sample=False, one beam) from left-padded prompts, with every
+    logits processor the model's generation config may carry turned off
+    (end-of-text stops, forced or suppressed tokens, repetition penalties): the
+    plain greedy decoding x2 check --generate runs with the cached step."""
+    import numpy as np
+    import torch
+    from transformers import GenerationConfig
+    from .seq2seq_cache import start_token
+    config = GenerationConfig(
+        max_new_tokens=new_tokens, min_new_tokens=0, do_sample=False, num_beams=1,
+        eos_token_id=None, pad_token_id=0, forced_bos_token_id=None, forced_eos_token_id=None,
+        repetition_penalty=1.0, no_repeat_ngram_size=0, suppress_tokens=None,
+        begin_suppress_tokens=None, bad_words_ids=None, use_cache=True,
+        decoder_start_token_id=start_token(model) if model.config.is_encoder_decoder else None)
+    # generate() fills every setting left None from the model's own
+    # generation config (its eos_token_id among them): set aside while it runs
+    own, model.generation_config = model.generation_config, GenerationConfig()
+    try:
+        with torch.no_grad():
+            out = model.generate(input_ids=torch.from_numpy(ids),
+                                 attention_mask=torch.from_numpy(mask), generation_config=config)
+    finally:
+        model.generation_config = own
+    # a decoder returns the prompt then the new tokens; an encoder-decoder the
+    # start token then the new tokens
+    return np.asarray(out[:, -new_tokens:].numpy(), np.int64)

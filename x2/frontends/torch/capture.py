@@ -357,8 +357,11 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     (defaulted ones included); other names prune the graph."""
     options = options or ReadOptions()
     kind, obj = loaded or load_model(spec, options.trust_pickle)
+    if options.cache_part and not options.with_cache:
+        raise SelectionError(f"--part {options.cache_part} chooses a part of an "
+                             "encoder-decoder converted with its cache: add --with-cache")
     if options.with_cache:
-        return _read_with_cache(kind, obj, input_shapes, inputs)
+        return _read_with_cache(kind, obj, input_shapes, inputs, options.cache_part)
     arguments = None
     if _is_module(kind):
         arguments = select_arguments(obj, _argument_inputs(obj, inputs), input_shapes)
@@ -370,33 +373,44 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     return describe_program(program), arguments
 
 
-def _read_with_cache(kind: str, obj, input_shapes, inputs) -> tuple[SourceGraph, list[str]]:
-    """--with-cache: one decoding step of a transformers causal LM, its cache
-    as tensors named as optimum names them (cache.py)."""
-    from . import cache
+def _read_with_cache(kind: str, obj, input_shapes, inputs, part: str | None
+                     ) -> tuple[SourceGraph, list[str]]:
+    """--with-cache: one decoding step of a transformers causal LM (cache.py),
+    or one of an encoder-decoder's two models (seq2seq_cache.py), the cache
+    as tensors named as optimum names them."""
+    from . import cache, seq2seq_cache
     if kind != "module":
         raise SelectionError("--with-cache takes a module (file.py:factory or "
-                             "package.module:factory returning a transformers causal LM)")
+                             "package.module:factory returning a transformers causal LM "
+                             "or encoder-decoder)")
     if input_shapes or inputs:
-        raise SelectionError("--with-cache sets the inputs itself (input_ids, attention_mask, "
-                             "position_ids and the cache of every layer; batch, seq, past and "
-                             "total dynamic): leave out --input-shape and --inputs")
+        raise SelectionError("--with-cache sets the inputs itself (the tokens, their masks and "
+                             "the cache of every layer, every length dynamic): leave out "
+                             "--input-shape and --inputs")
+    seq2seq = seq2seq_cache.is_encoder_decoder(obj)
+    if part and not seq2seq:
+        raise SelectionError(f"--part {part}: {type(obj).__name__} is not an encoder-decoder; "
+                             "a causal LM converts as one model (leave out --part)")
     try:
-        program = cache.export(obj)
+        if seq2seq:
+            program = seq2seq_cache.export(obj, part)
+            names, outputs, dims = seq2seq_cache.interface(obj, part)
+        else:
+            program = cache.export(obj)
+            names, outputs, dims = cache.input_names(obj), cache.output_names(obj), \
+                cache.input_dims(obj)
     except SelectionError:
         raise
     except Exception as exc:
         raise ModelLoadError(f"torch.export could not capture one decoding step with the "
                              f"cache: {type(exc).__name__}: {_first_line(exc)}") from exc
     source = describe_program(_decompose(program))
-    names, outputs = cache.input_names(obj), cache.output_names(obj)
     if len(source.inputs) != len(names) or len(source.outputs) != len(outputs):
         raise ModelLoadError(f"--with-cache: the captured step takes {len(source.inputs)} "
                              f"inputs and gives {len(source.outputs)} outputs, not the "
                              f"{len(names)} and {len(outputs)} of its cache's layers")
     source.input_aliases = dict(zip(source.inputs, names))
     source.output_aliases = dict(zip(source.outputs, outputs))
-    dims = cache.input_dims(obj)
     source.dims = {value: [d if isinstance(d, str) else None for d in dims[name]]
                    for value, name in zip(source.inputs, names)}
     return source, names
@@ -434,8 +448,9 @@ def read_ir(request: ReadRequest):
     graph.meta.source_model = request.model
     graph.meta.dim_examples.update(symbol_examples(request.input_shapes))
     if request.options.with_cache:
-        from .cache import EXAMPLES
-        graph.meta.dim_examples.update(EXAMPLES)
+        from . import cache, seq2seq_cache
+        graph.meta.dim_examples.update(seq2seq_cache.EXAMPLES if request.options.cache_part
+                                       else cache.EXAMPLES)
     if request.options.dynamic_batch and request.input_shapes:
         sizes = [dims[0] for dims in request.input_shapes.values()
                  if dims and isinstance(dims[0], int)]
@@ -514,21 +529,33 @@ def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None =
               ) -> list[np.ndarray]:
     """Run the source model on numpy inputs (eval mode, no grad); a module's
     inputs go to the forward() arguments chosen at conversion, by name."""
+    return torch_runner(spec, options)(inputs)
+
+
+def torch_runner(spec: str, options: ReadOptions | None = None, loaded=None):
+    """The source model loaded once (`loaded`: load_model's result, if
+    already loaded), as a function numpy inputs -> numpy outputs."""
     torch = _torch()
     options = options or ReadOptions()
-    kind, obj = load_model(spec, options.trust_pickle)
+    kind, obj = loaded or load_model(spec, options.trust_pickle)
     model = obj.module() if kind == "program" else obj
-    tensors = [torch.from_numpy(np.array(x, order="C")) for x in inputs]  # (ascontiguousarray makes 0-d 1-d)
     arguments = options.forward_args
     if options.with_cache:
-        from .cache import wrap
-        model, arguments = wrap(model), None   # the step takes the interface in order
-    with torch.no_grad():
-        if arguments and (kind == "module" or options.input_values):
-            result = model(**dict(zip(arguments, tensors)), **options.input_values)
-        else:
-            result = model(*tensors)
-    return _output_arrays(result)
+        from . import cache, seq2seq_cache
+        model = seq2seq_cache.wrap(model, options.cache_part) \
+            if seq2seq_cache.is_encoder_decoder(model) else cache.wrap(model)
+        arguments = None   # the step takes the interface in order
+
+    def run(inputs: list[np.ndarray]) -> list[np.ndarray]:
+        # (ascontiguousarray makes 0-d 1-d)
+        tensors = [torch.from_numpy(np.array(x, order="C")) for x in inputs]
+        with torch.no_grad():
+            if arguments and (kind == "module" or options.input_values):
+                result = model(**dict(zip(arguments, tensors)), **options.input_values)
+            else:
+                result = model(*tensors)
+        return _output_arrays(result)
+    return run
 
 
 def _output_arrays(result) -> list[np.ndarray]:
