@@ -411,6 +411,7 @@ def test_transformers_encoder_decoder_with_cache_generates_the_sources_tokens(na
     assert generated["source_generate"]["tokens_equal"], generated["source_generate"]
     tokens = np.array(generated["source_tokens"])
     assert tokens.shape == (3, 8) and len({tuple(row) for row in tokens}) == 3
+    assert all(len(set(row)) > 1 for row in tokens.tolist()), tokens   # not one token repeated
 
 
 def test_with_cache_takes_a_causal_lm_and_sets_the_inputs_itself(tmp_path):

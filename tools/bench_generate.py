@@ -13,7 +13,7 @@ Paddle Inference, default config but one thread), and x2 from the
 TorchScript exporter's ONNX file to onnx. Ratios: the torch and paddle steps
 against transformers' eager step, the onnx ones against the export.
 
-    python tools/bench_generate.py [--models tiny,wide] [--cached 63] [--json OUT]
+    python tools/bench_generate.py [--models tiny,wide] [--cached 63] [--json OUT] [--md OUT]
 """
 from __future__ import annotations
 
@@ -100,11 +100,37 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
     return rows
 
 
+def markdown(rows: list[dict], args) -> str:
+    import platform
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=ROOT).stdout.strip()
+    lines = [
+        "# Per-token latency of decoders with their cache (generated)", "",
+        f"`python tools/bench_generate.py --models {args.models} --cached {args.cached} "
+        f"--md docs/bench_generate.md`, at commit {commit}, on {platform.machine()} "
+        f"({platform.processor() or 'CPU'}), one thread. One decoding step: batch 1, one new "
+        f"token after {args.cached} cached ones; median of up to 10 timed runs after 2 warm-ups, "
+        "each runner in a process of its own. `tiny`: GPT-2 with 2 layers of width 32; `wide`: "
+        "GPT-2 small's width (768, 12 heads) at 4 layers, vocabulary 8192; random weights.", "",
+        "Ratio: the torch and Paddle steps against transformers' eager step (the model with a "
+        "DynamicCache built from the tensors), the ONNX ones against torch.onnx's TorchScript "
+        "export of the same model in onnxruntime. Steps this small vary between runs on a "
+        "shared machine: compare ratios within one run.", "",
+        "| model | runner | ms per token | against | ratio |", "|---|---|---:|---|---:|"]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['runner']} | {r['ms']:.3f} | "
+                     f"{r.get('against', '-')} | "
+                     f"{format(r['ratio'], '.2f') if 'ratio' in r else '-'} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--cached", type=int, default=63, help="tokens already in the cache")
     parser.add_argument("--json", help="write the rows here")
+    parser.add_argument("--md", help="write the table as a markdown page here")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="x2-bench-generate-") as tmp:
@@ -119,6 +145,8 @@ def main(argv=None) -> int:
         table.add_row(r["model"], r["runner"], f"{r['ms']:.3f}", r.get("against", "-"),
                       f"{r['ratio']:.2f}" if "ratio" in r else "-")
     print_table(table)
+    if args.md:
+        Path(args.md).write_text(markdown(rows, args))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

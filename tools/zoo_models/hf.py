@@ -127,9 +127,13 @@ MODELS = {
 # Encoder-decoders with their language-model heads, for generation (x2
 # convert --with-cache --part encoder|decoder): the configs of t5 and bart
 # (T5's decoder starts from its pad token, as the published configs say).
+# At their default initial scales both repeat one token whatever the prompt
+# (a random net's collapse); 10x T5's and BART's 0.2 give tokens that vary
+# with the prompt and the step.
 GENERATORS = {
-    "t5_lm": ("T5ForConditionalGeneration", "t5", {"decoder_start_token_id": 0}),
-    "bart_lm": ("BartForConditionalGeneration", "bart", {}),
+    "t5_lm": ("T5ForConditionalGeneration", "t5",
+              {"decoder_start_token_id": 0, "initializer_factor": 10.0}),
+    "bart_lm": ("BartForConditionalGeneration", "bart", {"init_std": 0.2}),
 }
 
 # input kind -> (forward argument, shape, dtype) of each input
