@@ -494,7 +494,12 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
               "size; static conversions run one shape).", "",
               "Generates: for decoders with their cache, the targets on which `x2 check "
               "--generate` decoded the source's tokens greedily from three left-padded "
-              "prompts (lengths 3, 9, 17), each step's logits within the rtol.", "",
+              "prompts (lengths 3, 9, 17), each step's logits within the rtol; for "
+              "transformers sources the source's tokens also equal transformers' own "
+              "`generate(do_sample=False)`. An encoder-decoder (`with_cache_t5_lm`, "
+              "`with_cache_bart_lm`) is two conversions, `--with-cache --part encoder` "
+              "(checked at three source lengths) and `--part decoder` (the row's figures).",
+              "",
               "| model | family | source | rtol | dynamic dims | shapes checked | generates | "
               + " | ".join(
                   f"{t} | {t} max rel | {t} convert s | {t} Transposes | {t} latency"
