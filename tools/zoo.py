@@ -162,8 +162,12 @@ def _convert_encoder(entry: registry.Entry, model: str, target: str, out: Path) 
     checked at its sizes; raises when it fails (the row's check stage)."""
     encoder = out.with_name(out.name + "-encoder")
     convert(model, str(encoder), source=entry.source, target=target, **entry.encoder_args)
+    # The first layer's self-attention cache of the start token is the same
+    # whatever the source (it has not yet attended to it): a warning, while
+    # the logits and every other cache must vary with the input.
     result = check(model, str(encoder), source=entry.source, target=target, rtol=entry.rtol,
-                   dim_sizes=entry.encoder_check_sizes, serving=target == "paddle")
+                   dim_sizes=entry.encoder_check_sizes, serving=target == "paddle",
+                   allow_input_independent=True)
     if not result["passed"]:
         raise RuntimeError(f"the encoder: {check_failure(result)}")
     return str(encoder)
