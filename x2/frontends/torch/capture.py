@@ -1,4 +1,4 @@
-"""PyTorch frontend entry (read_ir, run_torch). Runs inside a worker process
+"""PyTorch frontend entry (read_ir, torch_runner). Runs inside a worker process
 that imports torch only.
 
 The model is loaded by loading.py. A module is traced first (trace.py),
@@ -393,8 +393,7 @@ def _read_with_cache(kind: str, obj, input_shapes, inputs, part: str | None
                              "a causal LM converts as one model (leave out --part)")
     try:
         if seq2seq:
-            program = seq2seq_cache.export(obj, part)
-            names, outputs, dims = seq2seq_cache.interface(obj, part)
+            program, (names, outputs, dims) = seq2seq_cache.export(obj, part)
         else:
             program = cache.export(obj)
             names, outputs, dims = cache.input_names(obj), cache.output_names(obj), \
@@ -525,16 +524,11 @@ def _agree(want: list, got: list) -> bool:
     return True
 
 
-def run_torch(spec: str, inputs: list[np.ndarray], options: ReadOptions | None = None
-              ) -> list[np.ndarray]:
-    """Run the source model on numpy inputs (eval mode, no grad); a module's
-    inputs go to the forward() arguments chosen at conversion, by name."""
-    return torch_runner(spec, options)(inputs)
-
-
 def torch_runner(spec: str, options: ReadOptions | None = None, loaded=None):
     """The source model loaded once (`loaded`: load_model's result, if
-    already loaded), as a function numpy inputs -> numpy outputs."""
+    already loaded), as a function numpy inputs -> numpy outputs (eval mode,
+    no grad); a module's inputs go to the forward() arguments chosen at
+    conversion, by name."""
     torch = _torch()
     options = options or ReadOptions()
     kind, obj = loaded or load_model(spec, options.trust_pickle)

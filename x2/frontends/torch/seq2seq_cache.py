@@ -138,10 +138,11 @@ def interface(model, part: str) -> tuple[list[str], list[str], dict[str, list]]:
 
 
 def export(model, part: str):
-    """The torch.export program of the part, every symbol of its interface dynamic."""
+    """(the torch.export program of the part, every symbol of its interface
+    dynamic; the interface, as `interface` gives it)."""
     import torch
     step = wrap(model, part)
-    names, _, dims = interface(model, part)
+    names, outputs, dims = interface(model, part)
     gen = torch.Generator().manual_seed(1)
     vocab = int(model.config.vocab_size)
     example = []
@@ -154,4 +155,5 @@ def export(model, part: str):
     dynamic = [{i: auto for i, d in enumerate(dims[n]) if isinstance(d, str)} for n in names]
     shapes = tuple(dynamic) if part == "encoder" else (*dynamic[:2], tuple(dynamic[2:]))
     with torch.no_grad():
-        return torch.export.export(step, tuple(example), dynamic_shapes=shapes)
+        program = torch.export.export(step, tuple(example), dynamic_shapes=shapes)
+    return program, (names, outputs, dims)
