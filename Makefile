@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.x2-installed
 PYTEST_ARGS ?=
 
-.PHONY: install demo test bench zoo clean
+.PHONY: install demo test bench bench-convert zoo clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found; run: make PYTHON=python3 ..."; exit 1; }
@@ -45,8 +45,14 @@ test: $(STAMP)
 	  else echo "pytest collected no tests: the suite is missing"; exit 1; fi; \
 	fi; exit $$rc
 
-# x2 vs tf2onnx on the same SavedModels (tf2onnx gets its own venv under build/).
+# Deployment latency at published sizes (ResNet50, MobileNetV2, EfficientNetB0,
+# ViT-B/16, BERT-base, GPT-2 small): x2's outputs as served against the source,
+# tf2onnx / torch.onnx, X2Paddle and paddle.vision (tools under build/).
 bench: $(STAMP)
+	$(BIN)/python tools/bench_deploy.py --json build/bench/deploy.json --md docs/bench_deploy.md
+
+# x2 vs tf2onnx conversion cost on the same SavedModels.
+bench-convert: $(STAMP)
 	$(BIN)/python tools/bench_convert.py --json build/bench/bench.json
 
 # The model zoo: 60+ architectures x 3 targets, converted and checked (long:

@@ -52,6 +52,23 @@ class Arithmetic(nn.Module):
                 torch.div(ints - 1, ints.abs() + 1, rounding_mode="floor"), (ints * 3) // 7)
 
 
+class ReadAgain(nn.Module):
+    """Ops Paddle Inference (paddle 3.3, default config) lets overwrite their
+    input in place, each on a value that later ops read again or that the
+    model returns: float divisions, rounding, cumsum, log, reciprocal, sin,
+    erf, silu, tril, and integer arithmetic, reshapes and where."""
+
+    def forward(self, x):  # [2, 3, 4]
+        a = x.abs() * 10 + 1
+        t = (x * 10).long()
+        floats = (a / x, a // 3, a % 3, torch.floor(a), torch.ceil(a), torch.cumsum(a, 1),
+                  torch.log(a), torch.reciprocal(a), torch.square(a), torch.sin(a),
+                  torch.erf(a), F.silu(a), torch.tril(a), a + 1)
+        ints = (t + 1, t * 3, t - (x > 0).long(), -t, t.abs(), t // 3, t % 3,
+                t.reshape(6, 4), t.unsqueeze(0), torch.where(t > 0, t, -1), t)
+        return floats + ints
+
+
 class Upsample(nn.Module):
     """F.interpolate bilinear by a factor and to a size with align_corners,
     nearest by a factor (upsample_*2d.vec)."""
@@ -106,6 +123,10 @@ def top_two_experts():
 
 def arithmetic():
     return Arithmetic().eval()
+
+
+def read_again():
+    return ReadAgain().eval()
 
 
 def upsample():

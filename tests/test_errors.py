@@ -145,4 +145,7 @@ def test_check_fails_loudly_on_a_corrupted_weight(sample, tmp_path):
     assert proc.returncode == 1
     result = json.loads((tmp_path / "parity.json").read_text())
     verdicts = {r["runner"]: r["passed"] for r in result["outputs"]}
-    assert verdicts == {"paddle:python": False, "paddle:jit.load": True}
+    # x2 check runs the saved program through Paddle Inference by default (as served)
+    assert verdicts == {"paddle:python": False, "paddle:jit.load": True,
+                        "paddle:inference": True}
+    assert any("Paddle Inference, default config" in n for n in result["notes"])

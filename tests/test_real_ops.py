@@ -57,20 +57,22 @@ def test_hand_written_top2_mixture_of_experts(tmp_path):
     _torch("top_two_experts", (6, 8), tmp_path)
 
 
+def test_values_read_again_survive_paddle_inference(tmp_path):
+    """Paddle Inference's in-place pass (paddle 3.3, default config) let
+    these ops write over a value later ops read: the written code hands each
+    a copy, and Paddle Inference matches torch (without the copies 24 of the
+    25 outputs came out wrong there, right in dygraph and jit.load)."""
+    _torch("read_again", (2, 3, 4), tmp_path)
+    code = (tmp_path / "paddle" / "model.py").read_text()
+    assert "paddle.concat([" in code and "would overwrite" in code
+
+
 def test_repeat_log1p_rounding_divisions_remainder(tmp_path):
     """repeat (with a new leading dim), log1p of tiny values, div with
-    rounding_mode floor/trunc on floats and ints, // and % of floats.
-
-    Not through Paddle Inference: its default config (oneDNN, paddle 3.3)
-    returns wrong numbers for this paddle model, which is right in dygraph
-    and through jit.load (checked here). Reduced: one input y, `y // 3` and
-    `y % 3` give the remainder for both; `t // 3` and `t // 7` of an int
-    tensor give t // 7 for both; `y / paddle.full([], 3.0)` and
-    `y / paddle.full([], -3.0)` give one result; all right with
-    config.disable_mkldnn(). Rewriting the paddle code (no floor_divide, in
-    float64, Python-number divisors) met another case each time (t * 3 and
-    q * 3 of two int tensors give one result too)."""
-    _torch("arithmetic", (2, 3, 4), tmp_path, serving=False)
+    rounding_mode floor/trunc on floats and ints, // and % of floats;
+    through Paddle Inference too, where the divisions and every integer op
+    read a value another op reads after them (x2/emitters/paddle_inplace.py)."""
+    _torch("arithmetic", (2, 3, 4), tmp_path)
 
 
 def test_bilinear_and_nearest_upsampling(tmp_path):

@@ -85,7 +85,7 @@ def test_zero_pads_before_pools_run_in_paddle_inference(tf_model, tmp_path):
     SIGSEGV) or hung (this model) on the explicit all-dims F.pad x2 wrote
     before a pool. The pad of ReLU output
     now is the pool's padding; one x2 cannot fold is written in pad2d form;
-    `x2 check --serving` runs both through Paddle Inference."""
+    `x2 check` runs both through Paddle Inference."""
     out = tmp_path / "out"
     _convert_and_check(tf_model("padded_stems"), out, serving=True)
     code = (out / "model.py").read_text()

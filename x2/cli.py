@@ -615,9 +615,10 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
 @click.option("--allow-input-independent", is_flag=True,
               help="A source output that does not change with the input is a warning, not a "
                    "failure (parity against it proves nothing).")
-@click.option("--serving", is_flag=True,
+@click.option("--serving/--no-serving", default=True, show_default=True,
               help="Also run the target's serving runtime: for --to paddle, inference/ in "
-                   "Paddle Inference with its default config (oneDNN on for CPU).")
+                   "Paddle Inference with its default config (oneDNN on for CPU), as "
+                   "deployed; a crash or mismatch there fails the check.")
 @click.option("--grad", is_flag=True,
               help="Compare gradients instead of outputs: one forward and backward pass of "
                    "sum(outputs * fixed random weights) in both models; every source weight's "

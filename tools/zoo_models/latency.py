@@ -10,7 +10,8 @@ module spec, one decoding step with its cache as tensors, as x2 convert
 file, onnxruntime), paddle/torch (an x2 output folder: its model.py's
 load_model()), or paddle-inference (an x2 output folder: its inference/
 program through Paddle Inference, default config but one thread, as
-served). Prints {"median_ms": ...}. Imports one framework: a process
+served; X2Paddle's inference_model/ too). X2_LATENCY_RUNS: timed runs
+(default 10). Prints {"median_ms": ...}. Imports one framework: a process
 of its own, as every framework step."""
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ import time
 
 import numpy as np
 
-WARMUP, RUNS, BUDGET_S = 2, 10, 3.0
+WARMUP, BUDGET_S = 2, 3.0
+RUNS = int(os.environ.get("X2_LATENCY_RUNS", "10"))
 
 
 def _timed(call) -> float:
@@ -80,10 +82,12 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
             return _timed(lambda: net(*tensors))
     if framework == "paddle-inference":
         from paddle import inference
-        folder = os.path.join(model, "inference")
-        program = next(os.path.join(folder, f) for f in ("model.json", "model.pdmodel")
-                       if os.path.exists(os.path.join(folder, f)))
-        config = inference.Config(program, os.path.join(folder, "model.pdiparams"))
+        # x2's folder keeps it in inference/, X2Paddle's in inference_model/
+        program = next(os.path.join(model, d, f) for d in ("inference", "inference_model")
+                       for f in ("model.json", "model.pdmodel")
+                       if os.path.exists(os.path.join(model, d, f)))
+        config = inference.Config(program, os.path.join(os.path.dirname(program),
+                                                        "model.pdiparams"))
         config.set_cpu_math_library_num_threads(1)
         config.disable_glog_info()
         predictor = inference.create_predictor(config)

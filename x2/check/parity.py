@@ -38,11 +38,11 @@ SOURCE_RUNS = {"tf": "tf.run", "onnx": "onnx.run", "torch": "torch.run"}
 TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run", "jit.load")],
                "onnx": [("onnx.parity_run", "onnxruntime")],
                "torch": [("torch.parity_run", "python")]}
-# --serving adds the target's serving runtime: inference/ through Paddle
+# `serving` adds the target's serving runtime: inference/ through Paddle
 # Inference with its default config (oneDNN on for CPU), a runtime with
-# kernels and graph passes of its own. Not a default: in paddle 3.3 it
-# crashes, hangs or computes wrong values on many valid programs (see
-# tests/test_tf_to_paddle.py and the closing note of issue 32).
+# kernels and graph passes of its own. `x2 check` runs it unless told
+# --no-serving; the API leaves it to the caller, since each run builds a
+# predictor (seconds on a large model).
 SERVING_RUNS = {"paddle": [("paddle.parity_run", "inference")]}
 # The framework asked for devices on each side (x2/check/runtime.list_devices).
 FRAMEWORK = {"tf": "tf", "onnx": "onnx", "torch": "torch", "paddle": "paddle"}

@@ -9,6 +9,7 @@ import numpy as np
 from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
+from .paddle_inplace import overwritten_inputs
 from .python_ops import PYTHON_OPS, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
@@ -21,6 +22,40 @@ class PaddleContext(EmitContext):
 
     def dtype(self, name) -> str:
         return dtype_name(name)  # written as a string literal: paddle.cast(x, 'int64')
+
+    def statements(self, nodes) -> list:
+        """As EmitContext's, with a copy for each op Paddle Inference would let
+        overwrite a value read again later (paddle_inplace.py). A value's
+        copies are made together, each from the one before, before the first
+        such op: equal copies of one value would be merged into one by the
+        program's common-subexpression pass, and one overwritten before the
+        next is taken from it would hand on its result."""
+        nodes = list(nodes)
+        shared = overwritten_inputs(self.graph, nodes, skip=set(self.host))
+        if not shared:
+            return super().statements(nodes)
+        readers: dict[str, list[int]] = {}
+        for i, value in shared.items():
+            readers.setdefault(value, []).append(i)
+        out, copy_of = [], {}
+        for i, node in enumerate(nodes):
+            value = shared.get(i)
+            if value is None:
+                out.extend(super().statements([node]))
+                continue
+            original = str(self.value(value))
+            if i == readers[value][0]:
+                source = original
+                for j, reader in enumerate(readers[value]):
+                    copy = self.namer(f"{value}\0copy{j}", f"{original}_copy")
+                    out.append(Assign([copy], call("paddle.concat", Expr(f"[{source}]")),
+                                      f"a copy: Paddle Inference would overwrite {original} "
+                                      f"in place"))
+                    copy_of[reader], source = copy, copy
+            self.namer.bind(value, copy_of[i])
+            out.extend(super().statements([node]))
+            self.namer.bind(value, original)
+        return out
 
     def output_copy(self, x: Expr) -> Expr:
         # paddle.jit.save returns a tensor returned twice only once.
