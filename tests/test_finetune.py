@@ -172,7 +172,7 @@ def test_torch_encoder_for_training(tmp_path, target):
 CALLS = {"torch": {"gelu": "F.gelu(", "silu": "F.silu(", "layer_norm": "nn.LayerNorm(",
                    "attention": "F.scaled_dot_product_attention(", "embedding": "nn.Embedding("},
          # Paddle's attention is one expression: softmax(q @ k^T * scale) @ v
-         "paddle": {"gelu": "F.gelu(", "silu": "F.silu(", "layer_norm": "nn.LayerNorm(",
+         "paddle": {"gelu": "F.gelu(", "silu": "F.swish(", "layer_norm": "nn.LayerNorm(",
                     "attention": "F.softmax(", "embedding": "nn.Embedding("}}
 
 

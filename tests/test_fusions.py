@@ -357,6 +357,31 @@ def test_attention_from_matmul_softmax_matmul(scale, mask):
     assert len(node.inputs) == (4 if mask else 3)
 
 
+@pytest.mark.parametrize("mask_shape, dropped", [((1, 1, 5, 5), True), ((5,), True),
+                                                 ((3, 4, 5, 5), False)])
+def test_attention_drops_a_mask_of_zeros_that_broadcasts_nothing(mask_shape, dropped):
+    """torch.export bakes `attn_mask=None` into a constant block of zeros:
+    it goes (Paddle Inference spent more on its add than on the matmuls),
+    unless it would broadcast the scores to a larger batch."""
+    b = Builder((1, 4, 5, 8))
+    mask = b.g.add_constant("mask", np.zeros(mask_shape, np.float32))
+    y = b.g.add_node("attention", [b.x, b.x, b.x, mask], attrs={"scale": 0.25}).outputs[0]
+    b.g.info[y] = TensorInfo("float32", (3, 4, 5, 8) if not dropped else (1, 4, 5, 8))
+    graph, _, counts = b.fused(y)
+    node = next(n for n in graph.nodes if n.op == "attention")
+    assert len(node.inputs) == (3 if dropped else 4), counts
+    assert node.attrs["scale"] == 0.25
+
+
+def test_attention_keeps_a_mask_that_masks():
+    b = Builder((1, 4, 5, 8))
+    mask = b.g.add_constant("mask", np.where(np.tril(np.ones((5, 5))), 0, -1e9).astype("float32"))
+    y = b.g.add_node("attention", [b.x, b.x, b.x, mask], attrs={"scale": 0.25}).outputs[0]
+    b.g.info[y] = TensorInfo("float32", (1, 4, 5, 8))
+    graph, _, counts = b.fused(y)
+    assert counts == {} and len(graph.nodes[0].inputs) == 4
+
+
 def test_softmax_over_another_axis_is_not_attention():
     b = Builder((2, 5, 5))
     s = b.op("matmul", b.x, b.op("transpose", b.x, perm=[0, 2, 1]))

@@ -67,7 +67,8 @@ def _run(command: list[str], timeout: int = 1800, path: list[Path] = ()) -> \
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT,
                           timeout=timeout)
     if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()] or ["no message"]
+        lines = [ln for ln in proc.stderr.splitlines()
+                 if ln.strip() and not ln.startswith("(run with --debug")] or ["no message"]
         raise RuntimeError(lines[-1][-300:])
     return proc
 

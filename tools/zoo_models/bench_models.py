@@ -79,10 +79,21 @@ def torch_onnx(name: str, out: str) -> None:
     """The model as torch.onnx exports it (the TorchScript exporter, which
     optimum and most deployment guides still use)."""
     import torch
-    model = build(name)
+
+    class ByName(torch.nn.Module):
+        """The model called with its inputs by name, returning its outputs as a tuple."""
+
+        def __init__(self, model, names):
+            super().__init__()
+            self.model, self.names = model, names
+
+        def forward(self, *tensors):
+            return self.model(**dict(zip(self.names, tensors))).to_tuple()
+
     names = [arg for arg, _, _ in inputs_of(name)]
     tensors = tuple(torch.from_numpy(a) for a in arrays(name))
-    torch.onnx.export(model, tensors, out, input_names=names, opset_version=17, dynamo=False)
+    torch.onnx.export(ByName(build(name), names), tensors, out, input_names=names,
+                      opset_version=17, dynamo=False)
 
 
 def paddle_native(name: str, out: str) -> None:

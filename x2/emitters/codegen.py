@@ -457,6 +457,10 @@ class EmitContext:
             self._layers[key] = name
         return name
 
+    def finish_forward(self, body: list, returns: list[str]) -> list:
+        """forward's top-level statements as the target wants them written."""
+        return body
+
     def helper(self, text: str) -> None:
         """Define class `text` (x2's own source) in model.py, once."""
         if text not in self.code.helpers:
@@ -593,6 +597,7 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.host_values = host_sizes.plan(graph)
     e.code.body = e.statements(graph.nodes)
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
+    e.code.body = e.finish_forward(e.code.body, e.code.returns)
     e.code.methods = [m for m in [generate_method(graph, e.framework)] if m]
     e.code.footer = footer
     text = render_module(e.code)

@@ -180,13 +180,6 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         model = module.load_model()
         checked = verify(graph, "paddle", lambda xs: _run(model, xs),
                          lambda xs: _trace(module, xs), value_names)
-        if checked["verified"] and (out / "inference").is_dir():
-            # How Paddle users serve it: the saved program through Paddle
-            # Inference with its default config (oneDNN's kernels and passes).
-            served = verify(graph, "paddle (inference/ through Paddle Inference, default "
-                            "config)", lambda xs: _serve(out / "inference", xs),
-                            lambda xs: {}, value_names)
-            checked["paddle_inference"] = served["verified"]
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names, "verify": checked, "parameters": parameters,
             **({"precision": details} if precision != "fp32" else {})}
@@ -198,11 +191,6 @@ def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
         result = model(*[paddle.to_tensor(a) for a in inputs])
     result = result if isinstance(result, (tuple, list)) else [result]
     return [np.asarray(r.numpy()) if isinstance(r, paddle.Tensor) else r for r in result]
-
-
-def _serve(folder: Path, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    from ..check.runtime import run_paddle_inference
-    return run_paddle_inference(folder, inputs, {}, None, [])[0]
 
 
 def _trace(module, inputs: list[np.ndarray]) -> dict:

@@ -9,7 +9,7 @@ dygraph, paddle.jit.load and Paddle Inference with the pass deleted
 So the generated code gives such an op a copy of the value to overwrite
 (`paddle.concat([x])`, which has no in-place form and which the pass keeps)
 wherever the value is read again later or returned. Measured op by op
-(tests/test_paddle_inference.py pins each family)."""
+(tests/test_real_ops.py: test_values_read_again_survive_paddle_inference)."""
 from __future__ import annotations
 
 # IR ops whose float kernel Paddle Inference runs in place over their input.
@@ -58,6 +58,8 @@ def overwritten_inputs(graph, nodes, skip=frozenset()) -> dict[int, str]:
     for i, node in enumerate(nodes):
         value = _written(node)
         if value is None or value not in computed or value in skip:
+            continue
+        if not graph.shape(value):  # paddle.concat takes no 0-D tensor
             continue
         if (last_read[value] > i or value in returned) and _overwrites(graph, node, value):
             found[i] = value

@@ -131,7 +131,9 @@ def on_tensors(e, node):
     return e.api(node.op, *[e.value(v, tensor=True) for v in node.inputs])
 
 
-@register("reduce_mean", "reduce_sum", "reduce_max", "reduce_min", "reduce_any")
+# reduce_mean: each target registers it (Paddle writes global average pooling
+# as a pool), the others share this.
+@register("reduce_sum", "reduce_max", "reduce_min", "reduce_any")
 def reduce(e, node):
     widened = _paddle_widened(e, node)
     if widened is not None:

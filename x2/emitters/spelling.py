@@ -63,7 +63,9 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "isnan":        ("paddle.isnan",                  "torch.isnan"),
     "isinf":        ("paddle.isinf",                  "torch.isinf"),
     "logical_not":  ("paddle.logical_not",            "torch.logical_not"),
-    "silu":          "F.silu",
+    # Paddle Inference's oneDNN runs swish (fused into the conv before it);
+    # silu there is a plain kernel with layout reorders around each call.
+    "silu":         ("F.swish",                       "F.silu"),
     "hard_sigmoid":  "F.hardsigmoid",
     "hard_swish":    "F.hardswish",
     "softplus":      "F.softplus",

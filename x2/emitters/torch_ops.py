@@ -9,11 +9,13 @@ import numpy as np
 from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
-from .python_ops import PYTHON_OPS
+from .lifetimes import release_dead
+from .python_ops import PYTHON_OPS, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
 TORCH_OPS = OpRegistry("PyTorch", PYTHON_OPS)
+TORCH_OPS.register("reduce_mean")(reduce)
 
 
 class TorchContext(EmitContext):
@@ -29,6 +31,10 @@ class TorchContext(EmitContext):
             widened = _uint_in_int64(self, node)
             out.extend(super().statements([node]) if widened is None else widened)
         return out
+
+    def finish_forward(self, body: list, returns: list[str]) -> list:
+        # torch's eager mode frees a tensor only when its last name goes
+        return release_dead(body, returns)
 
     def scalar_tensor(self, value, dtype: str) -> Expr:
         return call("torch.tensor", value, dtype=self.dtype(dtype))

@@ -154,8 +154,31 @@ def _attention(graph: Graph, m: Match) -> str | None:
 ATTENTION = Rewrite("attention", Op("matmul", Op("softmax", _logits, name="softmax"), _v),
                     _attention)
 
+
+def _unmasked(graph: Graph, m: Match) -> str | None:
+    """attention without its mask where the mask is all zeros (torch.export
+    bakes a model's `attn_mask=None` path into one): the add of a [1, 1, q, k]
+    block of zeros cost Paddle Inference more than the matmuls around it."""
+    node = m.nodes["attention"]
+    q, k = graph.shape(m.values["q"]), graph.shape(m.values["k"])
+    mask = graph.constants[m.values["mask"]]
+    if not q or not k or len(q) != len(k) or mask.ndim > len(q):
+        return None
+    scores = (*q[:-1], k[-2])  # q @ k^T, before the mask
+    if any(d != 1 and d != s for d, s in zip(reversed(mask.shape), reversed(scores))):
+        return None  # the mask would broadcast the scores to more rows
+    kept = graph.add_node("attention", [m.values["q"], m.values["k"], m.values["v"]],
+                          attrs=dict(node.attrs), name=graph.fresh_name("attention"))
+    return kept.outputs[0]
+
+
+UNMASKED = Rewrite("attention_zero_mask",
+                   Op("attention", Var("q"), Var("k"), Var("v"),
+                      Const(lambda a: a.dtype.kind == "f" and not a.any(), "mask"),
+                      name="attention"), _unmasked)
+
 REWRITES = SIMPLIFY + [SILU, HARD_SIGMOID, HARD_SWISH, GELU_ERF, GELU_ERFC, GELU_TANH,
-                       *norm_rewrites.REWRITES, ATTENTION, *dense_rewrites.REWRITES]
+                       *norm_rewrites.REWRITES, ATTENTION, UNMASKED, *dense_rewrites.REWRITES]
 
 
 def fuse_patterns(graph: Graph, counts: dict[str, int] | None = None) -> Graph:
