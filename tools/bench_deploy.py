@@ -38,9 +38,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tools" / "zoo_models"))
 
 import bench_models  # noqa: E402
+from bench_convert import ensure_tf2onnx  # noqa: E402
 
 from x2.cli import FitTable, print_table  # noqa: E402
 
@@ -74,14 +76,9 @@ def _run(command: list[str], timeout: int = 1800, path: list[Path] = ()) -> \
 
 
 def ensure_tools() -> Path:
-    """tf2onnx's interpreter; tf2onnx and X2Paddle are installed on first use."""
-    venv = ROOT / "build" / "tf2onnx-venv"
-    python = venv / "bin" / "python"
-    if not python.exists():
-        print(f"creating {venv} for tf2onnx (one time) ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "tf2onnx",
-                        "tensorflow==2.21.0", "onnxruntime"], check=True)
+    """tf2onnx's interpreter (bench_convert's venv); tf2onnx and X2Paddle are
+    installed on first use."""
+    python = ensure_tf2onnx(ROOT / "build" / "tf2onnx-venv")
     if not (X2PADDLE_PKGS / "x2paddle").exists():
         # X2Paddle runs on x2's paddle, with the onnx it was written for
         # (it imports onnx.mapping, which onnx 1.23 removed) ahead of x2's.

@@ -54,12 +54,16 @@ def release_dead(body: list, returns: list[str]) -> list:
             keep.update(names)
         for name in names:
             last_read[name] = i
-    out, assigned, released = [], set(), set()
+    # a name goes after its first assignment and its last read, whichever is later
+    released_after: dict[int, list[str]] = {}
+    seen: set[str] = set()
+    for i, step in enumerate(body):
+        for name in _assigned(step) - seen - keep:
+            released_after.setdefault(max(i, last_read.get(name, -1)), []).append(name)
+        seen |= _assigned(step)
+    out = []
     for i, step in enumerate(body):
         out.append(step)
-        assigned |= _assigned(step)
-        dead = sorted(n for n in assigned - released - keep if last_read.get(n, -1) <= i)
-        if dead:
-            out.append(Assign([], Expr(f"del {', '.join(dead)}")))
-            released |= set(dead)
+        if i in released_after:
+            out.append(Assign([], Expr(f"del {', '.join(sorted(released_after[i]))}")))
     return out
