@@ -69,6 +69,21 @@ class ReadAgain(nn.Module):
         return floats + ints
 
 
+class Broadcasts(nn.Module):
+    """torch.where on operands of three shapes, as masks and padding make
+    them (a row condition with a scalar, a key mask with one batch's values),
+    and attention under a key mask that leaves some queries no key."""
+
+    def forward(self, x):  # [batch, 3, 4]
+        row = x[:, :, :1] > 0
+        keys = x[:, :1, :] > -0.5
+        first = x[:1].abs()
+        heads = x.unsqueeze(1)
+        seen = (x[:, None, None, :, 0] > -0.5) & row.unsqueeze(1)
+        attended = F.scaled_dot_product_attention(heads, heads, heads, attn_mask=seen)
+        return torch.where(row, 1.0, -x), torch.where(keys, first, x), attended
+
+
 class Upsample(nn.Module):
     """F.interpolate bilinear by a factor and to a size with align_corners,
     nearest by a factor (upsample_*2d.vec)."""
@@ -127,6 +142,10 @@ def arithmetic():
 
 def read_again():
     return ReadAgain().eval()
+
+
+def broadcasts():
+    return Broadcasts().eval()
 
 
 def upsample():

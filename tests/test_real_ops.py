@@ -9,6 +9,7 @@ reflect Pad of a 2-D signal. Each source is first run on two inputs and
 every output must change (tests/test_zoo_ops.py's helper)."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -65,6 +66,24 @@ def test_values_read_again_survive_paddle_inference(tmp_path):
     _torch("read_again", (2, 3, 4), tmp_path)
     code = (tmp_path / "paddle" / "model.py").read_text()
     assert "paddle.concat([" in code and "would overwrite" in code
+
+
+@pytest.mark.parametrize("batch", [2, "batch"])
+def test_where_takes_its_operands_at_one_shape_in_paddle(tmp_path, batch):
+    """A saved program's paddle.where broadcasts by adding zeros, which
+    Paddle Inference's oneDNN ran slowly (BERT-base 3.8x slower): the Paddle
+    code expands each operand first where that is sure to be valid (a
+    dynamic batch against another leaves it to paddle.where), and Paddle
+    Inference matches torch (masked rows of the attention included)."""
+    _assert_parity("torch", f"{TORCH_MODELS}:broadcasts", [(2, 3, 4)], tmp_path,
+                   input_shapes={"x": [batch, 3, 4]})
+    if batch != 2:
+        return
+    program = json.loads((tmp_path / "paddle" / "inference" / "model.json").read_text())
+    ops = [op["#"] for block in program["program"]["regions"][0]["blocks"]
+           for op in block["ops"]]
+    # the one add is the attention mask's; a broadcasting where makes five
+    assert ops.count("1.where") == 4 and ops.count("1.add") == 1, sorted(ops)
 
 
 def test_repeat_log1p_rounding_divisions_remainder(tmp_path):

@@ -16,6 +16,9 @@ from __future__ import annotations
 FLOAT_IN_PLACE = frozenset({
     "div", "floor_div", "mod", "floor", "ceil", "cumsum", "log", "square", "reciprocal",
     "silu", "erf", "trilu",
+    # where(cond, x, y) writes over x when the three come at one shape, as
+    # the Paddle emitter writes them (a broadcast would have made a new x)
+    "where",
     # the trigonometric family (sin, atan and asinh measured)
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"})
 # IR ops that never write over an integer input there (no in-place form,

@@ -122,8 +122,9 @@ def mod(e, node):
     return binop(e.value(node.inputs[0], tensor=True), "%", e.value(node.inputs[1]))
 
 
+# where: each target registers it (Paddle brings its operands to one shape).
 @register("maximum", "minimum", "greater", "less", "greater_equal", "less_equal", "not_equal",
-          "bitwise_and", "bitwise_or", "bitwise_xor", "where", "matmul")
+          "bitwise_and", "bitwise_or", "bitwise_xor", "matmul")
 def on_tensors(e, node):
     widened = _paddle_widened(e, node)
     if widened is not None:

@@ -59,7 +59,8 @@ _GRU_RESET_BEFORE = '''class GRUResetBefore({Module}):
                 if lengths is None:
                     h, steps[t] = new, new
                 else:
-                    live = (t < lengths).unsqueeze(-1)
+                    # one shape for where: Paddle's saved where broadcasts by adding zeros
+                    live = (t < lengths).unsqueeze(-1).expand_as(new)
                     h = {where}(live, new, h)
                     steps[t] = {where}(live, new, {zeros_like}(new))
             ys.append({stack}(steps))
