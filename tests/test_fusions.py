@@ -422,3 +422,38 @@ def test_torch_encoder_layer_keeps_its_high_level_ops(tmp_path):
                       "F.softmax(": 0}, counts
     result = check(str(model), str(out), source="torch", target="torch", rtol=1e-4)
     assert result["outputs"] and all(r["passed"] for r in result["outputs"]), result
+
+
+@pytest.mark.parametrize("reverse_sub", [False, True])
+def test_per_channel_affine_moves_after_the_transpose_as_one_mul_and_add(reverse_sub):
+    """Keras' Rescaling and Normalization on an NHWC image (x * a - m, / s)
+    before the Transpose to NCHW: one mul and one add after it, whose
+    constants broadcast along the channel dim (x2/passes/affine.py)."""
+    from x2.passes.affine import affine_after_transpose
+    b = Builder((2, 4, 5, 3))
+    mean, std = RNG.uniform(0.2, 0.8, 3), RNG.uniform(0.1, 0.5, 3)
+    y = b.op("mul", b.x, 1 / 255)
+    y = b.op("sub", *((mean.astype(np.float32), y) if reverse_sub else (y, mean.astype(np.float32))))
+    y = b.op("div", y, std.astype(np.float32))
+    t = b.op("transpose", y, perm=[0, 3, 1, 2])
+    out = b.op("relu", t)
+    b.g.outputs = [out]
+    data = RNG.uniform(0, 255, (2, 4, 5, 3)).astype(np.float32)
+    before = interpret(b.g, [data])[0]
+    graph = affine_after_transpose(b.g)
+    assert _ops(graph) == ["transpose", "mul", "add", "relu"]
+    assert list(graph.nodes[0].inputs) == ["x"]
+    assert [graph.constants[n.inputs[1]].shape for n in graph.nodes[1:3]] == [(1, 3, 1, 1)] * 2
+    np.testing.assert_allclose(interpret(graph, [data])[0], before, rtol=1e-6, atol=1e-5)
+
+
+def test_affine_read_elsewhere_or_dividing_a_constant_stays():
+    from x2.passes.affine import affine_after_transpose
+    b = Builder((2, 4, 5, 3))
+    scaled = b.op("mul", b.x, 2.0)
+    t = b.op("transpose", scaled, perm=[0, 3, 1, 2])
+    inverted = b.op("div", 1.0, b.x)
+    u = b.op("transpose", inverted, perm=[0, 3, 1, 2])
+    b.g.outputs = [t, scaled, u]
+    graph = affine_after_transpose(b.g)
+    assert _ops(graph) == ["mul", "transpose", "div", "transpose"]

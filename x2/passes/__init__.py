@@ -7,6 +7,7 @@ import time
 
 from ..ir import Graph
 from ..ir.control_flow import GRAPH_ATTRS
+from .affine import affine_after_transpose
 from .cleanup import (merge_reshapes, merge_size_computations, remove_dead, remove_dropout,
                       remove_identities)
 from .fold import fold_constants, fold_constants_for_training
@@ -31,6 +32,7 @@ PIPELINE = [
     ("merge_reshapes", merge_reshapes),
     ("fold_affine_into_conv", fold_affine_into_conv),
     ("fold_pad_into_conv", fold_pad_into_conv),
+    ("affine_after_transpose", affine_after_transpose),
     ("matmul_to_dense", matmul_to_dense),
     ("dense_on_leading_dims", dense_on_leading_dims),
     ("merge_reshapes_after_dense", merge_reshapes),
@@ -47,7 +49,7 @@ _SUBGRAPH_PASSES = {remove_dropout, remove_identities, fold_constants, fold_cons
                     merge_size_computations,
                     fuse_patterns, eliminate_transposes,
                     transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
-                    fold_pad_into_conv, matmul_to_dense, dense_on_leading_dims,
+                    fold_pad_into_conv, affine_after_transpose, matmul_to_dense, dense_on_leading_dims,
                     merge_bidirectional, remove_dead}
 
 
@@ -63,7 +65,7 @@ def in_subgraphs(fn, graph: Graph) -> Graph:
 # new constants; "training" keeps the source's parameter set (x2/passes/fold.py).
 PURPOSES = ("inference", "training")
 # Passes that change the parameter set: left out --for training.
-_INFERENCE_ONLY = {"fold_affine_into_conv", "remove_dropout"}
+_INFERENCE_ONLY = {"fold_affine_into_conv", "affine_after_transpose", "remove_dropout"}
 
 
 def pipeline_for(layout: str = "nchw", io_layout: str = "source",
