@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tools" / "zoo_models"))
 
 import bench_models  # noqa: E402
+from latency import in_own_process  # noqa: E402
 from bench_convert import ensure_tf2onnx  # noqa: E402
 
 from x2.cli import FitTable, print_table  # noqa: E402
@@ -172,18 +173,6 @@ def write_inputs(name: str, folder: Path) -> dict[str, Path]:
     return paths
 
 
-def latency(framework: str, model: str, inputs: Path, names: list[str], runs: int) -> float:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "zoo_models" / "latency.py"), framework, model,
-         str(inputs), json.dumps(names)], capture_output=True, text=True, cwd=ROOT,
-        timeout=1800, env={**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3",
-                           "X2_LATENCY_RUNS": str(runs)})
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()] or ["no message"]
-        raise RuntimeError(lines[-1][-300:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
-
-
 def time_all(name: str, built: dict, work: Path, rounds: int, runs: int) -> dict:
     """{runner: median ms over rounds, or the failure}."""
     inputs = write_inputs(name, work / name)
@@ -197,8 +186,9 @@ def time_all(name: str, built: dict, work: Path, rounds: int, runs: int) -> dict
             if runner in failed:
                 continue
             try:
-                times[runner].append(latency(framework, model, inputs.get(runner, inputs[""]),
-                                             names if runner == SOURCE else [], runs))
+                times[runner].append(in_own_process(
+                    framework, model, inputs.get(runner, inputs[""]),
+                    names if runner == SOURCE else [], runs=runs))
             except Exception as exc:  # the reason is the row
                 failed[runner] = f"failed to run: {exc}"
         print(f"  {name}: round {round_ + 1}: " + ", ".join(

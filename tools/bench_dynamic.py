@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_latency import _run, latency  # noqa: E402
+from bench_latency import _run  # noqa: E402
+from latency import in_own_process  # noqa: E402
 from x2.cli import FitTable, print_table  # noqa: E402
 
 DYNAMIC_MODELS = ROOT / "tests" / "dynamic_models.py"
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
                 for runner in runners:
                     timed = {**row, "target": target if runner == target else runner}
                     for form, out in outs.items():
-                        timed[f"{form}_ms"] = latency(
+                        timed[f"{form}_ms"] = in_own_process(
                             runner, str(out / "model.onnx") if target == "onnx" else str(out),
                             inputs, names)
                     rows.append(timed)

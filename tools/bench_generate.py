@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from bench_latency import _run, latency  # noqa: E402
+from bench_latency import _run  # noqa: E402
+from latency import in_own_process  # noqa: E402
 from x2.cli import FitTable, print_table  # noqa: E402
 
 BUILDERS = ROOT / "tests" / "dynamic_models.py"
@@ -78,10 +79,10 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
     arrays, _ = step_inputs(exports["legacy"], cached)
     inputs = work / f"{name}.npz"
     np.savez(inputs, *arrays)
-    sources = {EAGER: latency("torch-step", spec, inputs, []),
-               EXPORT: latency("onnx", str(exports["legacy"]), inputs, []),
+    sources = {EAGER: in_own_process("torch-step", spec, inputs, []),
+               EXPORT: in_own_process("onnx", str(exports["legacy"]), inputs, []),
                "torch.onnx export (dynamo), onnxruntime":
-                   latency("onnx", str(exports["dynamo"]), inputs, [])}
+                   in_own_process("onnx", str(exports["dynamo"]), inputs, [])}
     rows = [{"model": name, "runner": f"source: {k}", "ms": v} for k, v in sources.items()]
     converted: dict[tuple, Path] = {}
     for runner, (source, target, framework, against) in RUNNERS.items():
@@ -93,7 +94,8 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
                   "--model", model, "--out", str(out),
                   *(["--with-cache"] if source == "torch" else [])], ROOT)
         out = converted[source, target]
-        ms = latency(framework, str(out / "model.onnx" if target == "onnx" else out), inputs, [])
+        ms = in_own_process(framework, str(out / "model.onnx" if target == "onnx" else out),
+                            inputs, [])
         rows.append({"model": name, "runner": runner, "ms": ms, "against": against,
                      "ratio": ms / sources[against]})
         print(json.dumps(rows[-1]), flush=True)

@@ -25,9 +25,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools" / "zoo_models"))
 
 from rich.console import Console  # noqa: E402
 
+from latency import in_own_process  # noqa: E402
 from x2.cli import FitTable, print_table  # noqa: E402
 
 # name -> (source framework, how to build it, extra convert arguments)
@@ -61,12 +63,6 @@ def build(name: str, work: Path) -> str:
             [str(ROOT / "tests" / "tf_models.py"), builder]
         _run([*command, str(out)], ROOT)
     return str(out)
-
-
-def latency(framework: str, model: str, inputs: Path, names: list[str]) -> float:
-    proc = _run([str(ROOT / "tools" / "zoo_models" / "latency.py"), framework, model,
-                 str(inputs), json.dumps(names)], ROOT)
-    return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
 
 
 def convert(root: Path, name: str, model: str, target: str, out: Path) -> tuple[Path, float]:
@@ -131,9 +127,10 @@ def main(argv=None) -> int:
                              or [i["name"] for i in report.inputs])
                     if source_ms is None:
                         kind = "torch-spec" if MODELS[name][0] == "torch" else "tf"
-                        source_ms = latency(kind, model, inputs, names)
-                    ms = {which: latency(target, str(out / "model.onnx") if target == "onnx"
-                                         else str(out), inputs, names)
+                        source_ms = in_own_process(kind, model, inputs, names)
+                    ms = {which: in_own_process(
+                              target, str(out / "model.onnx") if target == "onnx" else str(out),
+                              inputs, names)
                           for which, out in outs.items()}
                     rows.append({"model": name, "target": target, "source_ms": source_ms,
                                  "baseline_ms": ms.get("baseline"), "current_ms": ms["current"],

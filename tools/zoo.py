@@ -52,6 +52,7 @@ from rich.markup import escape  # noqa: E402
 
 import packaged_models  # noqa: E402
 import registry  # noqa: E402
+from latency import in_own_process  # noqa: E402
 from x2.cli import FitTable, console, print_table  # noqa: E402
 from x2.contracts import Report  # noqa: E402
 from x2.convert import convert  # noqa: E402
@@ -173,16 +174,6 @@ def _convert_encoder(entry: registry.Entry, model: str, target: str, out: Path) 
     return str(encoder)
 
 
-def _latency_ms(framework: str, model: str, inputs: Path, names) -> float:
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "zoo_models" / "latency.py"),
-                           framework, model, str(inputs), json.dumps(names)],
-                          capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=600)
-    if proc.returncode != 0:
-        last = [ln for ln in proc.stderr.splitlines() if ln.strip()][-1:] or ["no message"]
-        raise RuntimeError(f"latency of {framework} {model}: {last[0]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
-
-
 # How each target is timed: the way it is served (tools/zoo_models/latency.py).
 SERVED_BY = {"paddle": "paddle-inference", "torch": "torch", "onnx": "onnx"}
 
@@ -206,9 +197,9 @@ def measure_latency(entry: registry.Entry, model: str, result: dict, work: Path)
                      or [i["name"] for i in report.inputs])
             if result.get("source_ms") is None:
                 source = {"torch": "torch-spec"}.get(entry.source, entry.source)
-                result["source_ms"] = round(_latency_ms(source, model, inputs, names), 3)
+                result["source_ms"] = round(in_own_process(source, model, inputs, names), 3)
             converted = str(out / "model.onnx") if target == "onnx" else str(out)
-            row["latency_ms"] = round(_latency_ms(SERVED_BY[target], converted, inputs, names),
+            row["latency_ms"] = round(in_own_process(SERVED_BY[target], converted, inputs, names),
                                       3)
             row["latency_ratio"] = round(row["latency_ms"] / result["source_ms"], 3)
         except Exception as exc:  # recorded in the row

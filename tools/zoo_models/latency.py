@@ -12,19 +12,38 @@ load_model()), or paddle-inference (an x2 output folder: its inference/
 program through Paddle Inference, default config but one thread, as
 served; X2Paddle's inference_model/ too). X2_LATENCY_RUNS: timed runs
 (default 10). Prints {"median_ms": ...}. Imports one framework: a process
-of its own, as every framework step."""
+of its own, as every framework step: the tools call `in_own_process`."""
 from __future__ import annotations
 
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 WARMUP, BUDGET_S = 2, 3.0
 RUNS = int(os.environ.get("X2_LATENCY_RUNS", "10"))
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def in_own_process(framework: str, model: str, inputs, names: list[str],
+                   runs: int | None = None, timeout: float = 1800) -> float:
+    """The median ms of `measure`, run by this script in a new process with
+    x2's checkout on its path; RuntimeError with the process's last error line."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    if runs is not None:
+        env["X2_LATENCY_RUNS"] = str(runs)
+    proc = subprocess.run([sys.executable, __file__, framework, model, str(inputs),
+                           json.dumps(names)], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=timeout)
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()] or ["no message"]
+        raise RuntimeError(f"latency of {framework} {model}: {lines[-1][-300:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
 
 
 def _timed(call) -> float:
