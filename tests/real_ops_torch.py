@@ -84,6 +84,20 @@ class Broadcasts(nn.Module):
         return torch.where(row, 1.0, -x), torch.where(keys, first, x), attended
 
 
+class ConvLeaky(nn.Module):
+    """LeakyReLU after a convolution and after a depthwise one (slopes 0.1
+    and 0.2), and on a value no convolution made."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+
+    def forward(self, x):  # [batch, 3, 8, 8]
+        y = F.leaky_relu(self.conv(x), 0.1)
+        return F.leaky_relu(self.depthwise(y), 0.2), F.leaky_relu(x * 2, 0.3)
+
+
 class Upsample(nn.Module):
     """F.interpolate bilinear by a factor and to a size with align_corners,
     nearest by a factor (upsample_*2d.vec)."""
@@ -146,6 +160,11 @@ def read_again():
 
 def broadcasts():
     return Broadcasts().eval()
+
+
+def conv_leaky():
+    torch.manual_seed(0)
+    return ConvLeaky().eval()
 
 
 def upsample():

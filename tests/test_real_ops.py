@@ -86,6 +86,15 @@ def test_where_takes_its_operands_at_one_shape_in_paddle(tmp_path, batch):
     assert ops.count("1.where") == 4 and ops.count("1.add") == 1, sorted(ops)
 
 
+def test_leaky_relu_after_a_conv_runs_in_paddle_inference(tmp_path):
+    """Paddle Inference (3.3, default config) fuses conv2d + leaky_relu and
+    crashes (SIGSEGV) on it: after a convolution the Paddle code writes the
+    max of x and alpha * x, elsewhere F.leaky_relu."""
+    _torch("conv_leaky", (2, 3, 8, 8), tmp_path)
+    code = (tmp_path / "paddle" / "model.py").read_text()
+    assert code.count("paddle.maximum(") == 2 and code.count("F.leaky_relu(") == 1
+
+
 def test_repeat_log1p_rounding_divisions_remainder(tmp_path):
     """repeat (with a new leading dim), log1p of tiny values, div with
     rounding_mode floor/trunc on floats and ints, // and % of floats;

@@ -21,6 +21,7 @@ from rich.text import Text
 from .contracts import Report
 from .errors import X2Error
 from .check.input_ranges import parse_input_ranges, parse_input_values
+from .check.runtime import NHWC_ON_ONEDNN
 from .text import printable
 
 console = Console(stderr=True)
@@ -565,6 +566,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         print_table(_summary(report), stderr=True)
         top = sorted({f.split("/")[0] + ("/" if "/" in f else "") for f in report.files})
         console.print(f"written to [bold]{out}[/]: {', '.join(top + ['report.json'])}")
+    if target == "paddle" and report.layout.get("inside") == "nhwc":
+        console.print(f"[yellow]warning:[/] {NHWC_ON_ONEDNN}", highlight=False)
 
 
 @main.command()

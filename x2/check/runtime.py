@@ -9,6 +9,7 @@ Device strings are "cpu" or "gpu:N".
 from __future__ import annotations
 
 import ast
+import json
 import os
 import types
 from pathlib import Path
@@ -216,6 +217,19 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
     return [host(r) for r in result], traced, notes
 
 
+NHWC_ON_ONEDNN = ("this model was converted with --layout nhwc, and Paddle Inference "
+                   "(paddle 3.3, oneDNN on) runs an NHWC convolution fused with the "
+                   "activation after it as NCHW: to serve on CPU, convert with --layout nchw "
+                   "(the default) or turn oneDNN off (config.disable_mkldnn())")
+
+
+def _layout_inside(out: Path) -> str | None:
+    try:
+        return json.loads((out / "report.json").read_text())["layout"]["inside"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu: int | None,
                          notes: list[str]) -> tuple[list, dict, list[str]]:
     """The saved program through Paddle Inference (paddle.inference.Config +
@@ -237,14 +251,24 @@ def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu
                      f"written; inputs rounded to {precision}, weights as saved")
     notes.append("paddle (inference): Paddle Inference, default config"
                  + (" on GPU" if gpu is not None else " (oneDNN on for CPU)"))
-    predictor = inference.create_predictor(config)
-    dtypes = args.get("input_dtypes") or [None] * len(inputs)
-    for name, x, dtype in zip(predictor.get_input_names(), inputs, dtypes):
-        handle = predictor.get_input_handle(name)
-        array = np.ascontiguousarray(x if dtype in (None, str(x.dtype)) else x.astype(dtype))
-        handle.reshape(list(array.shape))
-        handle.copy_from_cpu(array)
-    predictor.run()
+    nhwc = gpu is None and _layout_inside(folder.parent) == "nhwc"
+    if nhwc:
+        notes.append(f"paddle (inference): {NHWC_ON_ONEDNN}")
+    try:
+        predictor = inference.create_predictor(config)
+        dtypes = args.get("input_dtypes") or [None] * len(inputs)
+        for name, x, dtype in zip(predictor.get_input_names(), inputs, dtypes):
+            handle = predictor.get_input_handle(name)
+            array = np.ascontiguousarray(x if dtype in (None, str(x.dtype)) else x.astype(dtype))
+            handle.reshape(list(array.shape))
+            handle.copy_from_cpu(array)
+        predictor.run()
+    except Exception as exc:
+        if not nhwc:
+            raise
+        first = next((ln.strip() for ln in str(exc).splitlines() if "Error" in ln), str(exc))
+        first = first.rstrip(".")
+        raise X2Error(f"Paddle Inference failed on {folder}: {first}. {NHWC_ON_ONEDNN}") from exc
     outputs = [predictor.get_output_handle(name).copy_to_cpu()
                for name in predictor.get_output_names()]
     return [o.astype(np.float32) if o.dtype in (np.float16,) else o for o in outputs], {}, notes

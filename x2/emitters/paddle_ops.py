@@ -10,7 +10,7 @@ from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .paddle_inplace import overwritten_inputs
-from .python_ops import PYTHON_OPS, reduce
+from .python_ops import PYTHON_OPS, leaky_relu, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
@@ -210,6 +210,23 @@ def reduce_mean(e, node):
     layout = {"data_format": "NHWC"} if axes == [1, 2] else {}
     pooled = call("F.adaptive_avg_pool2d", e.value(x), 1, **layout)
     return pooled if node.attrs["keepdims"] else call("paddle.flatten", pooled, 1)
+
+
+@PADDLE_OPS.register("leaky_relu")
+def leaky_relu_apart_from_conv(e, node):
+    """After a 2-D convolution, as the max (or min) of x and alpha * x: Paddle
+    Inference (3.3, default config) fuses conv2d + leaky_relu into one oneDNN
+    conv and crashes (SIGSEGV) running it, a depthwise conv's too."""
+    x = node.inputs[0]
+    producer = e.graph.producer(x)
+    if producer is None or producer.op != "conv2d":
+        return leaky_relu(e, node)
+    alpha = float(node.attrs["alpha"])
+    y = e.value(x)
+    leaked = binop(y, "*", alpha)
+    if alpha < 0:
+        return call("paddle.where", binop(y, ">=", 0.0), y, leaked)
+    return call("paddle.maximum" if alpha <= 1 else "paddle.minimum", y, leaked)
 
 
 @PADDLE_OPS.register("where")

@@ -48,7 +48,7 @@ def clip(e, node):
     return e.api("clip", e.value(node.inputs[0]), min=lo, max=hi)
 
 
-@register("leaky_relu")
+# leaky_relu: each target registers it (Paddle writes it apart from a conv).
 def leaky_relu(e, node):
     return e.api("leaky_relu", e.value(node.inputs[0]), negative_slope=node.attrs["alpha"])
 

@@ -10,13 +10,14 @@ from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .lifetimes import release_dead
-from .python_ops import PYTHON_OPS, on_tensors, reduce
+from .python_ops import PYTHON_OPS, leaky_relu, on_tensors, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
 TORCH_OPS = OpRegistry("PyTorch", PYTHON_OPS)
 TORCH_OPS.register("reduce_mean")(reduce)
 TORCH_OPS.register("where")(on_tensors)
+TORCH_OPS.register("leaky_relu")(leaky_relu)
 
 
 class TorchContext(EmitContext):
