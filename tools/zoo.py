@@ -450,6 +450,29 @@ def _cell(t: dict | None) -> str:
                        "build": "build", "setup": "setup"}.get(t.get("stage"), "?") + ")"
 
 
+def latency_summary(results: dict) -> list[str]:
+    """Per target: the converted model's latency over the source's, as served,
+    across the pairs timed (median, geometric mean, share at most 1.0x) and
+    the slowest three."""
+    lines = ["", "## Latency as served (converted / source)", "",
+             "Over the passing pairs timed (one thread, same inputs; Paddle through Paddle "
+             "Inference, default config).", "",
+             "| target | pairs timed | median | geometric mean | at most 1.0x | slowest |",
+             "|---|---:|---:|---:|---:|---|"]
+    for target in registry.TARGETS:
+        timed = sorted(((t["latency_ratio"], name) for name, r in results.items()
+                        if (t := r["targets"].get(target)) and t.get("latency_ratio")),
+                       reverse=True)
+        if not timed:
+            continue
+        ratios = np.array([ratio for ratio, _ in timed])
+        slowest = ", ".join(f"{name} {ratio:.2f}x" for ratio, name in timed[:3])
+        lines.append(f"| {target} | {len(timed)} | {np.median(ratios):.2f}x | "
+                     f"{np.exp(np.log(ratios).mean()):.2f}x | "
+                     f"{(ratios <= 1.0).sum()} of {len(timed)} | {slowest} |")
+    return lines
+
+
 def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> None:
     commits = sorted({r.get("commit", "unknown") for r in results.values()})
     json_path.write_text(json.dumps({"commits": commits, "summary": summary(results),
@@ -487,6 +510,7 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
     for row in summary(results):
         lines.append(f"| {row['family']} | {row['models']} | " + " | ".join(
             f"{row[t][0]}/{row[t][1]}" for t in registry.TARGETS) + " |")
+    lines += latency_summary(results)
     lines += ["", "## Models", "",
               "Columns per target: result, max rel err, conversion time (s), Transposes "
               "left, and latency of the converted model relative to the source framework "
