@@ -98,6 +98,40 @@ class ConvLeaky(nn.Module):
         return F.leaky_relu(self.depthwise(y), 0.2), F.leaky_relu(x * 2, 0.3)
 
 
+class ChannelsLastHead(nn.Module):
+    """A ViT's patch tokens (conv, channels last, the two image dims merged,
+    a class token before them) and a ConvNeXt's head (layer norm over the
+    channels, mean over the image dims, layer norm): Paddle Inference fused
+    the transpose with the reshape after it and the concat refused the
+    result; its oneDNN pool of an NHWC tensor put the dims in another order."""
+
+    def __init__(self):
+        super().__init__()
+        self.patches = nn.Conv2d(3, 8, 2, stride=2)
+        self.class_token = nn.Parameter(torch.randn(1, 1, 8))
+        self.stage = nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = nn.LayerNorm(8)
+        self.head_norm = nn.LayerNorm(8)
+
+    def forward(self, x):  # [batch, 3, 8, 8]
+        patches = self.patches(x).permute(0, 2, 3, 1).reshape(x.shape[0], -1, 8)
+        tokens = torch.cat([self.class_token.expand(x.shape[0], -1, -1), patches], dim=1)
+        features = self.norm(self.stage(x).permute(0, 2, 3, 1))
+        return tokens, self.head_norm(features.mean((1, 2)))
+
+
+class WholeWindowPools(nn.Module):
+    """transformers' EfficientNet head, AvgPool2d with a kernel larger than
+    the map and ceil_mode (a mean); a max pool likewise (a max); an average
+    over the whole padded map that counts its padding (not a mean)."""
+
+    def forward(self, x):  # [batch, 3, 2, 3]
+        mean = F.avg_pool2d(x, 16, ceil_mode=True)
+        top = F.max_pool2d(x, 5, ceil_mode=True)
+        padded = F.avg_pool2d(x, (4, 5), padding=(1, 2), count_include_pad=True)
+        return mean, top, padded
+
+
 class Upsample(nn.Module):
     """F.interpolate bilinear by a factor and to a size with align_corners,
     nearest by a factor (upsample_*2d.vec)."""
@@ -165,6 +199,15 @@ def broadcasts():
 def conv_leaky():
     torch.manual_seed(0)
     return ConvLeaky().eval()
+
+
+def channels_last_head():
+    torch.manual_seed(0)
+    return ChannelsLastHead().eval()
+
+
+def whole_window_pools():
+    return WholeWindowPools().eval()
 
 
 def upsample():

@@ -95,6 +95,27 @@ def test_leaky_relu_after_a_conv_runs_in_paddle_inference(tmp_path):
     assert code.count("paddle.maximum(") == 2 and code.count("F.leaky_relu(") == 1
 
 
+@pytest.mark.parametrize("batch", [2, None])
+def test_channels_last_tokens_and_head_run_in_paddle_inference(batch, tmp_path):
+    """transpose -> reshape -> concat is written with paddle.flatten, which
+    Paddle Inference does not fuse with the transpose; the NHWC mean as
+    paddle.mean, not as an NHWC pool."""
+    _assert_parity("torch", f"{TORCH_MODELS}:channels_last_head", [(2, 3, 8, 8)], tmp_path,
+                   input_shapes={"x": [batch or "batch", 3, 8, 8]})
+    code = (tmp_path / "paddle" / "model.py").read_text()
+    assert "paddle.flatten(" in code and "adaptive_avg_pool2d" not in code, code
+
+
+def test_a_pool_of_one_whole_window_is_a_reduction(tmp_path):
+    """x2/passes/pools.py: the torch code of transformers' EfficientNet
+    padded its head by 318 and pooled a 320x320 window (100x the source's
+    time); one window over the whole map is a mean (a max)."""
+    _torch("whole_window_pools", (2, 3, 2, 3), tmp_path)
+    code = (tmp_path / "torch" / "model.py").read_text()
+    assert code.count("avg_pool2d(") == 1 and "max_pool2d(" not in code, code
+    assert "torch.mean(" in code and "torch.amax(" in code, code
+
+
 def test_repeat_log1p_rounding_divisions_remainder(tmp_path):
     """repeat (with a new leading dim), log1p of tiny values, div with
     rounding_mode floor/trunc on floats and ints, // and % of floats;

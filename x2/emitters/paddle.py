@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -179,10 +180,25 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
         module = import_generated(out / "model.py")
         model = module.load_model()
         checked = verify(graph, "paddle", lambda xs: _run(model, xs),
-                         lambda xs: _trace(module, xs), value_names)
+                         lambda xs: _trace(module, xs), value_names,
+                         serving=_serving(out, graph, details))
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names, "verify": checked, "parameters": parameters,
             **({"precision": details} if precision != "fp32" else {})}
+
+
+def _serving(out: Path, graph: Graph, details: dict) -> tuple[str, Callable] | None:
+    """Paddle Inference over inference/ with its default config, as the
+    model is served; not for an NHWC model, whose convs oneDNN runs wrong
+    (x2 check says so), nor where inference/ was not written."""
+    if "inference/ saved" not in details.get("inference", "") or \
+            graph.meta.layout == "nhwc":
+        return None
+    from ..check.runtime import run_paddle_inference
+    dtypes = [graph.dtype(v) for v in graph.inputs]
+    return ("through Paddle Inference (default config)",
+            lambda xs: run_paddle_inference(out / "inference", xs, {"input_dtypes": dtypes},
+                                            None, [])[0])
 
 
 def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -201,14 +201,15 @@ def reduce_mean(e, node):
     """A mean over the image dims of a 4-D float tensor (a squeeze-and-excite
     block's, a classifier head's) is global average pooling, which Paddle
     Inference runs as one oneDNN pool; its oneDNN mean over a conv's output
-    took 3 ms a call, more than EfficientNetB0's whole forward elsewhere."""
+    took 3 ms a call, more than EfficientNetB0's whole forward elsewhere.
+    Only NCHW: its oneDNN pool of an NHWC tensor (data_format="NHWC") gives
+    its dims in another order (ConvNeXt's head failed in the layer norm after)."""
     x = node.inputs[0]
     shape = e.graph.shape(x) or []
     axes = sorted(a % 4 for a in node.attrs["axes"]) if len(shape) == 4 else None
-    if axes not in ([2, 3], [1, 2]) or not (e.graph.dtype(x) or "").startswith("float"):
+    if axes != [2, 3] or not (e.graph.dtype(x) or "").startswith("float"):
         return reduce(e, node)
-    layout = {"data_format": "NHWC"} if axes == [1, 2] else {}
-    pooled = call("F.adaptive_avg_pool2d", e.value(x), 1, **layout)
+    pooled = call("F.adaptive_avg_pool2d", e.value(x), 1)
     return pooled if node.attrs["keepdims"] else call("paddle.flatten", pooled, 1)
 
 
@@ -309,8 +310,51 @@ def cast(e, node):
 
 @PADDLE_OPS.register("reshape")
 def reshape(e, node):
-    # Paddle copies the input dim for a 0, as the IR (ONNX) does.
-    return call("paddle.reshape", e.value(node.inputs[0]), shape=node.attrs["shape"])
+    """paddle.reshape, which copies the input dim for a 0 as the IR (ONNX)
+    does; after a transpose, a reshape that merges adjacent dims is
+    paddle.flatten where Paddle Inference (3.3, oneDNN) would fuse them
+    wrongly: transpose + reshape becomes one op that keeps the transpose's
+    output type, and a concat after it fails to build ("The type
+    tensor<2x16x32xf32> of outputs[0][1] must be equal to type
+    tensor<2x4x4x32xf32>": a ViT's patch tokens); matmul + transpose +
+    reshape, the attention heads merged, is right, until an add after it is
+    fused in too, which it adds before the transpose (wrong numbers)."""
+    x = node.inputs[0]
+    merged = merged_dims(e.graph.shape(x), e.graph.shape(node.outputs[0]))
+    if merged and _fused_wrongly_after_transpose(e, x, node):
+        start, stop = merged
+        return call("paddle.flatten", e.value(x), start, stop)
+    return call("paddle.reshape", e.value(x), shape=node.attrs["shape"])
+
+
+def merged_dims(before, after) -> tuple[int, int] | None:
+    """(start, stop) when `after` is `before` with dims start..stop merged
+    into one, else None. One unknown dim is allowed outside them, at the same
+    place on both sides: the element count then makes the two equal."""
+    if not before or not after or len(after) >= len(before):
+        return None
+    start = next((i for i, (a, b) in enumerate(zip(before, after)) if a != b), len(after) - 1)
+    stop = start + len(before) - len(after)
+    kept_before, kept_after = before[:start] + before[stop + 1:], after[:start] + after[start + 1:]
+    group = before[start:stop + 1]
+    if None in group or after[start] != int(np.prod(group)):
+        return None
+    unknown = [i for i, d in enumerate(kept_before) if d is None]
+    if unknown != [i for i, d in enumerate(kept_after) if d is None] or len(unknown) > 1:
+        return None
+    return (start, stop) if kept_before == kept_after else None
+
+
+def _fused_wrongly_after_transpose(e, x, node) -> bool:
+    transpose = e.graph.producer(x)
+    if transpose is None or transpose.op != "transpose":
+        return False
+    source = e.graph.producer(transpose.inputs[0])
+    heads_merged = (source is not None and source.op in ("matmul", "attention")
+                    and list(transpose.attrs["perm"]) == [0, 2, 1, 3]
+                    and len(node.attrs["shape"]) == 3)
+    added = any(user.op == "add" for user in e.graph.users(node.outputs[0]))
+    return not heads_merged or added
 
 
 @PADDLE_OPS.register("reshape_dynamic")

@@ -108,12 +108,14 @@ def _differs(graph: Graph, value: str, ref: np.ndarray, got) -> str | None:
 
 
 def verify(graph: Graph, target: str, run: Callable, trace: Callable,
-           names: dict[str, str]) -> dict:
+           names: dict[str, str], serving: tuple[str, Callable] | None = None) -> dict:
     """Run the emitted model (`run(inputs) -> outputs as numpy`) against the
     numpy reference; raise ConversionError if it crashes or disagrees.
     `trace(inputs) -> {variable: numpy array}` re-runs it recording every
-    assignment up to where it fails, to name the first op that differs. Returns a record of what
-    was checked, for the emitter's result."""
+    assignment up to where it fails, to name the first op that differs.
+    `serving` = (what, run) is the target's serving runtime over the saved
+    program, held to the same reference once the model itself agrees.
+    Returns a record of what was checked, for the emitter's result."""
     reason = _skip_reason(graph)
     if reason:
         return {"verified": False, "skipped": reason}
@@ -127,23 +129,36 @@ def verify(graph: Graph, target: str, run: Callable, trace: Callable,
             return {"verified": False,
                     "skipped": f"the numpy reference cannot run it: {type(exc).__name__}: "
                                f"{' '.join(str(exc).split())[:200]}"}
-        try:
-            outputs = run(inputs)
-            problem = None
-            for value, got in zip(graph.outputs, outputs):
-                problem = _differs(graph, value, reference[value], got)
-                if problem:
-                    break
-            if problem is None and len(outputs) != len(graph.outputs):
-                problem = f"{len(outputs)} outputs, expected {len(graph.outputs)}"
-        except Exception as exc:  # noqa: BLE001 - the generated model crashed
-            problem = f"raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        at_size = f" (every dynamic dim at size {unknown})" if dynamic else ""
+        problem = _problem(graph, run, inputs, reference)
         if problem is not None:
-            if dynamic:
-                problem += f" (every dynamic dim at size {unknown})"
+            problem += at_size
             raise ConversionError(_culprit(graph, target, inputs, reference, trace, names,
                                            problem), details={"problem": problem})
-    return {"verified": True, **({"dynamic_sizes": list(DYNAMIC_SIZES)} if dynamic else {})}
+        problem = serving and _problem(graph, serving[1], inputs, reference)
+        if problem:
+            problem += at_size
+            raise ConversionError(
+                f"the generated {target} model computes what the model does, but not "
+                f"{serving[0]}: its output {problem}; x2 refuses to write it (convert with "
+                f"--no-verify to write it anyway)", details={"problem": problem})
+    return {"verified": True, **({"dynamic_sizes": list(DYNAMIC_SIZES)} if dynamic else {}),
+            **({"serving": serving[0]} if serving else {})}
+
+
+def _problem(graph: Graph, run: Callable, inputs, reference) -> str | None:
+    """How `run`'s outputs on `inputs` differ from the reference, or None."""
+    try:
+        outputs = run([a.copy() for a in inputs])
+        for value, got in zip(graph.outputs, outputs):
+            problem = _differs(graph, value, reference[value], got)
+            if problem:
+                return problem
+        if len(outputs) != len(graph.outputs):
+            return f"{len(outputs)} outputs, expected {len(graph.outputs)}"
+        return None
+    except Exception as exc:  # noqa: BLE001 - the generated model crashed
+        return f"raised {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
 def _culprit(graph, target, inputs, reference, trace, names, problem) -> str:

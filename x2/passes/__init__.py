@@ -16,6 +16,7 @@ from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .fusions import fuse_patterns
 from .layout import eliminate_transposes, transposes_to_reshapes
 from .layout_modes import nchw_interface, nhwc_ops
+from .pools import whole_window_pools
 from .recurrent import merge_bidirectional
 from .training import batch_norm_from_affine, conv_bias_from_add, matmul_to_dense_keeping_bias
 
@@ -32,6 +33,7 @@ PIPELINE = [
     ("merge_reshapes", merge_reshapes),
     ("fold_affine_into_conv", fold_affine_into_conv),
     ("fold_pad_into_conv", fold_pad_into_conv),
+    ("whole_window_pools", whole_window_pools),
     ("affine_after_transpose", affine_after_transpose),
     ("matmul_to_dense", matmul_to_dense),
     ("dense_on_leading_dims", dense_on_leading_dims),
@@ -49,7 +51,7 @@ _SUBGRAPH_PASSES = {remove_dropout, remove_identities, fold_constants, fold_cons
                     merge_size_computations,
                     fuse_patterns, eliminate_transposes,
                     transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
-                    fold_pad_into_conv, affine_after_transpose, matmul_to_dense, dense_on_leading_dims,
+                    fold_pad_into_conv, whole_window_pools, affine_after_transpose, matmul_to_dense, dense_on_leading_dims,
                     merge_bidirectional, remove_dead}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, Node
+from .fuse import single_user
 
 _AFFINE = ("mul", "div", "add", "sub")
 
@@ -41,9 +42,8 @@ def _chain_into(graph: Graph, transpose: Node) -> list[Node]:
     value = transpose.inputs[0]
     while True:
         node = graph.producer(value)
-        users = graph.users(value)
-        if node is None or node.op not in _AFFINE or len(users) != 1 or \
-                value in graph.outputs or not (graph.dtype(value) or "").startswith("float"):
+        if node is None or node.op not in _AFFINE or single_user(graph, value) is None or \
+                not (graph.dtype(value) or "").startswith("float"):
             return chain[::-1]
         constants = [v for v in node.inputs if v in graph.constants]
         if len(constants) != 1 or len(node.inputs) != 2:

@@ -33,7 +33,7 @@ def _channel_vector(graph: Graph, value: str, channels: int, rank: int,
     return full.reshape(channels)
 
 
-def _single_user(graph: Graph, value: str) -> Node | None:
+def single_user(graph: Graph, value: str) -> Node | None:
     users = graph.users(value)
     if len(users) != 1 or value in graph.outputs:
         return None
@@ -48,7 +48,7 @@ def fold_affine_into_conv(graph: Graph) -> Graph:
             if conv.graph is not graph or conv.op != "conv2d" or \
                     conv.inputs[1] not in graph.constants:
                 continue
-            user = _single_user(graph, conv.outputs[0])
+            user = single_user(graph, conv.outputs[0])
             if user is None or user.op not in ("add", "mul", "sub"):
                 continue
             other = user.inputs[1] if user.inputs[0] == conv.outputs[0] else user.inputs[0]
@@ -85,7 +85,7 @@ def matmul_to_dense(graph: Graph) -> Graph:
         if weight.ndim != 2:
             continue
         node.op = "dense"
-        user = _single_user(graph, node.outputs[0])
+        user = single_user(graph, node.outputs[0])
         if user is None or user.op != "add":
             continue
         other = user.inputs[1] if user.inputs[0] == node.outputs[0] else user.inputs[0]
@@ -115,10 +115,10 @@ def _transpose_before_pad(graph: Graph) -> None:
     for pad in list(graph.nodes):
         if not _zero_pad_4d(pad):
             continue
-        transpose = _single_user(graph, pad.outputs[0])
+        transpose = single_user(graph, pad.outputs[0])
         if transpose is None or transpose.op != "transpose":
             continue
-        conv = _single_user(graph, transpose.outputs[0])
+        conv = single_user(graph, transpose.outputs[0])
         if conv is None or conv.op != "conv2d":
             continue
         perm, pads = transpose.attrs["perm"], pad.attrs["pads"]
@@ -179,7 +179,7 @@ def fold_pad_into_conv(graph: Graph) -> Graph:
     for pad in list(graph.nodes):
         if not _zero_pad_4d(pad):
             continue
-        window = _single_user(graph, pad.outputs[0])
+        window = single_user(graph, pad.outputs[0])
         if not _takes_pad(graph, pad, window):
             continue
         pads = pad.attrs["pads"]
