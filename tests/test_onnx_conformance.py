@@ -29,7 +29,13 @@ TOOL = ROOT / "tools" / "onnx_conformance.py"
 # Measured share of the node suite's counted cases (default-domain ops,
 # opsets <= 21, float/int tensors) passing for torch; a regression fails.
 TORCH_COUNTED_PASS_FLOOR = 0.87
-PADDLE_COUNTED_PASS_FLOOR = 0.81
+# Paddle's 0.81 became 0.79 when the post-emit verify began to run Paddle
+# Inference: counted cases it computes wrong or cannot run are refused (a
+# layer norm's intermediates returned as outputs: its in-place pass
+# overwrites one; 7-D softmax cross entropy, zero-size Split and, only in
+# this backend's in-process conversions, four Slice cases: std::exception).
+# 676 of 850 pass.
+PADDLE_COUNTED_PASS_FLOOR = 0.79
 
 
 def _backend_test(tmp_path, target: str, *extra: str) -> dict[str, str]:

@@ -230,12 +230,25 @@ def _layout_inside(out: Path) -> str | None:
         return None
 
 
+# What a Paddle Inference input handle's copy_from_cpu takes (paddle 3.3).
+PADDLE_INFERENCE_INPUT_DTYPES = ("float32", "float64", "float16", "int64", "int32", "int8",
+                                 "uint8", "bool")
+
+
 def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu: int | None,
-                         notes: list[str]) -> tuple[list, dict, list[str]]:
+                         notes: list[str], widen_half: bool = True) -> tuple[list, dict, list[str]]:
     """The saved program through Paddle Inference (paddle.inference.Config +
     create_predictor) with its default config: on CPU that turns oneDNN on
-    and applies its graph passes, as a deployment does."""
+    and applies its graph passes, as a deployment does. `widen_half`: float16
+    outputs come back as float32, as the parity check compares them."""
     from paddle import inference
+
+    dtypes = args.get("input_dtypes") or [None] * len(inputs)
+    untaken = sorted({str(dtype or x.dtype) for x, dtype in zip(inputs, dtypes)}
+                     - set(PADDLE_INFERENCE_INPUT_DTYPES))
+    if untaken:
+        raise X2Error(f"Paddle Inference cannot feed {folder} its {', '.join(untaken)} "
+                      f"inputs: its input handles take {', '.join(PADDLE_INFERENCE_INPUT_DTYPES)}")
 
     program = next((folder / name for name in ("model.json", "model.pdmodel")
                     if (folder / name).exists()), None)
@@ -256,7 +269,6 @@ def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu
         notes.append(f"paddle (inference): {NHWC_ON_ONEDNN}")
     try:
         predictor = inference.create_predictor(config)
-        dtypes = args.get("input_dtypes") or [None] * len(inputs)
         for name, x, dtype in zip(predictor.get_input_names(), inputs, dtypes):
             handle = predictor.get_input_handle(name)
             array = np.ascontiguousarray(x if dtype in (None, str(x.dtype)) else x.astype(dtype))
@@ -271,7 +283,9 @@ def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu
         raise X2Error(f"Paddle Inference failed on {folder}: {first}. {NHWC_ON_ONEDNN}") from exc
     outputs = [predictor.get_output_handle(name).copy_to_cpu()
                for name in predictor.get_output_names()]
-    return [o.astype(np.float32) if o.dtype in (np.float16,) else o for o in outputs], {}, notes
+    if widen_half:
+        outputs = [o.astype(np.float32) if o.dtype == np.float16 else o for o in outputs]
+    return outputs, {}, notes
 
 
 def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]:

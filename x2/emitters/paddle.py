@@ -187,18 +187,28 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
             **({"precision": details} if precision != "fp32" else {})}
 
 
-def _serving(out: Path, graph: Graph, details: dict) -> tuple[str, Callable] | None:
+def _serving(out: Path, graph: Graph, details: dict) -> tuple[str, Callable] | str | None:
     """Paddle Inference over inference/ with its default config, as the
-    model is served; not for an NHWC model, whose convs oneDNN runs wrong
-    (x2 check says so), nor where inference/ was not written."""
-    if "inference/ saved" not in details.get("inference", "") or \
-            graph.meta.layout == "nhwc":
+    model is served, or why not: an NHWC model's convs oneDNN runs wrong (x2
+    check says so); some input dtypes its handles do not take."""
+    from ..check.runtime import PADDLE_INFERENCE_INPUT_DTYPES, run_paddle_inference
+    if "inference/ saved" not in details.get("inference", ""):
         return None
-    from ..check.runtime import run_paddle_inference
+    if graph.meta.layout == "nhwc":
+        return "--layout nhwc: Paddle Inference's oneDNN runs its convolutions wrong on CPU"
     dtypes = [graph.dtype(v) for v in graph.inputs]
-    return ("through Paddle Inference (default config)",
-            lambda xs: run_paddle_inference(out / "inference", xs, {"input_dtypes": dtypes},
-                                            None, [])[0])
+    untaken = sorted(set(dtypes) - set(PADDLE_INFERENCE_INPUT_DTYPES))
+    if untaken:
+        return f"Paddle Inference takes no {', '.join(untaken)} input"
+    shapes = [graph.shape(v) for v in graph.outputs]
+
+    def run(inputs):
+        outputs = run_paddle_inference(out / "inference", inputs, {"input_dtypes": dtypes},
+                                       None, [], widen_half=False)[0]
+        # Paddle Inference hands a 0-D output back as [1].
+        return [o.reshape(()) if shape == () and o.shape == (1,) else o
+                for o, shape in zip(outputs, shapes)]
+    return "through Paddle Inference (default config)", run
 
 
 def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -43,6 +43,8 @@ def _overwrites(graph, node, value) -> bool:
     dtype = graph.dtype(value) or ""
     if dtype.startswith(("int", "uint")):
         return node.op not in INT_KEPT
+    if node.op == "where" and graph.shape(value) != graph.shape(node.outputs[0]):
+        return False  # expanded first (paddle_ops.broadcast_operands): a new tensor
     return dtype.startswith(("float", "bfloat")) and node.op in FLOAT_IN_PLACE
 
 

@@ -59,10 +59,12 @@ _GRU_RESET_BEFORE = '''class GRUResetBefore({Module}):
                 if lengths is None:
                     h, steps[t] = new, new
                 else:
-                    # one shape for where: Paddle's saved where broadcasts by adding zeros
-                    live = (t < lengths).unsqueeze(-1).expand_as(new)
-                    h = {where}(live, new, h)
-                    steps[t] = {where}(live, new, {zeros_like}(new))
+                    # one shape for where: Paddle's saved where broadcasts by adding zeros.
+                    # Paddle Inference's where writes its result over its second operand:
+                    # that is never `new`, which both read.
+                    done = (t >= lengths).unsqueeze(-1).expand_as(new)
+                    steps[t] = {where}(done, {zeros_like}(new), new)
+                    h = {where}(done, h, new)
             ys.append({stack}(steps))
             finals.append(h)
         y = {concat}(ys, {axis}=-1)

@@ -108,17 +108,20 @@ def _differs(graph: Graph, value: str, ref: np.ndarray, got) -> str | None:
 
 
 def verify(graph: Graph, target: str, run: Callable, trace: Callable,
-           names: dict[str, str], serving: tuple[str, Callable] | None = None) -> dict:
+           names: dict[str, str], serving: tuple[str, Callable] | str | None = None) -> dict:
     """Run the emitted model (`run(inputs) -> outputs as numpy`) against the
     numpy reference; raise ConversionError if it crashes or disagrees.
     `trace(inputs) -> {variable: numpy array}` re-runs it recording every
     assignment up to where it fails, to name the first op that differs.
     `serving` = (what, run) is the target's serving runtime over the saved
-    program, held to the same reference once the model itself agrees.
-    Returns a record of what was checked, for the emitter's result."""
+    program, held to the same reference once the model itself agrees (a
+    string: why it is not run). Returns a record of what was checked, for
+    the emitter's result."""
     reason = _skip_reason(graph)
     if reason:
         return {"verified": False, "skipped": reason}
+    serving_skipped = serving if isinstance(serving, str) else None
+    serving = None if serving_skipped else serving
     dynamic = any(not _known(d) for name in graph.inputs for d in (graph.shape(name) or ()))
     for unknown in DYNAMIC_SIZES if dynamic else DYNAMIC_SIZES[:1]:
         inputs = example_inputs(graph, unknown)
@@ -143,7 +146,8 @@ def verify(graph: Graph, target: str, run: Callable, trace: Callable,
                 f"{serving[0]}: its output {problem}; x2 refuses to write it (convert with "
                 f"--no-verify to write it anyway)", details={"problem": problem})
     return {"verified": True, **({"dynamic_sizes": list(DYNAMIC_SIZES)} if dynamic else {}),
-            **({"serving": serving[0]} if serving else {})}
+            **({"serving": serving[0]} if serving else {}),
+            **({"serving_skipped": serving_skipped} if serving_skipped else {})}
 
 
 def _problem(graph: Graph, run: Callable, inputs, reference) -> str | None:
