@@ -132,6 +132,17 @@ class WholeWindowPools(nn.Module):
         return mean, top, padded
 
 
+class TanhGeluMLP(nn.Module):
+    """GPT-2's MLP: linear, GELU in its tanh form, linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = nn.Linear(8, 32), nn.Linear(32, 8)
+
+    def forward(self, x):  # [batch, seq, 8]
+        return self.down(F.gelu(self.up(x), approximate="tanh"))
+
+
 class Upsample(nn.Module):
     """F.interpolate bilinear by a factor and to a size with align_corners,
     nearest by a factor (upsample_*2d.vec)."""
@@ -208,6 +219,11 @@ def channels_last_head():
 
 def whole_window_pools():
     return WholeWindowPools().eval()
+
+
+def tanh_gelu_mlp():
+    torch.manual_seed(0)
+    return TanhGeluMLP().eval()
 
 
 def upsample():
