@@ -10,6 +10,7 @@ BatchNorm statistics) and a PyTorch transformer encoder
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -166,6 +167,32 @@ def test_torch_encoder_for_training(tmp_path, target):
         assert grads["passed"] and grads["source_weights"] == 30
         assert grads["worst"]["max_rel"] < 1e-4
         assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_a_head_tied_to_its_embedding_stays_tied(tmp_path, target):
+    """GPT-2's lm_head is wte.weight: the converted head multiplies by the
+    embedding layer's own table, so the model has the source's parameter
+    count and one optimizer step moves the one table both read."""
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_logits"
+    out = convert(tmp_path, "torch", target, model,
+                  input_shapes={"input_ids": ["batch", "seq=16"],
+                                "attention_mask": ["batch", "seq=16"]},
+                  input_dtype="int64")
+    text = (out / "model.py").read_text()
+    head = {"torch": r"F\.linear\(\w+, self\.model_lm_head\.weight\)",
+            "paddle": r"paddle\.matmul\(\w+, self\.model_lm_head\.weight, "
+                      r"transpose_y=True\)"}
+    assert re.search(head[target], text), text
+    assert text.count("nn.Linear(32, 100") == 0 and text.count("nn.Embedding(100, 32)") == 1
+
+    found = probe(target, out)
+    # An untied copy would add the 100 x 32 table again.
+    assert found["trainable"] == torch_source_trainable(model) == 30720
+    assert found["loss_after"] < found["loss_before"]
+    grads = grad_check("torch", target, model, out)
+    assert grads["worst"]["max_rel"] < 1e-4
+    assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
 
 
 # One call per function the source calls once, on the code text (issue 17).

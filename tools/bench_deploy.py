@@ -18,8 +18,11 @@ inputs (tools/zoo_models/latency.py):
   architecture from paddle.vision.models through Paddle Inference.
 
 Every runner is timed once per round, the rounds interleaved so that drift in
-the machine's speed hits them alike; a figure is the median over rounds of
-each process's median. tf2onnx lives in build/tf2onnx-venv and X2Paddle in
+the machine's speed hits them alike; runners of one framework (the ONNX
+files, the Paddle Inference programs, the torch modules) share a process
+and run in turn, one call each, so the ratios the tightest limits take (x2
+against tf2onnx, torch.onnx and paddle.vision) compare runs made side by
+side. A figure is the median over rounds of each process's median. tf2onnx lives in build/tf2onnx-venv and X2Paddle in
 build/x2paddle-pkgs (installed on first use), apart from x2's packages. A
 converter that fails leaves its row with the reason.
 """
@@ -42,7 +45,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tools" / "zoo_models"))
 
 import bench_models  # noqa: E402
-from latency import in_own_process  # noqa: E402
+from latency import in_one_process, in_own_process  # noqa: E402
 from bench_convert import ensure_tf2onnx  # noqa: E402
 
 from x2.cli import FitTable, print_table  # noqa: E402
@@ -173,6 +176,12 @@ def write_inputs(name: str, folder: Path) -> dict[str, Path]:
     return paths
 
 
+# Runners whose models load in one framework share a process and run in turn
+# (latency.py --together): the tight limits compare these pairs.
+PROCESS_OF = {"onnx": "onnxruntime", "paddle-inference": "paddle", "torch": "torch",
+              "torch-spec": "torch", "tf": "tf"}
+
+
 def time_all(name: str, built: dict, work: Path, rounds: int, runs: int) -> dict:
     """{runner: median ms over rounds, or the failure}."""
     inputs = write_inputs(name, work / name)
@@ -181,16 +190,30 @@ def time_all(name: str, built: dict, work: Path, rounds: int, runs: int) -> dict
     runnable = {r: m for r, m in built["models"].items() if isinstance(m, tuple)}
     times: dict[str, list[float]] = {r: [] for r in runnable}
     failed = {r: m for r, m in built["models"].items() if not isinstance(m, tuple)}
+
+    def entry(runner):
+        framework, model = runnable[runner]
+        return (framework, model, inputs.get(runner, inputs[""]),
+                names if runner == SOURCE else [])
     for round_ in range(rounds):
-        for runner, (framework, model) in runnable.items():
-            if runner in failed:
-                continue
+        groups: dict[str, list[str]] = {}
+        for runner, (framework, _) in runnable.items():
+            if runner not in failed:
+                groups.setdefault(PROCESS_OF[framework], []).append(runner)
+        for group in groups.values():
             try:
-                times[runner].append(in_own_process(
-                    framework, model, inputs.get(runner, inputs[""]),
-                    names if runner == SOURCE else [], runs=runs))
-            except Exception as exc:  # the reason is the row
-                failed[runner] = f"failed to run: {exc}"
+                if len(group) > 1:
+                    for runner, ms in zip(group, in_one_process(
+                            [entry(r) for r in group], runs=runs)):
+                        times[runner].append(ms)
+                    continue
+            except Exception:  # one of them fails: run each alone for its reason
+                pass
+            for runner in group:
+                try:
+                    times[runner].append(in_own_process(*entry(runner), runs=runs))
+                except Exception as exc:  # the reason is the row
+                    failed[runner] = f"failed to run: {exc}"
         print(f"  {name}: round {round_ + 1}: " + ", ".join(
             f"{r} {t[-1]:.1f}" for r, t in times.items() if t and r not in failed),
             file=sys.stderr, flush=True)
@@ -240,7 +263,8 @@ def markdown(rows: list[dict], args, commit: str) -> str:
         f"--runs {args.runs} --md docs/bench_deploy.md` (`make bench`), at commit {commit}, on "
         f"{platform.machine()} with {os.cpu_count()} cores, one thread per runner. Batch 1, "
         "random weights; each figure is the median over rounds of a process's median of "
-        f"{args.runs} timed runs. Paddle runners use Paddle Inference with its default CPU "
+        f"{args.runs} timed runs; runners of one framework share that process and run in "
+        "turn, one call each. Paddle runners use Paddle Inference with its default CPU "
         "config (oneDNN on) but one thread. Anchors: tf2onnx (Keras sources) or torch.onnx "
         "(TorchScript exporter, opset 17; transformers sources) in onnxruntime, X2Paddle 1.6.0 "
         "on that ONNX file, paddle.vision.models where the architecture exists. A limit is "

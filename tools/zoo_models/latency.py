@@ -1,6 +1,7 @@
 """Latency of one model on saved inputs, one thread, median of timed runs:
 
     python tools/zoo_models/latency.py FRAMEWORK MODEL INPUTS.npz [FORWARD_ARGS]
+    python tools/zoo_models/latency.py --together '[[FRAMEWORK, MODEL, INPUTS.npz, ARGS], ...]'
 
 FRAMEWORK is tf (a SavedModel's serving signature; FORWARD_ARGS: the input
 names in the order of the arrays), torch-spec (a module spec, its forward()
@@ -12,7 +13,9 @@ load_model()), or paddle-inference (an x2 output folder: its inference/
 program through Paddle Inference, default config but one thread, as
 served; X2Paddle's inference_model/ too). X2_LATENCY_RUNS: timed runs
 (default 10). Prints {"median_ms": ...}. Imports one framework: a process
-of its own, as every framework step: the tools call `in_own_process`."""
+of its own, as every framework step: the tools call `in_own_process`.
+--together loads several models of one framework and runs them in turn
+(`in_one_process`): their ratio, free of the drift between processes."""
 from __future__ import annotations
 
 import json
@@ -46,6 +49,22 @@ def in_own_process(framework: str, model: str, inputs, names: list[str],
     return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
 
 
+def in_one_process(entries: list[tuple], runs: int | None = None,
+                   timeout: float = 1800) -> list[float]:
+    """`measure_together` on [(framework, model, inputs.npz, names)], in a new
+    process (one framework: paddle-inference models, onnx files, torch modules)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    if runs is not None:
+        env["X2_LATENCY_RUNS"] = str(runs)
+    proc = subprocess.run([sys.executable, __file__, "--together",
+                           json.dumps([[f, m, str(i), n] for f, m, i, n in entries])],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()] or ["no message"]
+        raise RuntimeError(f"latency of {[m for _, m, _, _ in entries]}: {lines[-1][-300:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
+
+
 def _timed(call) -> float:
     for _ in range(WARMUP):
         call()
@@ -68,13 +87,36 @@ def _generated(framework: str, folder: str):
 
 
 def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) -> float:
+    return _timed(runner(framework, model, arrays, forward_args))
+
+
+def measure_together(entries: list[tuple]) -> list[float]:
+    """Median ms of each (framework, model, arrays, forward_args), all loaded
+    in this process and run in turn, one call each per turn: drift in the
+    machine's speed, and whatever a process's first model pays, hits them alike."""
+    calls = [runner(*entry) for entry in entries]
+    for call in calls:
+        for _ in range(WARMUP):
+            call()
+    times: list[list[float]] = [[] for _ in calls]
+    deadline = time.perf_counter() + BUDGET_S * len(calls)
+    while len(times[0]) < RUNS and (len(times[0]) < 3 or time.perf_counter() < deadline):
+        for call, timed in zip(calls, times):
+            start = time.perf_counter()
+            call()
+            timed.append(time.perf_counter() - start)
+    return [statistics.median(t) * 1000 for t in times]
+
+
+def runner(framework: str, model: str, arrays: list[np.ndarray], forward_args):
+    """One forward of the model as served, as a call of no arguments."""
     if framework == "onnx":
         import onnxruntime as ort
         options = ort.SessionOptions()
         options.intra_op_num_threads = options.inter_op_num_threads = 1
         session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         feed = {i.name: a for i, a in zip(session.get_inputs(), arrays)}
-        return _timed(lambda: session.run(None, feed))
+        return lambda: session.run(None, feed)
     if framework in ("torch", "torch-spec", "torch-step"):
         import torch
         torch.set_num_threads(1)
@@ -87,18 +129,23 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
         if framework == "torch-step":
             from x2.frontends.torch.cache import wrap
             net = wrap(net)
-        with torch.no_grad():
-            if forward_args:
-                kwargs = dict(zip(forward_args, tensors))
-                return _timed(lambda: net(**kwargs))
-            return _timed(lambda: net(*tensors))
+        kwargs = dict(zip(forward_args, tensors)) if forward_args else {}
+        positional = [] if forward_args else tensors
+
+        def run():
+            with torch.no_grad():
+                return net(*positional, **kwargs)
+        return run
     if framework == "paddle":
         import paddle
         paddle.set_device("cpu")
         net = _generated("paddle", model)
         tensors = [paddle.to_tensor(a) for a in arrays]
-        with paddle.no_grad():
-            return _timed(lambda: net(*tensors))
+
+        def run():
+            with paddle.no_grad():
+                return net(*tensors)
+        return run
     if framework == "paddle-inference":
         from paddle import inference
         # x2's folder keeps it in inference/, X2Paddle's in inference_model/
@@ -119,7 +166,7 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
         def run():
             predictor.run()
             return [o.copy_to_cpu() for o in outputs]
-        return _timed(run)
+        return run
     if framework == "tf":
         import tensorflow as tf
         tf.config.threading.set_intra_op_parallelism_threads(1)
@@ -129,13 +176,21 @@ def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) 
         if forward_args and sorted(forward_args) == sorted(names):
             names = forward_args  # the converted model's input order
         tensors = {n: tf.constant(a) for n, a in zip(names, arrays)}
-        return _timed(lambda: signature(**tensors))
+        return lambda: signature(**tensors)
     raise SystemExit(f"unknown framework {framework}")
 
 
+def _arrays(path: str) -> list[np.ndarray]:
+    with np.load(path) as data:
+        return [data[f"arr_{i}"] for i in range(len(data.files))]
+
+
 if __name__ == "__main__":
-    framework, model, inputs = sys.argv[1:4]
-    forward_args = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
-    with np.load(inputs) as data:
-        arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
-    print(json.dumps({"median_ms": measure(framework, model, arrays, forward_args)}))
+    if sys.argv[1] == "--together":
+        entries = [(f, m, _arrays(i), names) for f, m, i, names in json.loads(sys.argv[2])]
+        print(json.dumps({"median_ms": measure_together(entries)}))
+    else:
+        framework, model, inputs = sys.argv[1:4]
+        forward_args = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+        print(json.dumps({"median_ms": measure(framework, model, _arrays(inputs),
+                                               forward_args)}))

@@ -88,19 +88,21 @@ def check_grad(model: str, converted: str, *, source: str, target: str,
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rows, seen = [], set()
+    aliases = src.get("aliases", {})
     for key, grad in target_grads_.items():
         origin = held.get(key)
-        if origin is None or origin.get("param") not in source_grads:
+        param = origin and aliases.get(origin.get("param"), origin.get("param"))
+        if param not in source_grads:
             rows.append({"parameter": key, "source": None, "max_abs": None, "max_rel": None,
                          "passed": False, "why": "holds no source weight"})
             continue
-        ref = source_grads[origin["param"]]
-        seen.add(origin["param"])
+        ref = source_grads[param]
+        seen.add(param)
         mine = as_source_layout(grad, origin, ref.shape)
         diff = float(np.max(np.abs(mine.astype(np.float64) - ref))) if ref.size else 0.0
         scale = float(np.max(np.abs(ref))) if ref.size else 0.0
         rel = diff / scale if scale > 0 else (0.0 if diff == 0 else float("inf"))
-        rows.append({"parameter": key, "source": origin["param"], "max_abs": diff,
+        rows.append({"parameter": key, "source": param, "max_abs": diff,
                      "max_rel": rel, "scale": scale, "passed": diff <= atol + rtol * scale})
     for name in source_grads:
         if name not in seen:

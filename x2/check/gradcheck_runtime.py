@@ -65,8 +65,14 @@ def torch_source_grads(args: dict) -> dict:
     loss = _torch_loss(torch, outputs, args["seed"])
     named = [(k, p) for k, p in module.named_parameters() if p.requires_grad]
     grads = torch.autograd.grad(loss, [p for _, p in named], allow_unused=True)
-    return _save(args["outputs"], {k: (torch.zeros_like(p) if g is None else g).numpy()
-                                   for (k, p), g in zip(named, grads)}, float(loss))
+    saved = _save(args["outputs"], {k: (torch.zeros_like(p) if g is None else g).numpy()
+                                    for (k, p), g in zip(named, grads)}, float(loss))
+    # A tied weight (GPT-2's lm_head.weight is transformer.wte.weight) has one
+    # gradient under its first name; the converter may record any of its names.
+    first = {id(p): k for k, p in named}
+    saved["aliases"] = {k: first[id(p)] for k, p in module.named_parameters(
+        remove_duplicate=False) if id(p) in first and first[id(p)] != k}
+    return saved
 
 
 def _torch_loss(torch, outputs, seed: int):

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import X2Error
+from ..process.phase import phase
 
 # How each precision is realised where the framework has no kernels for it.
 EMULATED = ("weights and inputs rounded to {p}, computed in float32 (emulated: "
@@ -233,23 +234,19 @@ def _layout_inside(out: Path) -> str | None:
 # What a Paddle Inference input handle's copy_from_cpu takes (paddle 3.3).
 PADDLE_INFERENCE_INPUT_DTYPES = ("float32", "float64", "float16", "int64", "int32", "int8",
                                  "uint8", "bool")
+SERVING_PHASE = "running the saved program through Paddle Inference (default config)"
 
 
-def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu: int | None,
-                         notes: list[str], widen_half: bool = True) -> tuple[list, dict, list[str]]:
-    """The saved program through Paddle Inference (paddle.inference.Config +
-    create_predictor) with its default config: on CPU that turns oneDNN on
-    and applies its graph passes, as a deployment does. `widen_half`: float16
-    outputs come back as float32, as the parity check compares them."""
+def untaken_by_paddle_inference(dtypes) -> list[str]:
+    """The input dtypes among `dtypes` that Paddle Inference cannot be fed."""
+    return sorted({str(d) for d in dtypes} - set(PADDLE_INFERENCE_INPUT_DTYPES))
+
+
+def paddle_predictor(folder: Path, gpu: int | None = None):
+    """A Paddle Inference predictor over the saved program with its default
+    config: on CPU that turns oneDNN on and applies its graph passes, as a
+    deployment does."""
     from paddle import inference
-
-    dtypes = args.get("input_dtypes") or [None] * len(inputs)
-    untaken = sorted({str(dtype or x.dtype) for x, dtype in zip(inputs, dtypes)}
-                     - set(PADDLE_INFERENCE_INPUT_DTYPES))
-    if untaken:
-        raise X2Error(f"Paddle Inference cannot feed {folder} its {', '.join(untaken)} "
-                      f"inputs: its input handles take {', '.join(PADDLE_INFERENCE_INPUT_DTYPES)}")
-
     program = next((folder / name for name in ("model.json", "model.pdmodel")
                     if (folder / name).exists()), None)
     if program is None:
@@ -257,6 +254,33 @@ def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu
     config = inference.Config(str(program), str(folder / "model.pdiparams"))
     if gpu is not None:
         config.enable_use_gpu(256, gpu)
+    with phase(f"loading {folder} into Paddle Inference"):
+        return inference.create_predictor(config)
+
+
+def predict(predictor, inputs: list[np.ndarray], dtypes: list) -> list[np.ndarray]:
+    """One run of `predictor` on `inputs` (cast to `dtypes` where given)."""
+    for name, x, dtype in zip(predictor.get_input_names(), inputs, dtypes):
+        handle = predictor.get_input_handle(name)
+        array = np.ascontiguousarray(x if dtype in (None, str(x.dtype)) else x.astype(dtype))
+        handle.reshape(list(array.shape))
+        handle.copy_from_cpu(array)
+    with phase(SERVING_PHASE):
+        predictor.run()
+    return [predictor.get_output_handle(name).copy_to_cpu()
+            for name in predictor.get_output_names()]
+
+
+def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu: int | None,
+                         notes: list[str]) -> tuple[list, dict, list[str]]:
+    """The saved program through Paddle Inference with its default config
+    (`paddle_predictor`); float16 outputs come back as float32, as the
+    parity check compares them."""
+    dtypes = args.get("input_dtypes") or [None] * len(inputs)
+    untaken = untaken_by_paddle_inference(dtype or x.dtype for x, dtype in zip(inputs, dtypes))
+    if untaken:
+        raise X2Error(f"Paddle Inference cannot feed {folder} its {', '.join(untaken)} "
+                      f"inputs: its input handles take {', '.join(PADDLE_INFERENCE_INPUT_DTYPES)}")
     precision = args.get("precision", "fp32")
     if precision != "fp32":
         inputs = [round_to(x, precision) for x in inputs]
@@ -268,24 +292,14 @@ def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu
     if nhwc:
         notes.append(f"paddle (inference): {NHWC_ON_ONEDNN}")
     try:
-        predictor = inference.create_predictor(config)
-        for name, x, dtype in zip(predictor.get_input_names(), inputs, dtypes):
-            handle = predictor.get_input_handle(name)
-            array = np.ascontiguousarray(x if dtype in (None, str(x.dtype)) else x.astype(dtype))
-            handle.reshape(list(array.shape))
-            handle.copy_from_cpu(array)
-        predictor.run()
+        outputs = predict(paddle_predictor(folder, gpu), inputs, dtypes)
     except Exception as exc:
-        if not nhwc:
+        if not nhwc or isinstance(exc, X2Error):
             raise
         first = next((ln.strip() for ln in str(exc).splitlines() if "Error" in ln), str(exc))
         first = first.rstrip(".")
         raise X2Error(f"Paddle Inference failed on {folder}: {first}. {NHWC_ON_ONEDNN}") from exc
-    outputs = [predictor.get_output_handle(name).copy_to_cpu()
-               for name in predictor.get_output_names()]
-    if widen_half:
-        outputs = [o.astype(np.float32) if o.dtype == np.float16 else o for o in outputs]
-    return outputs, {}, notes
+    return [o.astype(np.float32) if o.dtype == np.float16 else o for o in outputs], {}, notes
 
 
 def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]:

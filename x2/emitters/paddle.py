@@ -191,20 +191,22 @@ def _serving(out: Path, graph: Graph, details: dict) -> tuple[str, Callable] | s
     """Paddle Inference over inference/ with its default config, as the
     model is served, or why not: an NHWC model's convs oneDNN runs wrong (x2
     check says so); some input dtypes its handles do not take."""
-    from ..check.runtime import PADDLE_INFERENCE_INPUT_DTYPES, run_paddle_inference
+    from ..check.runtime import paddle_predictor, predict, untaken_by_paddle_inference
     if "inference/ saved" not in details.get("inference", ""):
         return None
     if graph.meta.layout == "nhwc":
         return "--layout nhwc: Paddle Inference's oneDNN runs its convolutions wrong on CPU"
     dtypes = [graph.dtype(v) for v in graph.inputs]
-    untaken = sorted(set(dtypes) - set(PADDLE_INFERENCE_INPUT_DTYPES))
+    untaken = untaken_by_paddle_inference(dtypes)
     if untaken:
         return f"Paddle Inference takes no {', '.join(untaken)} input"
     shapes = [graph.shape(v) for v in graph.outputs]
+    predictor = []   # one for every size the verify runs
 
     def run(inputs):
-        outputs = run_paddle_inference(out / "inference", inputs, {"input_dtypes": dtypes},
-                                       None, [], widen_half=False)[0]
+        if not predictor:
+            predictor.append(paddle_predictor(out / "inference"))
+        outputs = predict(predictor[0], inputs, dtypes)
         # Paddle Inference hands a 0-D output back as [1].
         return [o.reshape(()) if shape == () and o.shape == (1,) else o
                 for o, shape in zip(outputs, shapes)]

@@ -119,6 +119,12 @@ class PaddleContext(EmitContext):
     def dense_weight(self, w: str) -> str:
         return w  # nn.Linear keeps [in, out], like the IR
 
+    def tied_linear(self, x: Expr, table: Expr, bias: Expr | None) -> Expr:
+        """x @ table.T over an embedding's [rows, width] table (how PaddleNLP
+        writes a tied head)."""
+        product = call("paddle.matmul", x, table, transpose_y=True)
+        return product if bias is None else binop(product, "+", bias)
+
     def norm_state(self, scale, bias, mean, var) -> dict:
         return {"weight": scale, "bias": bias, "_mean": mean, "_variance": var}
 
@@ -482,21 +488,23 @@ def attention(e, node):
         return call("paddle.matmul", call("F.softmax", scores, axis=-1), v)
     # A query whose every key is masked gives 0 (the IR's and torch's rule);
     # paddle's softmax makes such a row NaN, which a later matmul spreads even
-    # through zero weights: `where` replaces it, and keeps a NaN row NaN.
+    # through zero weights, and its gradient is NaN even where no loss reaches
+    # it (fine-tuning on a left-padded batch): such rows go through the
+    # softmax as zeros and come out as zeros; a NaN row stays NaN.
     # Paddle Inference's oneDNN max of an all -inf row is the lowest finite
     # float, not -inf: the test is `<=` that.
     scores_name = e.namer(f"{node.name}#scores", "scores")
+    dead_name = e.namer(f"{node.name}#dead", "sees_nothing")
     weights_name = e.namer(f"{node.name}#weights", "weights")
-    row_max = call("paddle.max", Expr(scores_name), axis=-1, keepdim=True)
+    scores_, dead, weights = Expr(scores_name), Expr(dead_name), Expr(weights_name)
+    row_max = call("paddle.max", scores_, axis=-1, keepdim=True)
     dtype = e.graph.dtype(node.inputs[0]) or "float32"
     lowest = _BF16_LOWEST if dtype == "bfloat16" else float(np.finfo(dtype).min)
-    sees_nothing = binop(row_max, "<=", lowest)
     return [Assign([scores_name], binop(scores, "+", e.value(node.inputs[3]))),
-            Assign([weights_name], call("F.softmax", Expr(scores_name), axis=-1)),
-            Assign([weights_name], call("paddle.where",
-                                        call("paddle.expand_as", sees_nothing,
-                                             Expr(weights_name)),
-                                        call("paddle.zeros_like", Expr(weights_name)),
-                                        Expr(weights_name))),
-            Assign([e.namer(node.outputs[0])],
-                   call("paddle.matmul", Expr(weights_name), v))]
+            Assign([dead_name], call("paddle.expand_as", binop(row_max, "<=", lowest),
+                                     scores_)),
+            Assign([weights_name], call("F.softmax", call(
+                "paddle.where", dead, call("paddle.zeros_like", scores_), scores_), axis=-1)),
+            Assign([weights_name], call("paddle.where", dead,
+                                        call("paddle.zeros_like", weights), weights)),
+            Assign([e.namer(node.outputs[0])], call("paddle.matmul", weights, v))]

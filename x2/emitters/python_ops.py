@@ -214,17 +214,40 @@ def gather(e, node):
     if e.is_const(idx) and e.const(idx).ndim == 0:
         # One constant index (ONNX Gather on a shape or a qkv stack): plain indexing.
         return take(e.value(x), axis, Expr(str(int(e.const(idx)))))
-    if axis == 0 and e.is_const(x) and e.const(x).ndim == 2:
-        rows, width = e.const(x).shape
-        padding = node.attrs.get("padding_idx")
-        extra = {} if padding is None else {"padding_idx": padding}
-        layer = e.layer(node, "embedding", e.api("Embedding", rows, width, **extra),
-                        {"weight": x})
-        return call(f"self.{layer}", e.value(idx))
+    if _is_embedding(e, node):
+        return call(f"self.{_embedding_layer(e, node)}", e.value(idx))
     if e.has_api("index_select") and len(e.graph.shape(idx) or (0, 0)) == 1:
         return e.api("index_select", e.value(x), e.value(idx), axis=axis)
     # Tensor indexing on one axis is numpy.take for any index shape.
     return take(e.value(x), axis, e.value(idx, tensor=True))
+
+
+def _is_embedding(e, node) -> bool:
+    return (node.op == "gather" and node.attrs["axis"] == 0 and e.is_const(node.inputs[0])
+            and e.const(node.inputs[0]).ndim == 2)
+
+
+def _embedding_layer(e, node) -> str:
+    """The nn.Embedding a gather of table rows is (one per table)."""
+    rows, width = e.const(node.inputs[0]).shape
+    padding = node.attrs.get("padding_idx")
+    extra = {} if padding is None else {"padding_idx": padding}
+    return e.layer(node, "embedding", e.api("Embedding", rows, width, **extra),
+                   {"weight": node.inputs[0]})
+
+
+def _tied_embedding(e, w: str) -> str | None:
+    """The embedding layer whose table `w` is the transpose of: a head tied
+    to its input embedding (GPT-2's lm_head is wte.weight)."""
+    origin = e.graph.origin.get(w)
+    if origin is None or origin.perm != (1, 0):
+        return None
+    for node in e.graph.nodes:
+        if _is_embedding(e, node):
+            table = e.graph.origin.get(node.inputs[0])
+            if table is not None and table.tensor == origin.tensor and table.perm is None:
+                return _embedding_layer(e, node)
+    return None
 
 
 @register("gather_nd")
@@ -501,6 +524,11 @@ def conv_transpose2d(e, node):
 def dense(e, node):
     x, w = node.inputs[0], node.inputs[1]
     bias = node.inputs[2] if len(node.inputs) > 2 else None
+    tied = _tied_embedding(e, w)
+    if tied is not None:
+        # A separate Linear would untie the head: fine-tuning would move one copy.
+        return e.tied_linear(e.value(x), Expr(f"self.{tied}.weight"),
+                             e.value(bias) if bias else None)
     size_in, size_out = e.const(w).shape
     layer = e.layer(node, "linear", e.api("Linear", size_in, size_out, **e.bias_flag(bias)),
                     _params(e.dense_weight(w), bias), name_from=w)

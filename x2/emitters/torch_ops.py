@@ -68,6 +68,11 @@ class TorchContext(EmitContext):
     def dense_weight(self, w: str) -> np.ndarray:
         return np.ascontiguousarray(self.const(w).T)  # nn.Linear keeps [out, in]
 
+    def tied_linear(self, x: Expr, table: Expr, bias: Expr | None) -> Expr:
+        """x @ table.T over an embedding's [rows, width] table (how transformers
+        writes a tied head)."""
+        return call("F.linear", x, table, *([bias] if bias is not None else []))
+
     def norm_state(self, scale, bias, mean, var) -> dict:
         return {"weight": scale, "bias": bias, "running_mean": mean, "running_var": var,
                 "num_batches_tracked": np.array(0, np.int64)}

@@ -25,6 +25,7 @@ from pathlib import Path
 from .. import errors
 from ..errors import StepCrashed, X2Error
 from .scratch import make_dir
+from .phase import last_phase
 
 
 def _error_classes() -> dict[str, type]:
@@ -342,8 +343,10 @@ def _result(task: str, result_path: Path, returncode: int, stderr: str) -> dict:
             signame = signal.Signals(-returncode).name
         except ValueError:
             signame = f"signal {-returncode}"
+        doing = last_phase(result_path)
         raise StepCrashed(
-            f"step '{task}' crashed ({signame}) inside the framework; nothing was written. "
+            f"step '{task}' crashed ({signame}) inside the framework"
+            f"{f' while {doing}' if doing else ''}; nothing was written. "
             f"Run with --debug to see its log.", details={"stderr": stderr[-4000:]})
     raise StepCrashed(f"step '{task}' exited with code {returncode} without a result: "
                       f"{stderr.strip()[-800:]}", details={"stderr": stderr[-4000:]})

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import SourceRunError, X2Error
 from ..check.compare import each_run
+from .phase import note_beside
 
 TASKS = {}
 
@@ -201,6 +202,7 @@ PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch",
 def run_task(name: str, args: dict) -> int:
     """Run one task; its result or error goes to args["result"] as JSON."""
     result_path = args["result"]
+    note_beside(result_path)
     if args.get("device"):
         # Device visibility and GPU memory settings, before any framework import.
         from ..check.runtime import configure_env

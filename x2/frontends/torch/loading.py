@@ -20,6 +20,7 @@ import sys
 import warnings
 from pathlib import Path
 from ...errors import ModelLoadError
+from ...process.phase import phase
 from ...text import quoted
 
 
@@ -67,7 +68,8 @@ def _load_factory(spec: str):
     if fn is None or not callable(fn):
         raise ModelLoadError(f"--model {spec!r}: {target} has no callable {factory!r}")
     try:
-        model = fn()
+        with phase(f"calling {factory}() of {target!r}"):
+            model = fn()
     except Exception as exc:
         raise ModelLoadError(f"--model {spec!r}: calling {factory}() failed: "
                              f"{type(exc).__name__}: {exc}") from exc
