@@ -201,12 +201,11 @@ def _serving(out: Path, graph: Graph, details: dict) -> tuple[str, Callable] | s
     if untaken:
         return f"Paddle Inference takes no {', '.join(untaken)} input"
     shapes = [graph.shape(v) for v in graph.outputs]
-    predictor = []   # one for every size the verify runs
 
     def run(inputs):
-        if not predictor:
-            predictor.append(paddle_predictor(out / "inference"))
-        outputs = predict(predictor[0], inputs, dtypes)
+        # A predictor of its own for each size: one reshaped for a second size
+        # fails on a torch scan's loop ("Tensor holds no memory", paddle 3.3).
+        outputs = predict(paddle_predictor(out / "inference"), inputs, dtypes)
         # Paddle Inference hands a 0-D output back as [1].
         return [o.reshape(()) if shape == () and o.shape == (1,) else o
                 for o, shape in zip(outputs, shapes)]
