@@ -22,9 +22,11 @@ the machine's speed hits them alike; runners of one framework (the ONNX
 files, the Paddle Inference programs, the torch modules) share a process
 and run in turn, one call each, so the ratios the tightest limits take (x2
 against tf2onnx, torch.onnx and paddle.vision) compare runs made side by
-side. A figure is the median over rounds of each process's median. tf2onnx lives in build/tf2onnx-venv and X2Paddle in
-build/x2paddle-pkgs (installed on first use), apart from x2's packages. A
-converter that fails leaves its row with the reason.
+side. A figure is the median over rounds of each process's median, a ratio
+the median over rounds of that round's ratio. tf2onnx lives in
+build/tf2onnx-venv and X2Paddle in build/x2paddle-pkgs (installed on first
+use), apart from x2's packages. A converter that fails leaves its row with
+the reason.
 """
 from __future__ import annotations
 
@@ -183,7 +185,7 @@ PROCESS_OF = {"onnx": "onnxruntime", "paddle-inference": "paddle", "torch": "tor
 
 
 def time_all(name: str, built: dict, work: Path, rounds: int, runs: int) -> dict:
-    """{runner: median ms over rounds, or the failure}."""
+    """{runner: its ms in each round, or the failure}."""
     inputs = write_inputs(name, work / name)
     # the source is called with its inputs by name, the converted models in order
     names = [arg for arg, _, _ in bench_models.inputs_of(name)]
@@ -219,21 +221,25 @@ def time_all(name: str, built: dict, work: Path, rounds: int, runs: int) -> dict
         print(f"  {name}: round {round_ + 1}: " + ", ".join(
             f"{r} {t[-1]:.1f}" for r, t in times.items() if t and r not in failed),
             file=sys.stderr, flush=True)
-    return {r: failed.get(r) or statistics.median(times[r]) for r in built["models"]}
+    return {r: failed.get(r) or times[r] for r in built["models"]}
 
 
-def rows_of(name: str, ms: dict, convert_s: dict) -> list[dict]:
+def rows_of(name: str, rounds: dict, convert_s: dict) -> list[dict]:
+    """A row per runner: the median of its rounds, and each ratio as the
+    median of the rounds' ratios, so that a round the host slowed for both
+    runners of a pair counts once, not in each runner's median apart."""
     rows = []
-    for runner, value in ms.items():
+    for runner, value in rounds.items():
         row = {"model": name, "runner": runner, "convert_s": convert_s.get(runner)}
         if isinstance(value, str):
             row["failed"] = value
         else:
-            row["ms"] = value
+            row["ms"], row["rounds_ms"] = statistics.median(value), value
             for against, limit in TARGETS.get(runner, []):
-                if isinstance(ms.get(against), float):
+                if isinstance(rounds.get(against), list):
+                    ratio = statistics.median(a / b for a, b in zip(value, rounds[against]))
                     row.setdefault("ratios", []).append(
-                        {"against": against, "ratio": value / ms[against], "limit": limit})
+                        {"against": against, "ratio": ratio, "limit": limit})
         rows.append(row)
     return rows
 
@@ -245,14 +251,18 @@ def _ratio_text(ratio: dict) -> str:
     return text
 
 
+def _rounds_text(row: dict) -> str:
+    return " / ".join(f"{ms:.1f}" for ms in row.get("rounds_ms", []))
+
+
 def table(rows: list[dict], title: str) -> FitTable:
     out = FitTable(title=title)
-    for column in ("model", "runner", "ms", "ratios (issue's limit)", "convert s"):
+    for column in ("model", "runner", "ms", "rounds ms", "ratios (issue's limit)", "convert s"):
         numeric = column in ("ms", "convert s")
         out.add_column(column, justify="right" if numeric else "left", numeric=numeric)
     for r in rows:
         out.add_row(r["model"], r["runner"], f"{r['ms']:.2f}" if "ms" in r else r["failed"],
-                    "; ".join(_ratio_text(x) for x in r.get("ratios", [])),
+                    _rounds_text(r), "; ".join(_ratio_text(x) for x in r.get("ratios", [])),
                     f"{r['convert_s']:.1f}" if r.get("convert_s") else "")
     return out
 
@@ -265,18 +275,18 @@ def markdown(rows: list[dict], args, commit: str) -> str:
         f"--runs {args.runs} --md docs/bench_deploy.md` (`make bench`), at commit {commit}, on "
         f"{platform.machine()} with {os.cpu_count()} cores, one thread per runner. Batch 1, "
         "random weights; each figure is the median over rounds of a process's median of "
-        f"{args.runs} timed runs; runners of one framework share that process and run in "
-        "turn, one call each. Paddle runners use Paddle Inference with its default CPU "
+        f"{args.runs} timed runs, and each ratio the median over rounds of that round's ratio; "
+        "runners of one framework share that process and run in turn, one call each. Paddle runners use Paddle Inference with its default CPU "
         "config (oneDNN on) but one thread. Anchors: tf2onnx (Keras sources) or torch.onnx "
         "(TorchScript exporter, opset 17; transformers sources) in onnxruntime, X2Paddle 1.6.0 "
         "on that ONNX file, paddle.vision.models where the architecture exists. A limit is "
         "the issue's (x2 -> paddle at most 1.0x the source and 1.05x native Paddle; x2 -> onnx "
         "at most 1.02x the anchor's ONNX; x2 -> torch at most 1.05x the source).", "",
-        "| model | runner | ms | ratios (issue's limit) | convert s |",
-        "|---|---|---:|---|---:|"]
+        "| model | runner | ms | rounds ms | ratios (issue's limit) | convert s |",
+        "|---|---|---:|---|---|---:|"]
     for r in rows:
         value = f"{r['ms']:.2f}" if "ms" in r else r["failed"].replace("|", "\\|")
-        lines.append(f"| {r['model']} | {r['runner']} | {value} | "
+        lines.append(f"| {r['model']} | {r['runner']} | {value} | {_rounds_text(r)} | "
                      f"{'; '.join(_ratio_text(x) for x in r.get('ratios', []))} | "
                      f"{format(r['convert_s'], '.1f') if r.get('convert_s') else ''} |")
     return "\n".join(lines) + "\n"

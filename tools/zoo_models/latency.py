@@ -37,44 +37,29 @@ def in_own_process(framework: str, model: str, inputs, names: list[str],
                    runs: int | None = None, timeout: float = 1800) -> float:
     """The median ms of `measure`, run by this script in a new process with
     x2's checkout on its path; RuntimeError with the process's last error line."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
-    if runs is not None:
-        env["X2_LATENCY_RUNS"] = str(runs)
-    proc = subprocess.run([sys.executable, __file__, framework, model, str(inputs),
-                           json.dumps(names)], capture_output=True, text=True, cwd=ROOT,
-                          env=env, timeout=timeout)
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()] or ["no message"]
-        raise RuntimeError(f"latency of {framework} {model}: {lines[-1][-300:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
+    return _in_new_process([framework, model, str(inputs), json.dumps(names)],
+                           f"{framework} {model}", runs, timeout)
 
 
 def in_one_process(entries: list[tuple], runs: int | None = None,
                    timeout: float = 1800) -> list[float]:
     """`measure_together` on [(framework, model, inputs.npz, names)], in a new
     process (one framework: paddle-inference models, onnx files, torch modules)."""
+    return _in_new_process(
+        ["--together", json.dumps([[f, m, str(i), n] for f, m, i, n in entries])],
+        str([m for _, m, _, _ in entries]), runs, timeout)
+
+
+def _in_new_process(argv: list[str], label: str, runs: int | None, timeout: float):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     if runs is not None:
         env["X2_LATENCY_RUNS"] = str(runs)
-    proc = subprocess.run([sys.executable, __file__, "--together",
-                           json.dumps([[f, m, str(i), n] for f, m, i, n in entries])],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+    proc = subprocess.run([sys.executable, __file__, *argv], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=timeout)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip()] or ["no message"]
-        raise RuntimeError(f"latency of {[m for _, m, _, _ in entries]}: {lines[-1][-300:]}")
+        raise RuntimeError(f"latency of {label}: {lines[-1][-300:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])["median_ms"]
-
-
-def _timed(call) -> float:
-    for _ in range(WARMUP):
-        call()
-    times = []
-    deadline = time.perf_counter() + BUDGET_S
-    while len(times) < RUNS and (len(times) < 3 or time.perf_counter() < deadline):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
 
 
 def _generated(framework: str, folder: str):
@@ -87,7 +72,7 @@ def _generated(framework: str, folder: str):
 
 
 def measure(framework: str, model: str, arrays: list[np.ndarray], forward_args) -> float:
-    return _timed(runner(framework, model, arrays, forward_args))
+    return measure_together([(framework, model, arrays, forward_args)])[0]
 
 
 def measure_together(entries: list[tuple]) -> list[float]:

@@ -234,7 +234,6 @@ def _layout_inside(out: Path) -> str | None:
 # What a Paddle Inference input handle's copy_from_cpu takes (paddle 3.3).
 PADDLE_INFERENCE_INPUT_DTYPES = ("float32", "float64", "float16", "int64", "int32", "int8",
                                  "uint8", "bool")
-SERVING_PHASE = "running the saved program through Paddle Inference (default config)"
 
 
 def untaken_by_paddle_inference(dtypes) -> list[str]:
@@ -265,7 +264,7 @@ def predict(predictor, inputs: list[np.ndarray], dtypes: list) -> list[np.ndarra
         array = np.ascontiguousarray(x if dtype in (None, str(x.dtype)) else x.astype(dtype))
         handle.reshape(list(array.shape))
         handle.copy_from_cpu(array)
-    with phase(SERVING_PHASE):
+    with phase("running the saved program through Paddle Inference (default config)"):
         predictor.run()
     return [predictor.get_output_handle(name).copy_to_cpu()
             for name in predictor.get_output_names()]

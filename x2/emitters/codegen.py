@@ -314,6 +314,7 @@ class EmitContext:
         # those written so far with their expressions
         self.host_values: set[str] = set()
         self.host: dict = {}
+        self.memo: dict = {}  # what an op writer derives once per graph, by its key
 
     def dtype(self, name) -> Expr | str:
         """How the framework's code names a dtype."""

@@ -502,15 +502,14 @@ def attention(e, node):
     dtype = e.graph.dtype(node.inputs[0]) or "float32"
     lowest = _BF16_LOWEST if dtype == "bfloat16" else float(np.finfo(dtype).min)
     computed = [Assign([scores_name], binop(scores, "+", e.value(node.inputs[3])))]
+    row_max = call("paddle.max", scores_, axis=-1, keepdim=True)
     if e.for_training:
-        row_max = call("paddle.max", scores_, axis=-1, keepdim=True)
         computed += [
             Assign([dead_name], call("paddle.expand_as", binop(row_max, "<=", lowest), scores_)),
             Assign([weights_name], call("F.softmax", call(
                 "paddle.where", dead, call("paddle.zeros_like", scores_), scores_), axis=-1))]
     else:
         computed.append(Assign([weights_name], call("F.softmax", scores_, axis=-1)))
-        row_max = call("paddle.max", scores_, axis=-1, keepdim=True)
         dead = call("paddle.expand_as", binop(row_max, "<=", lowest), weights)
     return computed + [
         Assign([weights_name], call("paddle.where", dead, call("paddle.zeros_like", weights),

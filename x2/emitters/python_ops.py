@@ -242,12 +242,21 @@ def _tied_embedding(e, w: str) -> str | None:
     origin = e.graph.origin.get(w)
     if origin is None or origin.perm != (1, 0):
         return None
-    for node in e.graph.nodes:
-        if _is_embedding(e, node):
-            table = e.graph.origin.get(node.inputs[0])
-            if table is not None and table.tensor == origin.tensor and table.perm is None:
-                return _embedding_layer(e, node)
-    return None
+    gather = _embedding_gathers(e).get(origin.tensor)
+    return None if gather is None else _embedding_layer(e, gather)
+
+
+def _embedding_gathers(e) -> dict:
+    """Source tensor -> the first embedding gather of its rows, untransposed."""
+    if "embedding_gathers" not in e.memo:
+        gathers = {}
+        for node in e.graph.nodes:
+            if _is_embedding(e, node):
+                table = e.graph.origin.get(node.inputs[0])
+                if table is not None and table.perm is None:
+                    gathers.setdefault(table.tensor, node)
+        e.memo["embedding_gathers"] = gathers
+    return e.memo["embedding_gathers"]
 
 
 @register("gather_nd")
