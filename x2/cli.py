@@ -255,8 +255,21 @@ def _summary(report: Report) -> FitTable:
                   f"{report.transposes_before_passes} → {report.transposes_left}")
     for item in report.transposes_where:
         table.add_row("  Transpose left", escape(f"{item['where']}: {item['why']}"))
+    table.add_row("verified against the source", escape(_verify_line(
+        report.target_details.get("verify") or {})))
     table.add_row("total time", f"{sum(report.timings_s.values()):.2f} s")
     return table
+
+
+def _verify_line(record: dict) -> str:
+    if not record.get("verified"):
+        return f"no ({record.get('skipped', 'not run')})"
+    shapes = "; ".join(" ".join(f"{k}={v}" for k, v in s["dims"].items()) or "static shapes"
+                       for s in record.get("shapes", []))
+    worst = max((rel for per in record.get("max_rel", {}).values() for rel in per.values()),
+                default=0.0)
+    return (f"yes: {', '.join(record.get('runners', []))} at {shapes}, largest relative "
+            f"error {worst:.3g} ({record.get('seconds', 0):.2f} s)")
 
 
 def parity_table(result: dict) -> FitTable:
@@ -329,6 +342,9 @@ def print_parity(result: dict) -> None:
     for line in result.get("notes", []):
         out.print(f"[dim]note: {escape(line)}[/]", highlight=False)
     out.print(escape(f"tolerance: {result.get('tolerance_note', '')}"), highlight=False)
+    for runner, why in (result.get("runner_errors") or {}).items():
+        out.print(f"[bold red]runner failed:[/] {escape(runner)}: {escape(why)}",
+                  highlight=False)
     if result.get("input_independent"):
         out.print("[bold red]vacuous reference:[/] " + escape(result["input_independent"]),
                   highlight=False)
@@ -519,15 +535,19 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
                    "calls, which torch.export keeps as control flow (default: Python "
                    "if/while).")
 @click.option("--no-verify", is_flag=True,
-              help="--to torch/paddle: skip running the written model once against x2's "
-                   "numpy reference (a model that disagrees is otherwise refused).")
+              help="Write the model without running it against the source model (by default "
+                   "the source framework and every runner of the target run the same inputs, "
+                   "and a model that disagrees, crashes or hangs is not written).")
+@click.option("--verify-timeout", type=float, metavar="SECONDS",
+              help="Seconds each verify runner (the source's, each of the target's) may take "
+                   "before it counts as hung (default 600).")
 @click.option("--quiet", is_flag=True, help="No progress or summary (for scripts).")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
 def convert(source, target, model, out, inputs, outputs, input_shape, signature, layout,
             io_layout, opset, input_dtype, input_range, input_value, with_cache, part,
             trust_pickle,
             dynamic_batch, model_def, trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
-            io_dtype, purpose, exportable, no_verify, quiet, debug):
+            io_dtype, purpose, exportable, no_verify, verify_timeout, quiet, debug):
     """Convert MODEL from one framework to another."""
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
@@ -536,6 +556,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         emit_options = EmitOptions(opset=opset, channels_last=bool(channels_last),
                                    precision=precision, keep_fp32=parse_keep_fp32(keep_fp32),
                                    io_dtype=io_dtype, verify=not no_verify,
+                                   verify_timeout=verify_timeout,
                                    purpose=purpose, exportable=bool(exportable))
     except Exception as exc:
         _fail(exc, debug)
@@ -568,6 +589,12 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         console.print(f"written to [bold]{out}[/]: {', '.join(top + ['report.json'])}")
     if target == "paddle" and report.layout.get("inside") == "nhwc":
         console.print(f"[yellow]warning:[/] {NHWC_ON_ONEDNN}", highlight=False)
+    constant = (report.target_details.get("verify") or {}).get("input_independent")
+    if constant and not quiet:
+        console.print(f"[yellow]warning:[/] the source's output "
+                      f"{escape(', '.join(repr(n) for n in constant))} did not change with the "
+                      f"inputs verify fed it, so matching it proves little; check with real "
+                      f"inputs: x2 check --inputs-file", highlight=False)
 
 
 @main.command()

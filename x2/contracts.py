@@ -126,7 +126,8 @@ class EmitOptions:
     precision: str = "fp32"          # --precision fp32|fp16|bf16|mixed (x2/passes/precision.py)
     keep_fp32: list[str] | None = None   # --keep-fp32: IR ops kept in float32 (None: default)
     io_dtype: str | None = None      # --io-dtype fp32: float32 interface of a half model
-    verify: bool = True              # run the written model once against the IR (--no-verify)
+    verify: bool = True              # judge the written model by its source (--no-verify)
+    verify_timeout: float | None = None  # seconds per verify runner (--verify-timeout)
     purpose: str = "inference"       # --for inference|training (x2/passes/__init__.py PURPOSES)
     exportable: bool = False         # --exportable: torch control flow as torch.cond/while_loop
 

@@ -15,10 +15,11 @@ from typing import Callable
 from .contracts import (EmitOptions, EmitRequest, ReadOptions, ReadRequest, ReadResult, Report,
                         x2_version)
 from .errors import InternalError, X2Error
-from .check.input_ranges import infer_index_ranges
+from .check.input_ranges import infer_index_ranges, infer_special_ids
+from .check.verify import DEFAULT_TIMEOUT as VERIFY_TIMEOUT, start_runners, verify as verify_written
 from .ir import load_graph, save_graph
 from .ir.symbols import value_dims
-from .process.isolation import run_step, start_step
+from .process.isolation import cancel_early, run_step, start_step
 from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
 from .passes.precision import PRECISIONS, lower_precision
@@ -144,6 +145,19 @@ def _input_ranges(graph, given: dict | None) -> dict[str, list[int]]:
     return ranges
 
 
+def _special_ids(graph, token_ids: list[int]) -> dict[str, list[int]]:
+    """Ids each token input is fed besides random ones (x2/check/parity.py
+    with_edge_ids): its tables' padding_idx and the source config's special
+    tokens, for the inputs that index a vocabulary."""
+    special = infer_special_ids(graph)
+    for name, pads in special.items():
+        special[name] = list(dict.fromkeys(pads + token_ids))
+    for name in graph.inputs:
+        if name not in special and token_ids and "ids" in name.lower():
+            special[name] = list(token_ids)
+    return special
+
+
 def _lowers(precision: str, target: str) -> bool:
     """Whether the IR is rewritten to half precision: fp16/bf16 always;
     mixed only for ONNX, which has no autocast (Paddle and PyTorch keep fp32
@@ -228,12 +242,15 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             return value
 
         emitter = start_step(EMITTERS[target], job)  # imports its framework meanwhile
+        if emit_options.verify:
+            start_runners(source, target)
         read_request = ReadRequest(str(model), str(work / "source_ir"), signature, input_shapes,
                                    inputs, outputs, options)
         read = ReadResult.from_json(step(f"read {source} model", lambda: run_step(
             FRONTENDS[source], {"request": read_request.to_json()}, scratch=job)))
         graph = load_graph(work / "source_ir")
         input_ranges = _input_ranges(graph, options.input_ranges)
+        special_ids = _special_ids(graph, read.source.get("token_ids") or [])
         nodes_before = len(graph.nodes)
         transposes_before = graph.count("transpose")
         graph, pass_records = step("optimize IR", lambda: run_pipeline(
@@ -263,7 +280,8 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             # "range": [low, high) of an integer input: what `x2 check` draws from.
             # "dims": the symbol of each dynamic axis (x2/ir/symbols.py): one size each.
             inputs=[{"name": v, **graph.info[v].to_json(), "dims": value_dims(graph, v),
-                     **({"range": input_ranges[v]} if v in input_ranges else {})}
+                     **({"range": input_ranges[v]} if v in input_ranges else {}),
+                     **({"special": special_ids[v]} if special_ids.get(v) else {})}
                     for v in graph.inputs],
             dim_examples=dict(graph.meta.dim_examples),
             outputs=[{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
@@ -283,6 +301,15 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             files=emitted.get("files", []),
             values=value_map(graph, target, emitted.get("value_names")))
         report.write(staging / REPORT)
+        report.target_details["verify"] = {"verified": False, "skipped": "--no-verify"}
+        if emit_options.verify:
+            (job / "verify").mkdir()
+            report.target_details["verify"] = verify_written(
+                str(model), staging, job / "verify", source=source, target=target,
+                ir_dir=work / "ir", progress=progress,
+                timeout=emit_options.verify_timeout or VERIFY_TIMEOUT)
+            timings["verify against the source"] = report.target_details["verify"]["seconds"]
+        report.write(staging / REPORT)
         write_marker(staging)
         publish(staging, out_path, job)
         return report
@@ -297,4 +324,5 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
     finally:
         if emitter is not None:
             emitter.cancel()
+        cancel_early()
         shutil.rmtree(job, ignore_errors=True)

@@ -171,7 +171,15 @@ class X2Backend(Backend):
         """Convert `model` (a ModelProto or a path to a .onnx file) to `target`
         and load it. Raises an X2Error subclass when x2 refuses the model;
         a model that x2 refuses only for want of input values as constants
-        is converted at `run` (X2DeferredRep)."""
+        is converted at `run` (X2DeferredRep).
+
+        The model is converted without convert's verify against onnxruntime
+        unless `verify=True`: a backend's caller (ONNX's backend test suite)
+        judges the outputs `run` gives it, and a verify would run onnxruntime
+        in worker processes for every node test."""
+        emit_options = dict(kwargs.pop("emit_options", None) or {})
+        emit_options.setdefault("verify", bool(kwargs.pop("verify", False)))
+        kwargs["emit_options"] = emit_options
         if target not in TARGETS:
             raise X2Error(f"target {target!r}: choose from {', '.join(TARGETS)}")
         if not cls.supports_device(device):

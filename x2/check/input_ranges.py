@@ -65,6 +65,34 @@ def infer_index_ranges(graph) -> dict[str, list[int]]:
     return ranges
 
 
+def infer_special_ids(graph) -> dict[str, list[int]]:
+    """Integer inputs -> ids their lookup tables treat apart (an embedding's
+    padding_idx): values convert's verify must feed."""
+    special: dict[str, list[int]] = {}
+    for name in graph.inputs:
+        pads = sorted({node.attrs["padding_idx"] for node in _lookups(graph, name, 0)
+                       if node.attrs.get("padding_idx") is not None})
+        if pads:
+            special[name] = pads
+    return special
+
+
+def _lookups(graph, value: str, depth: int) -> list:
+    """The gathers whose indices are `value`, through ops that pass it on."""
+    found: list = []
+    if depth > 4:
+        return found
+    for node in graph.users(value):
+        if node.op == "gather" and len(node.inputs) > 1 and node.inputs[1] == value:
+            found.append(node)
+        elif (node.op in _PASS_THROUGH and node.inputs and node.inputs[0] == value) or \
+                (node.op == "where" and value in node.inputs[1:]):
+            # where: Keras's take() wraps negative ids, where(ids < 0, ids + N, ids).
+            for out in node.outputs:
+                found += _lookups(graph, out, depth + 1)
+    return found
+
+
 def _sequence_steps(graph, value: str) -> int | None:
     """The time steps of the sequences `value` gives the lengths of (the
     `seq_lens` input of a recurrent op), when static: lengths are 1..steps."""
@@ -79,18 +107,9 @@ def _sequence_steps(graph, value: str) -> int | None:
 
 def _table_rows(graph, value: str, depth: int) -> list[int]:
     rows: list[int] = []
-    if depth > 4:
-        return rows
-    for node in graph.users(value):
-        if node.op == "gather" and len(node.inputs) > 1 and node.inputs[1] == value:
-            table = node.inputs[0]
-            shape = graph.shape(table)
-            axis = node.attrs.get("axis", 0)
-            if graph.is_constant(table) and shape and axis == 0 and shape[0]:
-                rows.append(int(shape[0]))
-        elif (node.op in _PASS_THROUGH and node.inputs and node.inputs[0] == value) or \
-                (node.op == "where" and value in node.inputs[1:]):
-            # where: Keras's take() wraps negative ids, where(ids < 0, ids + N, ids).
-            for out in node.outputs:
-                rows += _table_rows(graph, out, depth + 1)
+    for node in _lookups(graph, value, depth):
+        table = node.inputs[0]
+        shape = graph.shape(table)
+        if graph.is_constant(table) and shape and node.attrs.get("axis", 0) == 0 and shape[0]:
+            rows.append(int(shape[0]))
     return rows

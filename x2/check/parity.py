@@ -48,6 +48,9 @@ SERVING_RUNS = {"paddle": [("paddle.parity_run", "inference")]}
 FRAMEWORK = {"tf": "tf", "onnx": "onnx", "torch": "torch", "paddle": "paddle"}
 # Default tolerances per precision of the converted model (--rtol/--atol override).
 # "mixed" (fp16 compute, fp32 weights) is held to fp16's.
+# Seconds a runner (the source's or one of the converted model's) may take
+# for every batch together before it counts as hung and is killed.
+RUNNER_TIMEOUT = 900.0
 PRECISION_TOLERANCES = {"fp32": (1e-4, 1e-6), "fp16": (1e-2, 1e-3), "bf16": (5e-2, 1e-2),
                         "mixed": (1e-2, 1e-3)}
 
@@ -88,10 +91,27 @@ def make_inputs(spec: dict, seed: int, batch: int | dict[str, int]) -> list[np.n
             # Token ids within the vocabulary, masks 0/1 (report "range", see
             # x2/check/input_ranges.py); other integers small and non-negative.
             low, high = item.get("range") or (0, 10)
-            arrays.append(rng.integers(low, high, size=shape).astype(dtype))
+            ids = rng.integers(low, high, size=shape).astype(dtype)
+            if item.get("range"):
+                ids = with_edge_ids(ids, low, high, item.get("special") or [])
+            arrays.append(ids)
         else:
             arrays.append(rng.integers(0, 2, size=shape).astype(dtype))
     return arrays
+
+
+def with_edge_ids(ids: np.ndarray, low: int, high: int, special: list[int]) -> np.ndarray:
+    """`ids` with the ids a lookup may get wrong planted at the start and at
+    the end of every row (the real tokens of a right- and of a left-padded
+    row): the special ids (pad, bos, eos, a table's padding_idx) within the
+    range, the highest and the lowest (0)."""
+    planted = list(dict.fromkeys([i for i in special if low <= i < high] + [high - 1, low]))
+    rows = ids.reshape(-1, ids.shape[-1]).copy() if ids.ndim else ids.reshape(1, 1).copy()
+    count = min(len(planted), rows.shape[1])
+    if count:
+        rows[:, :count] = planted[:count]
+        rows[:, rows.shape[1] - count:] = planted[:count][::-1]
+    return rows.reshape(ids.shape)
 
 
 def _is_attention_mask(item: dict, shape: list) -> bool:
@@ -105,11 +125,12 @@ def padding_masks(shape: list, rng) -> np.ndarray:
     """Attention masks as a padded batch has them: row 0 right-padded, row 1
     left-padded (the layout of batched generation, where a causal query can see
     no key at all), row 2 unpadded, then again; each padded row keeps at least
-    one token."""
+    half its tokens."""
     batch, seq = shape
     masks = np.ones(shape, np.int64)
     for row in range(batch):
-        padded = int(rng.integers(1, seq)) if seq > 1 and row % 3 != 2 else 0
+        # At most half the row: the real tokens carry the planted ids (with_edge_ids).
+        padded = int(rng.integers(1, seq // 2 + 1)) if seq > 1 and row % 3 != 2 else 0
         if padded and row % 3 == 0:
             masks[row, seq - padded:] = 0
         elif padded:
@@ -280,7 +301,8 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
           target_device: str | None = None, soft_placement: bool = False,
           precision: str | None = None, bisect: bool = False,
           allow_input_independent: bool = False, serving: bool = False,
-          dim_sizes: dict[str, list[int]] | None = None) -> dict:
+          dim_sizes: dict[str, list[int]] | None = None,
+          timeout: float | None = RUNNER_TIMEOUT) -> dict:
     """Run source and converted model on the same inputs and compare outputs.
     `serving` also runs the target's serving runtime (SERVING_RUNS).
 
@@ -297,7 +319,10 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     model that ignored its input would match it, so parity would prove
     nothing (e.g. a deep net with random BatchNorm statistics). Batch items,
     batches and, when those are too few, one more source run on other
-    inputs are compared."""
+    inputs are compared.
+
+    Each runner works in its own process; one that crashes or runs past
+    `timeout` seconds fails (report "runner_errors") and the others still run."""
     if source not in SOURCE_RUNS:
         raise X2Error(f"--from {source}: parity is not supported for this source yet")
     if target not in TARGET_RUNS:
@@ -348,6 +373,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     batch_info = []
     bisect_result = None
     arrays_by_batch: list[list[np.ndarray]] = []
+    failed: dict[str, str] = {}
     sets = size_sets(spec, report.dim_examples, batch, dim_sizes)
     runs = [sets[0]] * batches + sets[1:] if inputs is None else [None]
     tmp_path = make_dir("x2-check-")
@@ -360,7 +386,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
             arrays_by_batch.append(arrays)
         refs_by_batch, got_by_batch = _run_batches(
             tmp_path, model, converted, source, target, report, signature, names, spec, io,
-            arrays_by_batch, src_dev, tgt_dev, precision, notes, serving)
+            arrays_by_batch, src_dev, tgt_dev, precision, notes, serving, timeout, failed)
         for b, (refs, got_all) in enumerate(zip(refs_by_batch, got_by_batch)):
             for runner, got in got_all:
                 for name, ref, out in zip(spec["outputs"], refs, got):
@@ -401,7 +427,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                     row["passed"] = False
         if allow_input_independent:
             warnings.append(message)
-    passed = all(r["passed"] for r in results)
+    passed = all(r["passed"] for r in results) and not failed
     if bisect and passed:
         bisect_result = {"ran": False, "why": "every output matched; nothing to bisect"}
     return {"passed": passed, "rtol": rtol, "atol": atol, "seed": seed, "batch": batch,
@@ -420,7 +446,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
             "devices": {"source": src_dev, "target": tgt_dev}, "warnings": warnings,
             "notes": sorted(set(notes)), "bisect": bisect_result,
             "input_independent": None if allow_input_independent else message,
-            "outputs": results}
+            "runner_errors": failed, "outputs": results}
 
 
 def _distinct_shapes(batch_info: list[dict]) -> list[dict]:
@@ -467,7 +493,7 @@ def _input_independent(work, model, source, report, signature, names, spec, io, 
 
 
 def _run_source(dirs: list[Path], model, source, report, signature, names, outputs, io,
-                src_dev) -> list[list[np.ndarray]]:
+                src_dev, timeout: float | None = None) -> list[list[np.ndarray]]:
     """The source's outputs on each dir's source_inputs.npz (one worker for
     all), in the converted model's layout."""
     request = ReadRequest(model, signature=signature,
@@ -475,40 +501,76 @@ def _run_source(dirs: list[Path], model, source, report, signature, names, outpu
     run_step(SOURCE_RUNS[source], {"request": request.to_json(), "names": names,
                                    "source": report.source, "device": src_dev,
                                    "inputs": [str(d / "source_inputs.npz") for d in dirs],
-                                   "outputs": [str(d / "ref.npz") for d in dirs]})
+                                   "outputs": [str(d / "ref.npz") for d in dirs]},
+             timeout=timeout)
     return [[np.transpose(r, io[n]["perm"]) if io.get(n, {}).get("role") == "output" else r
              for n, r in zip(outputs, _load(d / "ref.npz"))] for d in dirs]
 
 
-def _run_batches(work: Path, model, converted, source, target, report, signature, names, spec,
-                 io, batches, src_dev, tgt_dev, precision, notes, serving=False):
-    """(source outputs, [(runner, outputs)]) per batch: the source and each
-    runner of the converted model run every batch in one worker."""
+def save_batches(work: Path, batches, names, io) -> list[Path]:
+    """One folder per batch with its inputs as the converted model and as the
+    source take them."""
     dirs = []
     for b, arrays in enumerate(batches):
         dirs.append(work / f"b{b}")
         dirs[-1].mkdir(parents=True)
         np.savez(dirs[-1] / "inputs.npz", *arrays)
         np.savez(dirs[-1] / "source_inputs.npz", *source_inputs(arrays, names, io))
-    refs = _run_source(dirs, model, source, report, signature, names, spec["outputs"], io,
-                       src_dev)
-    got_by_batch: list[list] = [[] for _ in dirs]
-    runs = TARGET_RUNS[target] + (SERVING_RUNS.get(target, []) if serving else [])
-    for task, mode in runs:
+    return dirs
+
+
+def target_runs(target: str, report, serving: bool, notes: list[str]) -> list[tuple[str, str]]:
+    """(task, mode) of each runner of the converted model that can run it."""
+    runs = []
+    for task, mode in TARGET_RUNS[target] + (SERVING_RUNS.get(target, []) if serving else []):
         if mode in ("jit.load", "inference") and not any(f.startswith("inference/")
                                                           for f in report.files):
             why = (report.target_details.get("precision") or {}).get("inference", "")
             notes.append(f"{target} ({mode}) not run: {why or 'no inference/ was written'}")
             continue
-        result = run_step(task, {"out": converted, "mode": mode, "device": tgt_dev,
-                                 "inputs": [str(d / "inputs.npz") for d in dirs],
-                                 "outputs": [str(d / f"{mode}.npz") for d in dirs],
-                                 **precision_args(report, precision)})
-        notes.extend(result.get("notes", []))
-        for b, d in enumerate(dirs):
-            got = _load(d / f"{mode}.npz")
-            if len(got) != len(refs[b]):
-                raise X2Error(f"{target} ({mode}) returned {len(got)} outputs, the source "
-                              f"{len(refs[b])}")
+        runs.append((task, mode))
+    return runs
+
+
+def run_target(task: str, mode: str, dirs: list[Path], converted, target, report, tgt_dev,
+               precision, expected: int, timeout: float | None = None
+               ) -> tuple[list[list[np.ndarray]], list[str]]:
+    """One runner of the converted model on every batch, in its own worker:
+    (outputs per batch, notes). A crash, a hang past `timeout` or a wrong
+    output count is an X2Error naming the runner."""
+    result = run_step(task, {"out": converted, "mode": mode, "device": tgt_dev,
+                             "inputs": [str(d / "inputs.npz") for d in dirs],
+                             "outputs": [str(d / f"{mode}.npz") for d in dirs],
+                             **precision_args(report, precision)}, timeout=timeout)
+    got_by_batch = [_load(d / f"{mode}.npz") for d in dirs]
+    for got in got_by_batch:
+        if len(got) != expected:
+            raise X2Error(f"{target} ({mode}) returned {len(got)} outputs, the source "
+                          f"{expected}")
+    return got_by_batch, result.get("notes", [])
+
+
+def _run_batches(work: Path, model, converted, source, target, report, signature, names, spec,
+                 io, batches, src_dev, tgt_dev, precision, notes, serving=False,
+                 timeout: float | None = None, failed: dict | None = None):
+    """(source outputs, [(runner, outputs)]) per batch: the source and each
+    runner of the converted model run every batch in one worker. A runner
+    that crashes, hangs past `timeout` or errs is recorded in `failed`
+    (runner -> message) and the others still run."""
+    dirs = save_batches(work, batches, names, io)
+    refs = _run_source(dirs, model, source, report, signature, names, spec["outputs"], io,
+                       src_dev, timeout)
+    got_by_batch: list[list] = [[] for _ in dirs]
+    for task, mode in target_runs(target, report, serving, notes):
+        try:
+            got_all, runner_notes = run_target(task, mode, dirs, converted, target, report,
+                                               tgt_dev, precision, len(refs[0]), timeout)
+        except X2Error as exc:
+            if failed is None:
+                raise
+            failed[f"{target}:{mode}"] = str(exc)
+            continue
+        notes.extend(runner_notes)
+        for b, got in enumerate(got_all):
             got_by_batch[b].append((f"{target}:{mode}", got))
     return refs, got_by_batch

@@ -353,6 +353,10 @@ class EmitContext:
     def const(self, value: str) -> np.ndarray:
         return self.graph.constants[value]
 
+    # The largest integer a Python literal may carry in the generated code
+    # (beyond it, a typed scalar tensor; see PaddleContext).
+    int_literal_limit = float("inf")
+
     def is_scalar(self, value: str) -> bool:
         return self.is_const(value) and self.const(value).ndim == 0
 
@@ -369,7 +373,8 @@ class EmitContext:
                 return Expr(f"self.{self._parameter(value, array)}")
             if array.ndim == 0 and (array.dtype.kind in "fiub" or array.dtype.name == "bfloat16"):
                 # Scalars stay in the code: frameworks disagree on saving 0-d tensors.
-                if not tensor:
+                if not tensor and not (array.dtype.kind in "iu" and
+                                       abs(int(array.item())) > self.int_literal_limit):
                     return Expr(literal(array.item()))
                 return self.scalar_tensor(array.item(), str(array.dtype))
             return Expr(f"self.{self._buffer(value, array)}")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from ..ir import Graph
 from ..ir.serialize import release_pages
 from .codegen import call, generate_module, import_generated
 from .paddle_ops import PADDLE_OPS, PaddleContext
-from .verify import verify
+from .locate import locate as find_culprit
 
 _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
     # Importing paddle after tensorflow segfaults in one process (a known clash
@@ -172,46 +171,22 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                                 f"({first.strip()}); model.py and model.pdparams are "
                                 f"written ({what}). "
                                 f"Convert with a CUDA build of paddle for inference/")
-    checked = {"verified": False, "skipped": "--no-verify"}
-    if precision != "fp32":
-        # x2 check compares a reduced-precision model with its own tolerances (and a
-        # CPU paddle build has no half kernels to run it with).
-        checked = {"verified": False, "skipped": f"--precision {precision}"}
-    elif request.options.verify:
-        # A fresh load of model.py + model.pdparams, as a user loads it.
-        module = import_generated(out / "model.py")
-        model = module.load_model()
-        checked = verify(graph, "paddle", lambda xs: _run(model, xs),
-                         lambda xs: _trace(module, xs), value_names,
-                         serving=_serving(out, graph, details))
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names, "verify": checked, "parameters": parameters,
+            "value_names": value_names, "parameters": parameters,
             **({"precision": details} if precision != "fp32" else {})}
 
 
-def _serving(out: Path, graph: Graph, details: dict) -> tuple[str, Callable] | str | None:
-    """Paddle Inference over inference/ with its default config, as the
-    model is served, or why not: an NHWC model's convs oneDNN runs wrong (x2
-    check says so); some input dtypes its handles do not take."""
-    from ..check.runtime import paddle_predictor, predict, untaken_by_paddle_inference
-    if "inference/ saved" not in details.get("inference", ""):
-        return None
-    if graph.meta.layout == "nhwc":
-        return "--layout nhwc: Paddle Inference's oneDNN runs its convolutions wrong on CPU"
-    dtypes = [graph.dtype(v) for v in graph.inputs]
-    untaken = untaken_by_paddle_inference(dtypes)
-    if untaken:
-        return f"Paddle Inference takes no {', '.join(untaken)} input"
-    shapes = [graph.shape(v) for v in graph.outputs]
-
-    def run(inputs):
-        # A predictor of its own for each size: one reshaped for a second size
-        # fails on a torch scan's loop ("Tensor holds no memory", paddle 3.3).
-        outputs = predict(paddle_predictor(out / "inference"), inputs, dtypes)
-        # Paddle Inference hands a 0-D output back as [1].
-        return [o.reshape(()) if shape == () and o.shape == (1,) else o
-                for o, shape in zip(outputs, shapes)]
-    return "through Paddle Inference (default config)", run
+def locate(graph: Graph, out: Path, names: dict[str, str], inputs: list[np.ndarray]
+           ) -> str | None:
+    """The first IR op whose value the written model.py gets wrong on
+    `inputs` (x2/emitters/locate.py), or None."""
+    module = import_generated(out / "model.py")
+    try:
+        _run(module.load_model(), inputs)
+        crashed = None
+    except Exception as exc:  # noqa: BLE001 - the generated model crashed
+        crashed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return find_culprit(graph, lambda xs: _trace(module, xs), names, inputs, crashed)
 
 
 def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:

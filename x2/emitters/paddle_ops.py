@@ -63,6 +63,10 @@ class PaddleContext(EmitContext):
         # paddle.jit.save returns a tensor returned twice only once.
         return call("paddle.assign", x)
 
+    # paddle's static program multiplies a tensor by a Python number with the
+    # float32 `scale` op: an int64 hash constant above 2**24 loses its low bits.
+    int_literal_limit = 1 << 24
+
     def scalar_tensor(self, value, dtype: str) -> Expr:
         # paddle.save turns 0-d tensors into shape [1]: keep scalars in the code.
         return call("paddle.full", [], value, self.dtype(dtype))

@@ -231,7 +231,10 @@ def _embedding_layer(e, node) -> str:
     """The nn.Embedding a gather of table rows is (one per table)."""
     rows, width = e.const(node.inputs[0]).shape
     padding = node.attrs.get("padding_idx")
-    extra = {} if padding is None else {"padding_idx": padding}
+    # torch's padding_idx only stops the row's gradient; paddle's also zeroes
+    # the row in forward, which a checkpoint with a trained pad row (the pad id
+    # set to eos after pre-training) must not see.
+    extra = {} if padding is None or e.framework == "Paddle" else {"padding_idx": padding}
     return e.layer(node, "embedding", e.api("Embedding", rows, width, **extra),
                    {"weight": node.inputs[0]})
 

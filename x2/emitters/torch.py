@@ -12,7 +12,7 @@ from ..contracts import EmitRequest
 from ..ir import Graph
 from .codegen import Assign, Expr, call, generate_module, import_generated
 from .torch_ops import TORCH_OPS, TorchContext
-from .verify import verify
+from .locate import locate as find_culprit
 
 _LOAD = '''def load_model(path=None):
     """The converted model with its weights, in eval mode."""
@@ -90,22 +90,27 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     (out / "model.py").write_text(text)
     torch.save({k: to_tensor(v) for k, v in state.items()}, str(out / "model.pt"))
     del state
-    # Loading it back proves model.py and model.pt fit together; running it
-    # once against the numpy reference, that it computes what the IR does.
-    module = import_generated(out / "model.py")
-    model = module.load_model()
-    checked = {"verified": False, "skipped": "--no-verify"}
-    if request.options.precision != "fp32":
-        # x2 check compares a reduced-precision model with its own tolerances.
-        checked = {"verified": False, "skipped": f"--precision {request.options.precision}"}
-    elif request.options.verify:
-        checked = verify(graph, "torch", lambda xs: _run(model, xs),
-                         lambda xs: _trace(module, xs), value_names)
+    # Loading it back proves model.py and model.pt fit together (convert's
+    # verify then runs it against the source).
+    import_generated(out / "model.py").load_model()
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names, "verify": checked, "parameters": parameters,
+            "value_names": value_names, "parameters": parameters,
             **({"precision": {
                 "autocast": "forward runs under torch.autocast(float16); weights stay fp32; "
                             "torch keeps its own fp32 op list"}} if mixed else {})}
+
+
+def locate(graph: Graph, out: Path, names: dict[str, str], inputs: list[np.ndarray]
+           ) -> str | None:
+    """The first IR op whose value the written model.py gets wrong on
+    `inputs` (x2/emitters/locate.py), or None."""
+    module = import_generated(out / "model.py")
+    try:
+        _run(module.load_model(), inputs)
+        crashed = None
+    except Exception as exc:  # noqa: BLE001 - the generated model crashed
+        crashed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return find_culprit(graph, lambda xs: _trace(module, xs), names, inputs, crashed)
 
 
 def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -289,29 +289,35 @@ class PooledStep:
             self.server = None
 
 
-# Workers started before the pipeline was imported (start_early), by task.
-_EARLY: dict[str, Step] = {}
+# Workers started before they are needed (start_early), by task; a task
+# may have several waiting (one per runner of convert's verify).
+_EARLY: dict[str, list[Step]] = {}
 
 
-def start_early(task: str) -> None:
-    """Start the worker for `task` now: while this process is still importing
-    x2 and parsing its arguments, the worker imports its framework (worker.py
-    PREWARM). The next start_step of that task hands it out; unused, it ends
-    when this process does (its stdin closes)."""
-    if task not in _EARLY and task not in _IN_PROCESS and not _REUSE[0]:
-        if not _EARLY:
-            atexit.register(_cancel_early)
-        _EARLY[task] = Step(task)
+def start_early(task: str, count: int = 1) -> None:
+    """Start `count` workers for `task` now (beyond those already waiting):
+    while this process goes on (importing x2, converting the model), each
+    imports its framework (worker.py PREWARM). start_step of that task hands
+    them out; unused, they end when this process does (their stdin closes),
+    or at cancel_early."""
+    if task in _IN_PROCESS or _REUSE[0]:
+        return
+    if not _EARLY:
+        atexit.register(cancel_early)
+    waiting = _EARLY.setdefault(task, [])
+    waiting.extend(Step(task) for _ in range(count - len(waiting)))
 
 
-def _cancel_early() -> None:
+def cancel_early() -> None:
+    """Stop every worker started early and not handed out."""
     while _EARLY:
-        _EARLY.popitem()[1].cancel()
+        for step in _EARLY.popitem()[1]:
+            step.cancel()
 
 
 def start_step(task: str, scratch: Path | None = None) -> Step | InProcessStep | PooledStep:
-    if task in _EARLY and task not in _IN_PROCESS and not _REUSE[0]:
-        return _EARLY.pop(task)
+    if _EARLY.get(task) and task not in _IN_PROCESS and not _REUSE[0]:
+        return _EARLY[task].pop()
     if task in _IN_PROCESS:
         return InProcessStep(task)
     if _REUSE[0]:

@@ -11,6 +11,7 @@ import importlib
 import json
 import sys
 import traceback
+from pathlib import Path
 
 import numpy as np
 
@@ -145,10 +146,27 @@ def _emit_task(target: str):
     return emit
 
 
+def _locate_task(target: str):
+    """Convert's verify found a mismatch: name the first IR op the written
+    model gets wrong on the failing inputs (x2/emitters/locate.py)."""
+    def locate(args):
+        from ..contracts import Report
+        from ..ir import load_graph
+        emitter = importlib.import_module(f"..emitters.{target}", __package__)
+        out = Path(args["out"])
+        names = {v["value"]: v["var"] for v in Report.load(out).values}
+        with np.load(args["inputs"]) as data:
+            inputs = [data[f"arr_{i}"] for i in range(len(data.files))]
+        return {"culprit": emitter.locate(load_graph(args["ir"]), out, names, inputs)}
+    return locate
+
+
 for _framework in FRONTEND_MODULES:
     TASKS[f"{_framework}.read"] = _read_task(_framework)
 for _target in ("paddle", "onnx", "torch"):
     TASKS[f"{_target}.emit"] = _emit_task(_target)
+for _target in ("paddle", "torch"):
+    TASKS[f"{_target}.locate"] = _locate_task(_target)
 
 
 # `x2 check` with devices, precision and --bisect (x2/check/runtime.py).
@@ -196,7 +214,11 @@ _grad_tasks()
 # they import their framework while waiting for their arguments.
 # A torch reader is started before x2's own imports (x2/__main__.py) for the same reason.
 PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch",
-           "torch.read": "torch"}
+           "torch.read": "torch",
+           # convert's verify (x2/check/verify.py) starts its runners during the conversion.
+           "tf.run": "tensorflow", "torch.run": "torch", "onnx.run": "onnxruntime",
+           "paddle.parity_run": "paddle", "torch.parity_run": "torch",
+           "onnx.parity_run": "onnxruntime"}
 
 
 def run_task(name: str, args: dict) -> int:

@@ -457,7 +457,24 @@ def read_ir(request: ReadRequest):
             graph.meta.dim_examples.setdefault("batch", sizes[0])
     if arguments is not None:
         record["options"] = {**asdict(request.options), "forward_args": arguments}
+    token_ids = _special_token_ids(loaded[1])
+    if token_ids:
+        record["token_ids"] = token_ids
     return graph, record
+
+
+def _special_token_ids(model) -> list[int]:
+    """The pad, bos, eos, unk and decoder-start ids a transformers model's
+    config names: token ids convert's verify feeds (x2/check/verify.py)."""
+    config = getattr(model, "config", None)
+    ids: list[int] = []
+    for key in ("pad_token_id", "bos_token_id", "eos_token_id", "unk_token_id",
+                "decoder_start_token_id"):
+        value = getattr(config, key, None) if config is not None else None
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, int) and not isinstance(item, bool) and item not in ids:
+                ids.append(item)
+    return ids
 
 
 def _read_traced(request: ReadRequest, kind: str, obj):

@@ -1,0 +1,268 @@
+"""Convert's verify: before x2 publishes a model, the source framework judges it.
+
+The written model (still in staging) and the source run in worker processes
+of their own on the same seeded inputs, and every runner of the target must
+agree with the source by `x2 check`'s rule: paddle's model.py, `jit.load`
+and Paddle Inference with its default config; onnxruntime; torch eager.
+A runner that crashes, or runs past its timeout, fails the verify; so does
+an output off by more than its tolerance. Either way nothing is written and
+the error says which runner, which output, at which sizes, and, where it can
+be found, the first IR op and source node that differ (`x2 check --bisect`
+for TensorFlow SavedModels, else the numpy reference kernels).
+
+The inputs look like real ones (x2/check/parity.py make_inputs): token ids
+with 0, the last id and the model's special ids, attention masks padded left
+and right, every dynamic dim at its example size and at 1. A model over
+LARGE_WEIGHTS runs one short input and one runner at a time.
+
+The tolerance is `x2 check`'s for the precision, widened by the source's
+own float32 noise: how far its outputs move when its float inputs move by
+one ulp (NOISE_FACTOR times that, at most NOISE_CAP of the output's scale).
+A well-conditioned model keeps the plain tolerance; an ill-conditioned one
+(random BatchNorm statistics through 80 layers) is not refused for the
+rounding noise any two correct float32 implementations show.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from ..contracts import Report
+from ..errors import ConversionError, X2Error
+from ..ir.symbols import BATCH
+from ..process.isolation import run_step, start_early
+from .compare import compare
+from .parity import (PRECISION_TOLERANCES, SERVING_RUNS, SOURCE_RUNS, TARGET_RUNS, _run_source, _samples_by_input, input_spread,
+                     inputs_like, make_inputs, run_target, save_batches, target_runs)
+from .shapes import DEFAULT_SIZE, symbols
+
+SEED = 0
+# Above this much weight the source and each runner run one at a time on a
+# short input (batch 1, LARGE_SEQ for every other dynamic dim).
+LARGE_WEIGHTS = 512 << 20
+LARGE_SEQ = 8
+# The source's float32 noise widens the tolerance by this factor, by at most
+# NOISE_CAP of the output's scale.
+NOISE_FACTOR = 4.0
+NOISE_CAP = 1e-2
+# Seconds each runner (the source's, each of the converted model's) may take
+# for all its inputs before it counts as hung (x2 convert --verify-timeout).
+DEFAULT_TIMEOUT = 600.0
+
+
+def start_runners(source: str, target: str) -> None:
+    """Start the workers verify will use, so that each imports its framework
+    while the model is still being converted."""
+    start_early(SOURCE_RUNS[source])
+    for task, count in Counter(t for t, _ in TARGET_RUNS[target] + SERVING_RUNS.get(
+            target, [])).items():
+        start_early(task, count)
+
+
+def verify_sizes(spec: dict, examples: dict[str, int], large: bool) -> list[dict[str, int]]:
+    """{symbol: size} per shape: every symbol at its example size (the batch
+    at 2: a right- and a left-padded row), then all at 1."""
+    names = symbols(spec)
+    if not names:
+        return [{}]
+    first = {n: 2 if n == BATCH else examples.get(n) or DEFAULT_SIZE for n in names}
+    if large:
+        first = {n: 1 if n == BATCH else min(size, LARGE_SEQ) for n, size in first.items()}
+    ones = {n: 1 for n in names}
+    return [first, ones] if first != ones else [first]
+
+
+def ulp_nudged(arrays: list[np.ndarray], seed: int) -> list[np.ndarray]:
+    """The float inputs moved by one ulp each, up or down at random."""
+    rng = np.random.default_rng(seed)
+    nudged = []
+    for a in arrays:
+        if a.dtype.kind == "f" and a.size:
+            toward = np.where(rng.random(a.shape) < 0.5, np.inf, -np.inf).astype(a.dtype)
+            a = np.nextafter(a, toward).astype(a.dtype)
+        nudged.append(a)
+    return nudged
+
+
+def _weights_bytes(staging: Path) -> int:
+    return sum(p.stat().st_size for p in staging.iterdir()
+               if p.is_file() and p.suffix in (".pdparams", ".pt", ".onnx", ".data"))
+
+
+def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
+           ir_dir: Path | None = None, timeout: float | None = DEFAULT_TIMEOUT,
+           progress=None) -> dict:
+    """Judge the model written in `staging` by its source; return the record
+    for report.json, or raise ConversionError (a mismatch, a runner that
+    failed) or X2Error (the source itself could not be run)."""
+    start = time.perf_counter()
+    report = Report.load(staging)
+    precision = (report.target_details.get("precision") or {}).get("precision", "fp32")
+    rtol, atol = PRECISION_TOLERANCES[precision]
+    spec = {"inputs": report.inputs, "outputs": [o["name"] for o in report.outputs]}
+    names = [i["name"] for i in spec["inputs"]]
+    io = report.layout.get("io_transposes", {})
+    large = _weights_bytes(staging) > LARGE_WEIGHTS
+    sizes = verify_sizes(spec, report.dim_examples, large)
+    batches = [make_inputs(spec, SEED + i, s) for i, s in enumerate(sizes)]
+    # Only the source runs these: the ulp-nudged first batch (its noise) and
+    # other inputs at the first shape (whether its output depends on them).
+    probes = [ulp_nudged(batches[0], SEED + 101), inputs_like(batches[0], spec, SEED + 7919)]
+    notes: list[str] = []
+    runs = target_runs(target, report, True, notes)
+    if target == "paddle" and report.layout.get("inside") == "nhwc":
+        runs = [r for r in runs if r[1] != "inference"]
+        notes.append("paddle (inference) not run: --layout nhwc, whose convolutions Paddle "
+                     "Inference's oneDNN runs wrong on CPU")
+    if target == "paddle" and precision != "fp32":
+        notes.append(f"paddle (python) in {precision} needs a GPU build of paddle to run here")
+    dirs = save_batches(work, batches + probes, names, io)
+    refs_box: list = []
+
+    def run_source():
+        refs_box.append(_run_source(dirs, model, source, report, report.source.get(
+            "signature"), names, spec["outputs"], io, "cpu", timeout))
+
+    def run_one(task_mode):
+        task, mode = task_mode
+        try:
+            got, more = run_target(task, mode, dirs[:len(batches)], str(staging), target,
+                                   report, "cpu", precision, len(spec["outputs"]), timeout)
+            return mode, got, more, None
+        except X2Error as exc:
+            return mode, None, [], exc
+
+    if progress:
+        progress("verify against the source", "start")
+    jobs = 1 if large else 2
+    with ThreadPoolExecutor(jobs) as pool:
+        source_done = pool.submit(run_source)
+        results = list(pool.map(run_one, runs))
+        source_done.result()   # a source that cannot run is the user's to hear, as is
+    refs = refs_box[0]
+    outputs = spec["outputs"]
+    noise = [_spread(refs[0][i], refs[len(batches)][i]) for i in range(len(outputs))]
+    record = {"verified": True, "against": f"{source} (the source model, run by its "
+              f"framework)", "runners": [], "shapes": [], "max_rel": {}, "noise": {},
+              "tolerance": {"rtol": rtol, "atol": atol, "noise_factor": NOISE_FACTOR,
+                            "noise_cap": NOISE_CAP}}
+    for b, arrays in enumerate(batches):
+        record["shapes"].append({"dims": sizes[b], "input_shapes": [list(a.shape)
+                                                                    for a in arrays]})
+    for i, name in enumerate(outputs):
+        record["noise"][name] = noise[i]
+    for mode, got_by_batch, more, error in results:
+        runner = f"{target}:{mode}"
+        if error is not None:
+            raise ConversionError(
+                f"the written {target} model fails in {runner}: {error}; x2 refuses to write "
+                f"it (convert with --no-verify to write it anyway)",
+                details={"runner": runner, "problem": str(error)})
+        record["runners"].append(runner)
+        notes.extend(n for n in more if n not in notes)
+        worst: dict[str, float] = {}
+        for b, got in enumerate(got_by_batch):
+            for i, (name, ref, out) in enumerate(zip(outputs, refs[b], got)):
+                problem, rel = _mismatch(ref, out, rtol, atol, noise[i])
+                worst[name] = max(worst.get(name, 0.0), rel)
+                if problem:
+                    where = _where(sizes[b])
+                    culprit = _locate(model, staging, work, source, target, report, ir_dir,
+                                      dirs[b], batches[b], timeout)
+                    raise ConversionError(
+                        f"the written {target} model does not compute what the {source} "
+                        f"source computes: {runner} output '{name}'{where} {problem}"
+                        f"{f'; first divergence: {culprit}' if culprit else ''}; x2 refuses "
+                        f"to write it (convert with --no-verify to write it anyway)",
+                        details={"runner": runner, "output": name, "dims": sizes[b],
+                                 "problem": problem, "culprit": culprit})
+        record["max_rel"][runner] = worst
+    record["input_independent"] = _input_independent(refs, batches, outputs, rtol, atol)
+    record["notes"] = notes
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    if progress:
+        progress("verify against the source", "done", record["seconds"])
+    return record
+
+
+def _spread(a: np.ndarray, b: np.ndarray) -> float:
+    if a.shape != b.shape or a.dtype.kind != "f" or not a.size:
+        return 0.0
+    finite = np.isfinite(a) & np.isfinite(b)
+    diff = np.subtract(a, b, where=finite, out=np.zeros(a.shape, np.float64))
+    return float(np.max(np.abs(diff), initial=0.0))
+
+
+def _mismatch(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float, noise: float
+              ) -> tuple[str | None, float]:
+    """(why `got` is not `ref`, or None; its error relative to the output's scale)."""
+    if ref.shape != got.shape:
+        return f"has shape {list(got.shape)}, the source's {list(ref.shape)}", float("inf")
+    if ref.dtype.kind in "biu" and got.dtype.kind in "biu":
+        bad = int(np.sum(ref != got))
+        return (f"has {bad} of {ref.size} values other than the source's" if bad else None,
+                float(bad > 0))
+    max_abs, max_rel, scale, _, _ = compare(ref, got, rtol, atol)
+    allowed = atol + rtol * scale + min(NOISE_FACTOR * noise, NOISE_CAP * scale)
+    if max_abs == float("inf"):
+        return "has NaN or infinity where the source does not (or the reverse)", max_rel
+    if max_abs > allowed:
+        return (f"is off by up to {max_abs:.3g} against values up to {scale:.3g} "
+                f"(relative {max_rel:.3g}; tolerance {allowed:.3g})"), max_rel
+    return None, max_rel
+
+
+def _where(sizes: dict) -> str:
+    return f" (at {', '.join(f'{k}={v}' for k, v in sizes.items())})" if sizes else ""
+
+
+def _input_independent(refs, batches, outputs, rtol, atol) -> list[str]:
+    """Float outputs the source gives alike for every input it was fed:
+    parity on them proves little (report.json says so; x2 convert warns)."""
+    flagged = []
+    samples_from = refs[:len(batches)] + [refs[-1]]
+    for i, name in enumerate(outputs):
+        samples = _samples_by_input(samples_from, batches + [batches[0]], i)
+        spread = input_spread(samples)
+        first = refs[0][i]
+        if first.dtype.kind != "f" or spread is None or not first.size:
+            continue
+        scale = float(np.max(np.abs(first), where=np.isfinite(first), initial=0.0))
+        if spread <= atol + rtol * scale:
+            flagged.append(name)
+    return flagged
+
+
+def _locate(model, staging, work, source, target, report, ir_dir, folder, arrays, timeout
+            ) -> str | None:
+    """The first IR op that diverges, by the source's own intermediates where
+    x2 can fetch them (TF SavedModels), else by the numpy reference."""
+    try:
+        if source == "tf" and report.source.get("format") in (None, "savedmodel") and \
+                target in ("paddle", "torch", "onnx"):
+            from .bisect import bisect
+            names = [i["name"] for i in report.inputs]
+            found = bisect(work / "bisect", model, str(staging), source, target, report,
+                           report.source.get("signature"), names,
+                           report.layout.get("io_transposes", {}), arrays, "cpu", "cpu",
+                           "fp32", *PRECISION_TOLERANCES["fp32"])
+            first = found.get("first_divergence")
+            if first:
+                return (f"IR op '{first['ir_op']}' giving '{first['var']}' (from "
+                        f"{first.get('source_op')} '{first.get('source_name')}'), relative "
+                        f"error {first['max_rel']:.3g}")
+        if target in ("paddle", "torch") and ir_dir is not None:
+            found = run_step(f"{target}.locate", {"ir": str(ir_dir), "out": str(staging),
+                                                  "inputs": str(folder / "inputs.npz")},
+                             timeout=timeout)
+            return found.get("culprit")
+    except X2Error:
+        return None   # naming the place is a courtesy; the refusal stands without it
+    finally:
+        shutil.rmtree(work / "bisect", ignore_errors=True)
+    return None
