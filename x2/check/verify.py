@@ -35,7 +35,7 @@ import numpy as np
 from ..contracts import Report
 from ..errors import ConversionError, X2Error
 from ..ir.symbols import BATCH
-from ..process.isolation import run_step, start_early
+from ..process.isolation import reusing_workers, run_step, start_early
 from .compare import compare
 from .parity import (PRECISION_TOLERANCES, SERVING_RUNS, SOURCE_RUNS, TARGET_RUNS, _run_source, _samples_by_input, input_spread,
                      inputs_like, make_inputs, run_target, save_batches, target_runs)
@@ -139,11 +139,17 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
 
     if progress:
         progress("verify against the source", "start")
-    jobs = 1 if large else 2
-    with ThreadPoolExecutor(jobs) as pool:
-        source_done = pool.submit(run_source)
-        results = list(pool.map(run_one, runs))
-        source_done.result()   # a source that cannot run is the user's to hear, as is
+    if large or reusing_workers():
+        # One at a time in this thread: a warm pooled worker started by a
+        # thread dies with it (PR_SET_PDEATHSIG), and a large model's source
+        # and target must not hold their weights at once.
+        run_source()
+        results = [run_one(r) for r in runs]
+    else:
+        with ThreadPoolExecutor(2) as pool:   # fresh one-step workers, two at a time
+            source_done = pool.submit(run_source)
+            results = list(pool.map(run_one, runs))
+            source_done.result()   # a source that cannot run is the user's to hear, as is
     refs = refs_box[0]
     outputs = spec["outputs"]
     noise = [_spread(refs[0][i], refs[len(batches)][i]) for i in range(len(outputs))]

@@ -235,6 +235,11 @@ def reuse_workers():
             _POOL.close()
 
 
+def reusing_workers() -> bool:
+    """Whether steps run in warm pooled workers (reuse_workers)."""
+    return _REUSE[0]
+
+
 class PooledStep:
     """A step run by a warm worker of its framework family, taken from the
     pool when the step starts and given back when it ends."""

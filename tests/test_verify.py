@@ -1,0 +1,144 @@
+"""Convert's verify (x2/check/verify.py): the source framework judges every
+model x2 writes. A model that disagrees with its source, crashes or hangs is
+refused with the runner and output named; the trap models
+(tests/trap_models.py) convert right on every target or are refused."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from x2.check.parity import check
+from x2.check.verify import verify
+from x2.convert import convert
+from x2.errors import ConversionError, InternalError, X2Error
+
+pytestmark = pytest.mark.xdist_group("verify")
+
+TRAPS = str(Path(__file__).with_name("trap_models.py"))
+TOKENS = {"input_ids": ["batch", "seq=7"], "attention_mask": ["batch", "seq"]}
+CASES = {
+    "padded_embedding": dict(input_shapes=TOKENS,
+                             options={"input_dtypes": {"*": "int64"}}),
+    "edge_values": dict(input_shapes={"x": ["batch=4", 6]}),
+    "BigIndexMath": dict(input_shapes={"input_ids": ["batch=2", "seq=5"]},
+                         options={"input_dtypes": {"*": "int64"}}),
+}
+# What each runner must run right (a refusal would be a regression: these
+# were refused, or written wrong, before the fixes they came with).
+MUST_CONVERT = {("padded_embedding", "paddle"), ("BigIndexMath", "paddle"),
+                ("padded_embedding", "torch"), ("padded_embedding", "onnx")}
+
+
+@pytest.mark.parametrize("target", ["paddle", "onnx", "torch"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_trap_models_are_right_or_refused(tmp_path, name, target):
+    out = tmp_path / "out"
+    try:
+        report = convert(f"{TRAPS}:{name}", str(out), source="torch", target=target,
+                         **CASES[name])
+    except InternalError:
+        raise
+    except X2Error as exc:
+        assert (name, target) not in MUST_CONVERT, str(exc)
+        assert "refuses" in str(exc) or "not supported" in str(exc), str(exc)
+        assert not out.exists()
+        return
+    record = report.target_details["verify"]
+    assert record["verified"] is True
+    assert [s["dims"].get("batch") for s in record["shapes"]] == [2, 1]
+    # An independent check at three sizes, other seeds: the verify let nothing
+    # wrong through.
+    result = check(f"{TRAPS}:{name}", str(out), source="torch", target=target, seed=5,
+                   serving=True)
+    assert result["passed"], result["outputs"]
+
+
+def test_pad_token_rows_are_fed_and_read_as_torch_does(tmp_path):
+    """The pad id (a trained row) is among the verify's inputs, so paddle's
+    zeroing of padding_idx rows could not pass it."""
+    out = tmp_path / "out"
+    convert(f"{TRAPS}:padded_embedding", str(out), source="torch", target="paddle",
+            **CASES["padded_embedding"])
+    report = json.loads((out / "report.json").read_text())
+    ids = next(i for i in report["inputs"] if i["name"] == "input_ids")
+    assert ids["range"] == [0, 50] and 3 in ids["special"]
+    assert "padding_idx" not in (out / "model.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """A small torch model written to torch and paddle without verify, for
+    the tests below to break."""
+    root = tmp_path_factory.mktemp("written")
+    outs = {}
+    for target in ("torch", "paddle"):
+        outs[target] = root / target
+        convert(f"{TRAPS}:padded_embedding", str(outs[target]), source="torch",
+                target=target, emit_options={"verify": False}, **CASES["padded_embedding"])
+    return outs
+
+
+def _broken_copy(src: Path, dst: Path, edit) -> Path:
+    shutil.copytree(src, dst)
+    path = dst / "model.py"
+    path.write_text(edit(path.read_text()))
+    return dst
+
+
+def test_an_unverified_model_says_so(written):
+    report = json.loads((written["torch"] / "report.json").read_text())
+    assert report["target_details"]["verify"] == {"verified": False, "skipped": "--no-verify"}
+
+
+def test_a_model_that_disagrees_is_refused_naming_runner_output_and_size(written, tmp_path):
+    # The head off by 0.1%: far beyond float32 noise, small enough to miss by eye.
+    wrong = _broken_copy(written["torch"], tmp_path / "wrong", lambda text: text.replace(
+        "= self.lm_head(", "= 1.001 * self.lm_head(", 1))
+    assert "1.001 * self.lm_head(" in (wrong / "model.py").read_text()
+    (tmp_path / "work").mkdir()
+    with pytest.raises(ConversionError) as exc:
+        verify(f"{TRAPS}:padded_embedding", wrong, tmp_path / "work", source="torch",
+               target="torch")
+    message = str(exc.value)
+    assert "torch:python output" in message and "batch=2" in message
+    assert "--no-verify" in message
+
+
+def test_a_runner_that_crashes_or_hangs_is_a_refusal_not_a_hang(written, tmp_path):
+    def hang(text):
+        return text.replace("    def forward(self, ", "    def forward(self, *_hang, **_k):\n"
+                            "        import time\n        time.sleep(600)\n\n"
+                            "    def _forward(self, ", 1)
+    hung = _broken_copy(written["paddle"], tmp_path / "hung", hang)
+    (tmp_path / "work").mkdir()
+    with pytest.raises(ConversionError, match="paddle:python.*did not finish within 20"):
+        verify(f"{TRAPS}:padded_embedding", hung, tmp_path / "work", source="torch",
+               target="paddle", timeout=20)
+
+    def crash(text):
+        return text.replace("    def forward(self, ", "    def forward(self, *_a, **_k):\n"
+                            "        raise RuntimeError('kernel missing')\n\n"
+                            "    def _forward(self, ", 1)
+    crashed = _broken_copy(written["torch"], tmp_path / "crashed", crash)
+    (tmp_path / "work2").mkdir()
+    with pytest.raises(ConversionError, match="fails in torch:python.*kernel missing"):
+        verify(f"{TRAPS}:padded_embedding", crashed, tmp_path / "work2", source="torch",
+               target="torch")
+
+
+def test_edge_ids_are_planted_in_real_tokens():
+    from x2.check.parity import make_inputs
+    spec = {"inputs": [{"name": "input_ids", "dtype": "int64", "shape": [None, None],
+                        "dims": ["batch", "seq"], "range": [0, 50], "special": [3, 7]},
+                       {"name": "attention_mask", "dtype": "int64", "shape": [None, None],
+                        "dims": ["batch", "seq"], "range": [0, 2]}]}
+    ids, mask = make_inputs(spec, 0, {"batch": 2, "seq": 9})
+    for row, keep in zip(ids, mask):
+        real = set(row[keep == 1].tolist())
+        assert {3, 7, 49, 0} <= real, (row, keep)
+    assert mask[0, 0] == 1 and mask[0, -1] == 0 and mask[1, 0] == 0 and mask[1, -1] == 1
+    assert np.all(mask.sum(axis=1) >= 5)
