@@ -21,7 +21,6 @@ from conftest import ROOT, _build
 from dynamic_models import EXAMPLE_SEQ
 from x2.check.parity import check
 from x2.convert import convert
-from x2.errors import X2Error
 
 pytestmark = pytest.mark.xdist_group("dynamic")
 TARGETS = ["onnx", "paddle", "torch"]
@@ -275,7 +274,12 @@ def test_ppocr_models_convert_with_dynamic_dims_and_match_on_text(ppocr, kind, t
                                                                   tmp_path):
     model = str(ppocr / f"{PPOCR[kind]}.onnx")
     out = tmp_path / "out"
-    report = convert(model, str(out), source="onnx", target=target)
+    # The recognizer's height is dynamic in the file but must be 48: convert's
+    # verify is told the sizes the model takes (the classifier's are fixed).
+    sizes = PPOCR_SIZES[kind]
+    dims = {"dim2": [h for h, _ in sizes], "dim3": [w for _, w in sizes]}
+    report = convert(model, str(out), source="onnx", target=target,
+                     emit_options={"verify_dims": dims} if kind != "cls" else {})
     shape = report.inputs[0]["shape"]
     assert shape[0] is None and shape[1] == 3, shape
     for batch, (height, width) in zip((1, 2), PPOCR_SIZES[kind] * 2):
@@ -284,6 +288,11 @@ def test_ppocr_models_convert_with_dynamic_dims_and_match_on_text(ppocr, kind, t
                        serving=True)
         assert result["passed"], (height, width, result["outputs"])
         assert all(r["ref_scale"] > 0.1 for r in result["outputs"]), result["outputs"]
+
+
+# An exported decoder's mask spans cached and new tokens (total = past + seq):
+# convert's verify is told sizes that agree, as the check is.
+CACHE_VERIFY = {"verify_dims": {"seq": [3, 1], "past": [5, 7], "total": [8, 8]}}
 
 
 @pytest.fixture(scope="module", params=["gpt2_with_past_legacy", "gpt2_with_past_dynamo"])
@@ -299,7 +308,8 @@ def test_decoder_exported_with_its_cache_runs_at_every_cached_length(decoder_wit
     after 7 cached (a generation step), 3 after 5 and 4 after 2 (prompts)."""
     from dynamic_models import PAST_INPUTS, PRESENT_OUTPUTS
     out = tmp_path / "out"
-    report = convert(str(decoder_with_past), str(out), source="onnx", target=target)
+    report = convert(str(decoder_with_past), str(out), source="onnx", target=target,
+                     emit_options=CACHE_VERIFY)
     assert [i["name"] for i in report.inputs] == [
         "input_ids", "attention_mask", "position_ids", *PAST_INPUTS]
     assert [i["dims"] for i in report.inputs][3:] == [["batch", None, "past", None]] * 4
@@ -321,7 +331,8 @@ def test_decoder_exported_with_its_cache_generates_the_sources_tokens(decoder_wi
     logits within fp32's 1e-4 of the source's scale."""
     from x2.check.generation import check_generation
     out = tmp_path / "out"
-    convert(str(decoder_with_past), str(out), source="onnx", target=target)
+    convert(str(decoder_with_past), str(out), source="onnx", target=target,
+                     emit_options=CACHE_VERIFY)
     result = check_generation(str(decoder_with_past), str(out), source="onnx", target=target,
                               new_tokens=8, serving=True)
     runners = {"onnx": ["onnx:onnxruntime"], "torch": ["torch:python"],
@@ -349,7 +360,7 @@ def test_transformers_decoder_with_cache_from_torch_generates_the_sources_tokens
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_lm"
     out = tmp_path / "out"
     report = convert(model, str(out), source="torch", target=target,
-                     options={"with_cache": True})
+                     options={"with_cache": True}, emit_options=CACHE_VERIFY)
     assert [i["name"] for i in report.inputs] == [
         "input_ids", "attention_mask", "position_ids", *PAST_INPUTS]
     assert [i["dims"] for i in report.inputs] == [

@@ -110,10 +110,14 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
     start = time.perf_counter()
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
+        args = dict(entry.dynamic_args if dynamic else entry.convert_args)
+        if (dynamic or entry.generate) and entry.check_sizes:
+            # convert's verify at the sizes the check runs: dims that must agree.
+            args["emit_options"] = {**(args.get("emit_options") or {}),
+                                    "verify_dims": entry.check_sizes}
         report = convert(model, str(out), source=entry.source, target=target,
                          progress=lambda step, state, s=None: steps.append(step)
-                         if state == "start" else None,
-                         **(entry.dynamic_args if dynamic else entry.convert_args))
+                         if state == "start" else None, **args)
     except Exception as exc:  # the reason is the result
         stage = ("setup" if not steps else "read" if steps[-1].startswith("read ")
                  else "convert")

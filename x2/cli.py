@@ -538,6 +538,10 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="Write the model without running it against the source model (by default "
                    "the source framework and every runner of the target run the same inputs, "
                    "and a model that disagrees, crashes or hangs is not written).")
+@click.option("--dim", "verify_dims", multiple=True, metavar="NAME=S1,S2",
+              help="Sizes the verify runs a dynamic dim at (repeatable), for dims that must "
+                   "agree, e.g. --dim past=5,2 --dim seq=3,1 --dim total=8,3. Default: its "
+                   "example size, then 1.")
 @click.option("--verify-timeout", type=float, metavar="SECONDS",
               help="Seconds each verify runner (the source's, each of the target's) may take "
                    "before it counts as hung (default 600).")
@@ -547,8 +551,9 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
             io_layout, opset, input_dtype, input_range, input_value, with_cache, part,
             trust_pickle,
             dynamic_batch, model_def, trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
-            io_dtype, purpose, exportable, no_verify, verify_timeout, quiet, debug):
+            io_dtype, purpose, exportable, no_verify, verify_dims, verify_timeout, quiet, debug):
     """Convert MODEL from one framework to another."""
+    from .check.shapes import parse_dim_sizes
     from .convert import convert as run_convert
     from .contracts import EmitOptions, ReadOptions
     from .passes.precision import parse_keep_fp32
@@ -557,6 +562,7 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
                                    precision=precision, keep_fp32=parse_keep_fp32(keep_fp32),
                                    io_dtype=io_dtype, verify=not no_verify,
                                    verify_timeout=verify_timeout,
+                                   verify_dims=parse_dim_sizes(verify_dims) or None,
                                    purpose=purpose, exportable=bool(exportable))
     except Exception as exc:
         _fail(exc, debug)

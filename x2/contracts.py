@@ -128,6 +128,7 @@ class EmitOptions:
     io_dtype: str | None = None      # --io-dtype fp32: float32 interface of a half model
     verify: bool = True              # judge the written model by its source (--no-verify)
     verify_timeout: float | None = None  # seconds per verify runner (--verify-timeout)
+    verify_dims: dict[str, list[int]] | None = None  # --dim NAME=S1,S2: verify's sizes
     purpose: str = "inference"       # --for inference|training (x2/passes/__init__.py PURPOSES)
     exportable: bool = False         # --exportable: torch control flow as torch.cond/while_loop
 

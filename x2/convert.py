@@ -306,7 +306,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
             (job / "verify").mkdir()
             report.target_details["verify"] = verify_written(
                 str(model), staging, job / "verify", source=source, target=target,
-                ir_dir=work / "ir", progress=progress,
+                ir_dir=work / "ir", progress=progress, dims=emit_options.verify_dims,
                 timeout=emit_options.verify_timeout or VERIFY_TIMEOUT)
             timings["verify against the source"] = report.target_details["verify"]["seconds"]
         report.write(staging / REPORT)

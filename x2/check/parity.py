@@ -69,9 +69,13 @@ class OutputParity:
         return dict(self.__dict__)
 
 
-def make_inputs(spec: dict, seed: int, batch: int | dict[str, int]) -> list[np.ndarray]:
+def make_inputs(spec: dict, seed: int, batch: int | dict[str, int], edge_ids: bool = False,
+                int_high: int = 10) -> list[np.ndarray]:
     """Seeded random inputs; `batch` is the size of every dynamic dim, or a
-    size per symbol (x2/check/shapes.py)."""
+    size per symbol (x2/check/shapes.py). `edge_ids` (convert's verify):
+    token ids with 0, the last id and the special ids planted in the real
+    tokens of masks padded by at most half a row. Integers with no known
+    range are drawn from [0, int_high)."""
     rng = np.random.default_rng(seed)
     arrays = []
     for item in spec["inputs"]:
@@ -86,13 +90,13 @@ def make_inputs(spec: dict, seed: int, batch: int | dict[str, int]) -> list[np.n
         elif dtype.kind == "f":
             arrays.append(rng.standard_normal(shape).astype(dtype))
         elif _is_attention_mask(item, shape):
-            arrays.append(padding_masks(shape, rng).astype(dtype))
+            arrays.append(padding_masks(shape, rng, edge_ids).astype(dtype))
         elif dtype.kind in "iu":
             # Token ids within the vocabulary, masks 0/1 (report "range", see
             # x2/check/input_ranges.py); other integers small and non-negative.
-            low, high = item.get("range") or (0, 10)
+            low, high = item.get("range") or (0, int_high)
             ids = rng.integers(low, high, size=shape).astype(dtype)
-            if item.get("range"):
+            if edge_ids and item.get("range"):
                 ids = with_edge_ids(ids, low, high, item.get("special") or [])
             arrays.append(ids)
         else:
@@ -121,16 +125,17 @@ def _is_attention_mask(item: dict, shape: list) -> bool:
     return len(shape) == 2 and "mask" in item.get("name", "").lower() and zero_one
 
 
-def padding_masks(shape: list, rng) -> np.ndarray:
+def padding_masks(shape: list, rng, at_most_half: bool = False) -> np.ndarray:
     """Attention masks as a padded batch has them: row 0 right-padded, row 1
     left-padded (the layout of batched generation, where a causal query can see
     no key at all), row 2 unpadded, then again; each padded row keeps at least
-    half its tokens."""
+    one token (`at_most_half`: half its tokens)."""
     batch, seq = shape
     masks = np.ones(shape, np.int64)
     for row in range(batch):
-        # At most half the row: the real tokens carry the planted ids (with_edge_ids).
-        padded = int(rng.integers(1, seq // 2 + 1)) if seq > 1 and row % 3 != 2 else 0
+        # at_most_half: the real tokens carry the planted ids (with_edge_ids).
+        most = seq // 2 + 1 if at_most_half else seq
+        padded = int(rng.integers(1, most)) if seq > 1 and row % 3 != 2 else 0
         if padded and row % 3 == 0:
             masks[row, seq - padded:] = 0
         elif padded:

@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 
 from ..contracts import Report
-from ..errors import ConversionError, X2Error
+from ..errors import ConversionError, SourceRunError, X2Error
 from ..ir.symbols import BATCH
-from ..process.isolation import reusing_workers, run_step, start_early
+from ..process.isolation import fresh_workers, run_step, start_early
 from .compare import compare
 from .parity import (PRECISION_TOLERANCES, SERVING_RUNS, SOURCE_RUNS, TARGET_RUNS, _run_source, _samples_by_input, input_spread,
                      inputs_like, make_inputs, run_target, save_batches, target_runs)
@@ -46,10 +46,17 @@ SEED = 0
 # short input (batch 1, LARGE_SEQ for every other dynamic dim).
 LARGE_WEIGHTS = 512 << 20
 LARGE_SEQ = 8
+# An image's height and width where the source gives no example size: the
+# scale a vision model's downsampling needs (16 leaves nothing to pool).
+IMAGE_SIZE = 96
 # The source's float32 noise widens the tolerance by this factor, by at most
 # NOISE_CAP of the output's scale.
 NOISE_FACTOR = 4.0
 NOISE_CAP = 1e-2
+# The device each runner is given: None, each framework's default (the CPU
+# here), so that verify's steps share the warm workers of the conversion
+# (a device asked for explicitly starts workers configured for it).
+DEVICE = None
 # Seconds each runner (the source's, each of the converted model's) may take
 # for all its inputs before it counts as hung (x2 convert --verify-timeout).
 DEFAULT_TIMEOUT = 600.0
@@ -64,17 +71,41 @@ def start_runners(source: str, target: str) -> None:
         start_early(task, count)
 
 
-def verify_sizes(spec: dict, examples: dict[str, int], large: bool) -> list[dict[str, int]]:
+def verify_sizes(spec: dict, examples: dict[str, int], large: bool,
+                 given: dict[str, list[int]] | None = None) -> list[dict[str, int]]:
     """{symbol: size} per shape: every symbol at its example size (the batch
-    at 2: a right- and a left-padded row), then all at 1."""
+    at 2: a right- and a left-padded row), then all at 1; `given` (--dim
+    NAME=S1,S2, for dims that must agree, as a cache's total = past + seq)
+    sets a symbol's first and second sizes."""
     names = symbols(spec)
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise X2Error(f"--dim {unknown[0]}: the converted model has no dynamic dim of that "
+                      f"name; its dims are {', '.join(names) or 'none'}")
     if not names:
         return [{}]
-    first = {n: 2 if n == BATCH else examples.get(n) or DEFAULT_SIZE for n in names}
+    images = _image_dims(spec)
+    first = {n: 2 if n == BATCH else examples.get(n) or (
+        IMAGE_SIZE if n in images else DEFAULT_SIZE) for n in names}
     if large:
         first = {n: 1 if n == BATCH else min(size, LARGE_SEQ) for n, size in first.items()}
-    ones = {n: 1 for n in names}
-    return [first, ones] if first != ones else [first]
+    # An image's height and width stay at their example size: a 1x1 picture
+    # is no input a vision model is run on (pooling refuses it).
+    second = {n: first[n] if n in images else 1 for n in names}
+    for name, sizes in given.items():
+        first[name], second[name] = sizes[0], sizes[min(1, len(sizes) - 1)]
+    return [first, second] if first != second else [first]
+
+
+def _image_dims(spec: dict) -> set[str]:
+    """Symbols of the spatial axes of image inputs (float, rank 4 and up)."""
+    found = set()
+    for item in spec["inputs"]:
+        dims = item.get("dims") or []
+        if len(dims) >= 4 and str(item.get("dtype", "")).startswith(("float", "bfloat")):
+            found.update(d for d in dims[1:] if d)
+    return found
 
 
 def ulp_nudged(arrays: list[np.ndarray], seed: int) -> list[np.ndarray]:
@@ -96,7 +127,7 @@ def _weights_bytes(staging: Path) -> int:
 
 def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
            ir_dir: Path | None = None, timeout: float | None = DEFAULT_TIMEOUT,
-           progress=None) -> dict:
+           dims: dict[str, list[int]] | None = None, progress=None) -> dict:
     """Judge the model written in `staging` by its source; return the record
     for report.json, or raise ConversionError (a mismatch, a runner that
     failed) or X2Error (the source itself could not be run)."""
@@ -108,12 +139,15 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     names = [i["name"] for i in spec["inputs"]]
     io = report.layout.get("io_transposes", {})
     large = _weights_bytes(staging) > LARGE_WEIGHTS
-    sizes = verify_sizes(spec, report.dim_examples, large)
-    batches = [make_inputs(spec, SEED + i, s) for i, s in enumerate(sizes)]
+    sizes = verify_sizes(spec, report.dim_examples, large, dims)
+    batches = [make_inputs(spec, SEED + i, s, edge_ids=True) for i, s in enumerate(sizes)]
+    notes: list[str] = []
+    run_source = _source_runner(model, source, report, names, spec["outputs"], io, timeout)
+    batches, sizes, refs = _runnable(run_source, work / "source", spec, io, batches, sizes,
+                                     notes)
     # Only the source runs these: the ulp-nudged first batch (its noise) and
     # other inputs at the first shape (whether its output depends on them).
     probes = [ulp_nudged(batches[0], SEED + 101), inputs_like(batches[0], spec, SEED + 7919)]
-    notes: list[str] = []
     runs = target_runs(target, report, True, notes)
     if target == "paddle" and report.layout.get("inside") == "nhwc":
         runs = [r for r in runs if r[1] != "inference"]
@@ -122,37 +156,39 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     if target == "paddle" and precision != "fp32":
         notes.append(f"paddle (python) in {precision} needs a GPU build of paddle to run here")
     dirs = save_batches(work, batches + probes, names, io)
-    refs_box: list = []
+    probe_refs: list = []
 
-    def run_source():
-        refs_box.append(_run_source(dirs, model, source, report, report.source.get(
-            "signature"), names, spec["outputs"], io, "cpu", timeout))
+    def run_probes():
+        try:
+            probe_refs.extend(run_source(dirs[len(batches):]))
+        except SourceRunError as exc:
+            notes.append(f"the source's noise and input dependence not measured: {exc}")
 
     def run_one(task_mode):
         task, mode = task_mode
         try:
             got, more = run_target(task, mode, dirs[:len(batches)], str(staging), target,
-                                   report, "cpu", precision, len(spec["outputs"]), timeout)
+                                   report, DEVICE, precision, len(spec["outputs"]), timeout)
             return mode, got, more, None
         except X2Error as exc:
             return mode, None, [], exc
 
     if progress:
         progress("verify against the source", "start")
-    if large or reusing_workers():
-        # One at a time in this thread: a warm pooled worker started by a
-        # thread dies with it (PR_SET_PDEATHSIG), and a large model's source
-        # and target must not hold their weights at once.
-        run_source()
+    if large or not fresh_workers():
+        # One at a time in this thread: pooled or in-process steps stay in it,
+        # and a large model's source and target must not hold their weights
+        # at once.
+        run_probes()
         results = [run_one(r) for r in runs]
     else:
         with ThreadPoolExecutor(2) as pool:   # fresh one-step workers, two at a time
-            source_done = pool.submit(run_source)
+            probes_done = pool.submit(run_probes)
             results = list(pool.map(run_one, runs))
-            source_done.result()   # a source that cannot run is the user's to hear, as is
-    refs = refs_box[0]
+            probes_done.result()
     outputs = spec["outputs"]
-    noise = [_spread(refs[0][i], refs[len(batches)][i]) for i in range(len(outputs))]
+    noise = [_spread(refs[0][i], probe_refs[0][i]) if probe_refs else 0.0
+             for i in range(len(outputs))]
     record = {"verified": True, "against": f"{source} (the source model, run by its "
               f"framework)", "runners": [], "shapes": [], "max_rel": {}, "noise": {},
               "tolerance": {"rtol": rtol, "atol": atol, "noise_factor": NOISE_FACTOR,
@@ -188,12 +224,68 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                         details={"runner": runner, "output": name, "dims": sizes[b],
                                  "problem": problem, "culprit": culprit})
         record["max_rel"][runner] = worst
-    record["input_independent"] = _input_independent(refs, batches, outputs, rtol, atol)
+    record["input_independent"] = _input_independent(refs + probe_refs[1:], batches, outputs,
+                                                     rtol, atol) if probe_refs else []
     record["notes"] = notes
     record["seconds"] = round(time.perf_counter() - start, 3)
     if progress:
         progress("verify against the source", "done", record["seconds"])
     return record
+
+
+def _source_runner(model, source, report, names, outputs, io, timeout):
+    """A function running the source (one worker) on input folders."""
+    def run(dirs: list[Path]) -> list[list[np.ndarray]]:
+        return _run_source(dirs, model, source, report, report.source.get("signature"), names,
+                           outputs, io, DEVICE, timeout)
+    return run
+
+
+def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, notes):
+    """(batches, sizes, source outputs) for the input sets the source itself
+    takes. A model may reject a size (frames in pairs, a sequence longer
+    than its position table) or a planted id (an index past what its own
+    code allows): those sets are left out and noted; with the example set
+    rejected, plain random inputs at the example sizes stand in for it. A
+    source that takes none of them is a SourceRunError."""
+    names = [i["name"] for i in spec["inputs"]]
+    try:
+        return batches, sizes, run_source(save_batches(work, batches, names, io))
+    except SourceRunError:
+        pass
+    # Stand-ins for the example set: plain random inputs, then integers of
+    # unknown range small enough to index any axis of two (a scatter's indices).
+    # Last, every dim at 2: a dim the file leaves open that the model's own
+    # constants fix (indices built for a batch of 2).
+    twos = {n: 2 for n in sizes[0]}
+    stand_ins = [(make_inputs(spec, SEED, sizes[0]), sizes[0]),
+                 (make_inputs(spec, SEED, sizes[0], int_high=2), sizes[0]),
+                 (make_inputs(spec, SEED, twos, int_high=2), twos)]
+    candidates = list(zip(batches, sizes))
+    candidates[1:1] = stand_ins
+    kept, kept_sizes, refs, first_error = [], [], [], None
+    for i, (arrays, size) in enumerate(candidates):
+        if 1 <= i <= len(stand_ins) and kept:
+            continue   # the example set (or a stand-in) ran
+        try:
+            refs.append(run_source(save_batches(work / f"alone{i}", [arrays], names, io))[0])
+        except SourceRunError as exc:
+            first_error = first_error or exc
+            what = "plain random inputs" if 1 <= i <= len(stand_ins) else \
+                "the inputs verify made"
+            notes.append(f"the source itself rejects {what}{_where(size)}: {exc}")
+            continue
+        kept.append(arrays)
+        kept_sizes.append(size)
+    if not kept:
+        raise SourceRunError(f"verify could not run the source model on any input x2 made "
+                             f"({first_error}); give dims that must agree sizes that do with "
+                             f"--dim NAME=S1,S2 (a cache's total = past + seq), "
+                             f"integer inputs their valid range with "
+                             f"--input-range NAME:LOW,HIGH, or convert with --no-verify to "
+                             f"write the model unverified and check it on real inputs with "
+                             f"x2 check --inputs-file") from None
+    return kept, kept_sizes, refs
 
 
 def _spread(a: np.ndarray, b: np.ndarray) -> float:

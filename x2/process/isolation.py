@@ -235,9 +235,12 @@ def reuse_workers():
             _POOL.close()
 
 
-def reusing_workers() -> bool:
-    """Whether steps run in warm pooled workers (reuse_workers)."""
-    return _REUSE[0]
+def fresh_workers() -> bool:
+    """Whether every step gets a fresh worker of its own (neither pooled by
+    reuse_workers nor run in this process by in_process): only then may
+    steps run on several threads, as a pooled worker dies with the thread
+    that started it (PR_SET_PDEATHSIG)."""
+    return not _REUSE[0] and not _IN_PROCESS
 
 
 class PooledStep:
