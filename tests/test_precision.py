@@ -105,10 +105,14 @@ def test_fp16_onnx_graph_keeps_softmax_and_norms_in_fp32_without_cancelling_cast
 
 
 def _check_or_reason(model, out, source, target):
+    """(check result, None), or (None, why a runner could not run the model)."""
     try:
-        return check(model, str(out), source=source, target=target), None
+        result = check(model, str(out), source=source, target=target)
     except X2Error as exc:
         return None, exc.message
+    if result["runner_errors"]:   # the runner failed; the check went on without it
+        return None, " ".join(result["runner_errors"].values())
+    return result, None
 
 
 # (source builder, target, precision): the error against the fp32 source, or

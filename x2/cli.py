@@ -595,7 +595,11 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         console.print(f"written to [bold]{out}[/]: {', '.join(top + ['report.json'])}")
     if target == "paddle" and report.layout.get("inside") == "nhwc":
         console.print(f"[yellow]warning:[/] {NHWC_ON_ONEDNN}", highlight=False)
-    constant = (report.target_details.get("verify") or {}).get("input_independent")
+    record = report.target_details.get("verify") or {}
+    if not record.get("verified") and record.get("skipped") != "--no-verify":
+        console.print(f"[yellow]warning:[/] written without verify against the source: "
+                      f"{escape(str(record.get('skipped')))}", highlight=False)
+    constant = record.get("input_independent")
     if constant and not quiet:
         console.print(f"[yellow]warning:[/] the source's output "
                       f"{escape(', '.join(repr(n) for n in constant))} did not change with the "

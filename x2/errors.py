@@ -61,6 +61,13 @@ class SourceRunError(X2Error):
     kind = "source-run"
 
 
+class HostCannotRun(X2Error):
+    """A runner has no kernels on this machine for what the model is written
+    in (a half-precision model on a CPU build): nothing is wrong with it."""
+
+    kind = "host"
+
+
 class StepCrashed(X2Error):
     kind = "crash"
 

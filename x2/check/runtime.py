@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import X2Error
+from ..errors import HostCannotRun, X2Error
 from ..process.phase import phase
 
 # How each precision is realised where the framework has no kernels for it.
@@ -166,7 +166,7 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
     paddle.set_device("gpu:0" if index is not None else "cpu")
     out = Path(args["out"])
     if index is None and args.get("written") in ("fp16", "bf16"):
-        raise X2Error(f"{out} holds a {args['written']} Paddle model, and Paddle "
+        raise HostCannotRun(f"{out} holds a {args['written']} Paddle model, and Paddle "
                       f"{paddle.__version__} has no CPU {args['written']} kernels for conv2d, "
                       f"matmul/linear, add, relu, softmax (only casts and pooling), so it "
                       f"cannot run on this CPU; check it on a GPU (--device gpu)")
@@ -381,7 +381,7 @@ def run_onnx(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str
         if args.get("written") != "bf16":
             raise
         first = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise X2Error(f"{path} is a bf16 ONNX model and onnxruntime {ort.__version__} "
+        raise HostCannotRun(f"{path} is a bf16 ONNX model and onnxruntime {ort.__version__} "
                       f"{'CUDA' if index is not None else 'CPU'} cannot run it ({first}): its "
                       f"CPU provider has no bfloat16 kernels (not even Add or MatMul); it is "
                       f"checker-clean, so run it with a runtime that has them (onnxruntime "

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..contracts import Report
-from ..errors import ConversionError, SourceRunError, X2Error
+from ..errors import ConversionError, HostCannotRun, SourceRunError, X2Error
 from ..ir.symbols import BATCH
 from ..process.isolation import fresh_workers, run_step, start_early
 from .compare import compare
@@ -53,6 +53,10 @@ IMAGE_SIZE = 96
 # NOISE_CAP of the output's scale.
 NOISE_FACTOR = 4.0
 NOISE_CAP = 1e-2
+# Outputs above this size skip the two extra source runs (noise, input
+# dependence) and are compared chunk by chunk.
+PROBE_OUTPUT_BYTES = 256 << 20
+CHUNK = 1 << 22
 # The device each runner is given: None, each framework's default (the CPU
 # here), so that verify's steps share the warm workers of the conversion
 # (a device asked for explicitly starts workers configured for it).
@@ -143,8 +147,14 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     batches = [make_inputs(spec, SEED + i, s, edge_ids=True) for i, s in enumerate(sizes)]
     notes: list[str] = []
     run_source = _source_runner(model, source, report, names, spec["outputs"], io, timeout)
-    batches, sizes, refs = _runnable(run_source, work / "source", spec, io, batches, sizes,
-                                     notes)
+    try:
+        batches, sizes, refs = _runnable(run_source, work / "source", spec, io, batches, sizes,
+                                         notes)
+    except SourceRunError:
+        raise
+    except X2Error as exc:   # the source framework cannot load it, or crashed
+        raise SourceRunError(f"verify could not run the source model: {exc} (convert with "
+                             f"--no-verify to write the model unverified)") from exc
     # Only the source runs these: the ulp-nudged first batch (its noise) and
     # other inputs at the first shape (whether its output depends on them).
     probes = [ulp_nudged(batches[0], SEED + 101), inputs_like(batches[0], spec, SEED + 7919)]
@@ -159,6 +169,10 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     probe_refs: list = []
 
     def run_probes():
+        if sum(r.nbytes for r in refs[0]) > PROBE_OUTPUT_BYTES:
+            notes.append("the source's noise and input dependence not measured: its outputs "
+                         "are too large to run it twice more")
+            return
         try:
             probe_refs.extend(run_source(dirs[len(batches):]))
         except SourceRunError as exc:
@@ -198,12 +212,16 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                                                                     for a in arrays]})
     for i, name in enumerate(outputs):
         record["noise"][name] = noise[i]
+    unrunnable = []
     for mode, got_by_batch, more, error in results:
         runner = f"{target}:{mode}"
+        if isinstance(error, HostCannotRun):
+            unrunnable.append(f"{runner}: {error}")
+            continue
         if error is not None:
             raise ConversionError(
                 f"the written {target} model fails in {runner}: {error}; x2 refuses to write "
-                f"it (convert with --no-verify to write it anyway)",
+                f"it{_range_hint(spec)} (convert with --no-verify to write it anyway)",
                 details={"runner": runner, "problem": str(error)})
         record["runners"].append(runner)
         notes.extend(n for n in more if n not in notes)
@@ -224,6 +242,10 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                         details={"runner": runner, "output": name, "dims": sizes[b],
                                  "problem": problem, "culprit": culprit})
         record["max_rel"][runner] = worst
+    notes.extend(f"not run on this machine: {why}" for why in unrunnable)
+    if not record["runners"]:
+        record = {"verified": False, "skipped": f"no runner of the written {target} model can "
+                  f"run here: {'; '.join(unrunnable)}"}
     record["input_independent"] = _input_independent(refs + probe_refs[1:], batches, outputs,
                                                      rtol, atol) if probe_refs else []
     record["notes"] = notes
@@ -305,7 +327,8 @@ def _mismatch(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float, noise:
         bad = int(np.sum(ref != got))
         return (f"has {bad} of {ref.size} values other than the source's" if bad else None,
                 float(bad > 0))
-    max_abs, max_rel, scale, _, _ = compare(ref, got, rtol, atol)
+    max_abs, scale = _chunked_error(ref, got)
+    max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     allowed = atol + rtol * scale + min(NOISE_FACTOR * noise, NOISE_CAP * scale)
     if max_abs == float("inf"):
         return "has NaN or infinity where the source does not (or the reverse)", max_rel
@@ -313,6 +336,31 @@ def _mismatch(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float, noise:
         return (f"is off by up to {max_abs:.3g} against values up to {scale:.3g} "
                 f"(relative {max_rel:.3g}; tolerance {allowed:.3g})"), max_rel
     return None, max_rel
+
+
+def _chunked_error(ref: np.ndarray, got: np.ndarray) -> tuple[float, float]:
+    """(max|got - ref| over the finite values, inf where NaN and inf differ;
+    max|ref|), `x2 check`'s measure (compare.py), a chunk at a time so that
+    a 2 GiB output needs no float64 copies of itself."""
+    ref_flat, got_flat = ref.reshape(-1), got.reshape(-1)
+    max_abs = scale = 0.0
+    for start in range(0, ref_flat.size, CHUNK):
+        part = slice(start, start + CHUNK)
+        error, _, part_scale, _, _ = compare(ref_flat[part], got_flat[part], 0.0, 0.0)
+        max_abs, scale = max(max_abs, error), max(scale, part_scale)
+    return max_abs, scale
+
+
+def _range_hint(spec: dict) -> str:
+    """A hint where verify fed integers it knew no range for (it draws them
+    from [0, 10)): a model may take only some values (lengths, indices)."""
+    unknown = [i["name"] for i in spec["inputs"] if str(i.get("dtype", "")).startswith(
+        ("int", "uint")) and not i.get("range")]
+    if not unknown:
+        return ""
+    return (f"; verify fed {', '.join(repr(n) for n in unknown)} integers from [0, 10): if "
+            f"the model takes only some values there, give them with --input-range "
+            f"NAME:LOW,HIGH")
 
 
 def _where(sizes: dict) -> str:

@@ -233,10 +233,30 @@ def _embedding_layer(e, node) -> str:
     padding = node.attrs.get("padding_idx")
     # torch's padding_idx only stops the row's gradient; paddle's also zeroes
     # the row in forward, which a checkpoint with a trained pad row (the pad id
-    # set to eos after pre-training) must not see.
-    extra = {} if padding is None or e.framework == "Paddle" else {"padding_idx": padding}
-    return e.layer(node, "embedding", e.api("Embedding", rows, width, **extra),
-                   {"weight": node.inputs[0]})
+    # set to eos after pre-training) must not see. Paddle keeps torch's rule
+    # for fine-tuning with a gradient hook instead.
+    if padding is None or e.framework != "Paddle":
+        extra = {} if padding is None else {"padding_idx": padding}
+        return e.layer(node, "embedding", e.api("Embedding", rows, width, **extra),
+                       {"weight": node.inputs[0]})
+    ctor = e.api("Embedding", rows, width)
+    if getattr(e, "for_training", False):
+        e.helper(PADDLE_PADDING_ROW)
+        ctor = call("padding_row_without_gradient", ctor, padding)
+    return e.layer(node, "embedding", ctor, {"weight": node.inputs[0]})
+
+
+PADDLE_PADDING_ROW = '''def padding_row_without_gradient(embedding, padding_idx):
+    """torch's padding_idx: that row of the table gets no gradient, and forward
+    reads it as it is (paddle's padding_idx would return zeros there)."""
+    def hook(grad):
+        keep = paddle.ones([grad.shape[0], 1], grad.dtype)
+        keep[padding_idx] = 0
+        return grad * keep
+    embedding.weight.register_hook(hook)
+    return embedding
+'''
+
 
 
 def _tied_embedding(e, w: str) -> str | None:
