@@ -70,12 +70,12 @@ class OutputParity:
 
 
 def make_inputs(spec: dict, seed: int, batch: int | dict[str, int], edge_ids: bool = False,
-                int_high: int = 10) -> list[np.ndarray]:
+                int_range: tuple[int, int] = (0, 10)) -> list[np.ndarray]:
     """Seeded random inputs; `batch` is the size of every dynamic dim, or a
     size per symbol (x2/check/shapes.py). `edge_ids` (convert's verify):
     token ids with 0, the last id and the special ids planted in the real
     tokens of masks padded by at most half a row. Integers with no known
-    range are drawn from [0, int_high)."""
+    range are drawn from `int_range` ([low, high))."""
     rng = np.random.default_rng(seed)
     arrays = []
     for item in spec["inputs"]:
@@ -94,7 +94,7 @@ def make_inputs(spec: dict, seed: int, batch: int | dict[str, int], edge_ids: bo
         elif dtype.kind in "iu":
             # Token ids within the vocabulary, masks 0/1 (report "range", see
             # x2/check/input_ranges.py); other integers small and non-negative.
-            low, high = item.get("range") or (0, int_high)
+            low, high = item.get("range") or int_range
             ids = rng.integers(low, high, size=shape).astype(dtype)
             if edge_ids and item.get("range"):
                 ids = with_edge_ids(ids, low, high, item.get("special") or [])

@@ -278,8 +278,9 @@ def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu
     dtypes = args.get("input_dtypes") or [None] * len(inputs)
     untaken = untaken_by_paddle_inference(dtype or x.dtype for x, dtype in zip(inputs, dtypes))
     if untaken:
-        raise X2Error(f"Paddle Inference cannot feed {folder} its {', '.join(untaken)} "
-                      f"inputs: its input handles take {', '.join(PADDLE_INFERENCE_INPUT_DTYPES)}")
+        taken = ", ".join(PADDLE_INFERENCE_INPUT_DTYPES)
+        raise HostCannotRun(f"Paddle Inference cannot feed {folder} its {', '.join(untaken)} "
+                            f"inputs: its input handles take {taken}")
     precision = args.get("precision", "fp32")
     if precision != "fp32":
         inputs = [round_to(x, precision) for x in inputs]

@@ -102,6 +102,13 @@ def verify_sizes(spec: dict, examples: dict[str, int], large: bool,
     return [first, second] if first != second else [first]
 
 
+def _as_declared(spec: dict, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """float16 inputs as float16 (make_inputs gives them as float32 values
+    rounded to it, the form x2 check feeds a model converted to half)."""
+    return [a.astype(np.float16) if item.get("dtype") == "float16" else a
+            for item, a in zip(spec["inputs"], arrays)]
+
+
 def _image_dims(spec: dict) -> set[str]:
     """Symbols of the spatial axes of image inputs (float, rank 4 and up)."""
     found = set()
@@ -145,11 +152,13 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     large = _weights_bytes(staging) > LARGE_WEIGHTS
     sizes = verify_sizes(spec, report.dim_examples, large, dims)
     batches = [make_inputs(spec, SEED + i, s, edge_ids=True) for i, s in enumerate(sizes)]
+    if precision == "fp32":   # a float16 source model takes float16 (not a lowered interface)
+        batches = [_as_declared(spec, arrays) for arrays in batches]
     notes: list[str] = []
     run_source = _source_runner(model, source, report, names, spec["outputs"], io, timeout)
     try:
         batches, sizes, refs = _runnable(run_source, work / "source", spec, io, batches, sizes,
-                                         notes)
+                                         notes, precision == "fp32")
     except SourceRunError:
         raise
     except X2Error as exc:   # the source framework cannot load it, or crashed
@@ -263,7 +272,8 @@ def _source_runner(model, source, report, names, outputs, io, timeout):
     return run
 
 
-def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, notes):
+def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, notes,
+              declared: bool):
     """(batches, sizes, source outputs) for the input sets the source itself
     takes. A model may reject a size (frames in pairs, a sequence longer
     than its position table) or a planted id (an index past what its own
@@ -279,10 +289,14 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
     # unknown range small enough to index any axis of two (a scatter's indices).
     # Last, every dim at 2: a dim the file leaves open that the model's own
     # constants fix (indices built for a batch of 2).
+    # Integers from 1 (a divisor, a count) come before them.
     twos = {n: 2 for n in sizes[0]}
     stand_ins = [(make_inputs(spec, SEED, sizes[0]), sizes[0]),
-                 (make_inputs(spec, SEED, sizes[0], int_high=2), sizes[0]),
-                 (make_inputs(spec, SEED, twos, int_high=2), twos)]
+                 (make_inputs(spec, SEED, sizes[0], int_range=(1, 4)), sizes[0]),
+                 (make_inputs(spec, SEED, sizes[0], int_range=(0, 2)), sizes[0]),
+                 (make_inputs(spec, SEED, twos, int_range=(0, 2)), twos)]
+    if declared:
+        stand_ins = [(_as_declared(spec, arrays), size) for arrays, size in stand_ins]
     candidates = list(zip(batches, sizes))
     candidates[1:1] = stand_ins
     kept, kept_sizes, refs, first_error = [], [], [], None
@@ -323,6 +337,10 @@ def _mismatch(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float, noise:
     """(why `got` is not `ref`, or None; its error relative to the output's scale)."""
     if ref.shape != got.shape:
         return f"has shape {list(got.shape)}, the source's {list(ref.shape)}", float("inf")
+    # Runners hand float outputs back as float32 (x2/check/runtime.py); every
+    # other dtype must be the source's.
+    if ref.dtype != got.dtype and not (ref.dtype.kind == "f" and got.dtype.kind == "f"):
+        return f"has dtype {got.dtype}, the source's {ref.dtype}", float("inf")
     if ref.dtype.kind in "biu" and got.dtype.kind in "biu":
         bad = int(np.sum(ref != got))
         return (f"has {bad} of {ref.size} values other than the source's" if bad else None,
