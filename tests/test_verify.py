@@ -137,7 +137,7 @@ def test_edge_ids_are_planted_in_real_tokens():
                         "dims": ["batch", "seq"], "range": [0, 50], "special": [3, 7]},
                        {"name": "attention_mask", "dtype": "int64", "shape": [None, None],
                         "dims": ["batch", "seq"], "range": [0, 2]}]}
-    ids, mask = make_inputs(spec, 0, {"batch": 2, "seq": 9})
+    ids, mask = make_inputs(spec, 0, {"batch": 2, "seq": 9}, edge_ids=True)
     for row, keep in zip(ids, mask):
         real = set(row[keep == 1].tolist())
         assert {3, 7, 49, 0} <= real, (row, keep)
