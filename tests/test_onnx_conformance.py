@@ -34,8 +34,13 @@ TORCH_COUNTED_PASS_FLOOR = 0.87
 # layer norm's intermediates returned as outputs: its in-place pass
 # overwrites one; 7-D softmax cross entropy, zero-size Split and, only in
 # this backend's in-process conversions, four Slice cases: std::exception).
-# 676 of 850 pass.
-PADDLE_COUNTED_PASS_FLOOR = 0.79
+# 676 of 850 passed. 0.79 became 0.78 when convert's verify began to judge by
+# onnxruntime on its own inputs: 670 of 850 pass. Inputs that are parameters
+# (Slice's starts, Expand's shape, Resize's scales) get random values there,
+# on which Paddle Inference crashes (Slice: std::exception) or the paddle
+# model departs from onnxruntime (Resize with align_corners, AffineGrid's
+# expanded form): refused, where the suite's own values pass.
+PADDLE_COUNTED_PASS_FLOOR = 0.78
 
 
 def _backend_test(tmp_path, target: str, *extra: str) -> dict[str, str]:
