@@ -21,6 +21,7 @@ from conftest import ROOT, _build
 from dynamic_models import EXAMPLE_SEQ
 from x2.check.parity import check
 from x2.convert import convert
+from x2.errors import X2Error
 
 pytestmark = pytest.mark.xdist_group("dynamic")
 TARGETS = ["onnx", "paddle", "torch"]

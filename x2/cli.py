@@ -748,6 +748,9 @@ def check(source, target, model, converted, signature, inputs_file, batches, dim
 @click.option("--io-layout", type=click.Choice(["source", "nchw"]), default="source")
 @click.option("--check", "check", is_flag=True,
               help="Run x2 check on each converted model, in the same task.")
+@click.option("--no-verify", is_flag=True,
+              help="Write each model without convert's verify against its source (x2 convert "
+                   "--no-verify).")
 @click.option("--rtol", type=float, help="--check: relative tolerance (x2 check's default).")
 @click.option("--device", default="cpu", show_default=True,
               help="--check: device of both models (gpu: each Ray task asks for one GPU).")
@@ -764,8 +767,8 @@ def check(source, target, model, converted, signature, inputs_file, batches, dim
               help="Skip pairs that an earlier run into OUT_DIR finished (their output and "
                    "report.json complete and valid); run the rest.")
 @click.argument("models", nargs=-1, required=True)
-def convert_many_command(source, targets, out_dir, jobs, layout, io_layout, check, rtol, device,
-                         executor, ray_address, retries, resume, models):
+def convert_many_command(source, targets, out_dir, jobs, layout, io_layout, check, no_verify,
+                         rtol, device, executor, ray_address, retries, resume, models):
     """Convert MODELS (paths, directories of models, or @list files) in parallel."""
     from pathlib import Path
 
@@ -777,7 +780,8 @@ def convert_many_command(source, targets, out_dir, jobs, layout, io_layout, chec
         check_args = ["--device", device] + (["--rtol", str(rtol)] if rtol is not None else [])
     try:
         pairs = plan(expand_models(list(models)), targets, Path(out_dir), source,
-                     ["--layout", layout, "--io-layout", io_layout], check_args)
+                     ["--layout", layout, "--io-layout", io_layout]
+                     + (["--no-verify"] if no_verify else []), check_args)
         runner = make_executor(executor, jobs, ray_address, retries)
     except Exception as exc:
         _fail(exc, False, hint=False)
