@@ -25,6 +25,7 @@ CASES = {
     "padded_embedding": dict(input_shapes=TOKENS,
                              options={"input_dtypes": {"*": "int64"}}),
     "edge_values": dict(input_shapes={"x": ["batch=4", 6]}),
+    "TopkTies": dict(input_shapes={"x": ["batch=4", 6]}),
     "BigIndexMath": dict(input_shapes={"input_ids": ["batch=2", "seq=5"]},
                          options={"input_dtypes": {"*": "int64"}}),
 }

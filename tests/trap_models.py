@@ -36,7 +36,8 @@ def padded_embedding():
 class EdgeValues(nn.Module):
     """Values a kernel may treat differently from torch: NaN and inf made from
     ordinary inputs, a fully masked softmax row, floor division and modulo of
-    negatives, int * float promotion, ties in argmax, negative indices."""
+    negatives, int * float promotion, ties in argmax, negative indices, a sum
+    over an empty slice."""
 
     def forward(self, x):
         # +inf where x > 1, NaN where x < -1 (log of a negative), else finite.
@@ -51,11 +52,21 @@ class EdgeValues(nn.Module):
         # Ties: floored values repeat, argmax must pick torch's first maximum.
         ties = torch.argmax(torch.floor(x * 0.5), dim=-1)
         last = x[:, -1] - x[:, -2]
-        return edges, masked, floor_div, modulo, promoted, ties, last
+        # An empty slice reduced: the sum of nothing is 0.
+        empty_sum = x[:, :0].sum(dim=-1)
+        return edges, masked, floor_div, modulo, promoted, ties, last, empty_sum
 
 
 def edge_values():
     return EdgeValues().eval()
+
+
+class TopkTies(nn.Module):
+    """Top-k over tied values (routing scores rounded to a grid): which of the
+    tied indices comes first is torch's own choice, which no target repeats."""
+
+    def forward(self, x):
+        return torch.topk(torch.floor(x * 0.5), 2, dim=-1)
 
 
 class BigIndexMath(nn.Module):
