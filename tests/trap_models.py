@@ -52,8 +52,9 @@ class EdgeValues(nn.Module):
         # Ties: floored values repeat, argmax must pick torch's first maximum.
         ties = torch.argmax(torch.floor(x * 0.5), dim=-1)
         last = x[:, -1] - x[:, -2]
-        # An empty slice reduced: the sum of nothing is 0.
-        empty_sum = x[:, :0].sum(dim=-1)
+        # An empty slice reduced: the sum of nothing is 0 (added to a row sum,
+        # so that the output still depends on the input).
+        empty_sum = x.sum(dim=-1) + x[:, :0].sum(dim=-1)
         return edges, masked, floor_div, modulo, promoted, ties, last, empty_sum
 
 
