@@ -110,21 +110,23 @@ def test_a_model_that_disagrees_is_refused_naming_runner_output_and_size(written
     assert "--no-verify" in message
 
 
+def _forward_replaced(body: str):
+    """An edit of model.py: forward runs `body` (the real one is renamed)."""
+    def edit(text):
+        return text.replace("    def forward(self, ", f"    def forward(self, *_a, **_k):\n"
+                            f"        {body}\n\n    def _forward(self, ", 1)
+    return edit
+
+
 def test_a_runner_that_crashes_or_hangs_is_a_refusal_not_a_hang(written, tmp_path):
-    def hang(text):
-        return text.replace("    def forward(self, ", "    def forward(self, *_hang, **_k):\n"
-                            "        import time\n        time.sleep(600)\n\n"
-                            "    def _forward(self, ", 1)
+    hang = _forward_replaced("__import__('time').sleep(600)")
     hung = _broken_copy(written["paddle"], tmp_path / "hung", hang)
     (tmp_path / "work").mkdir()
     with pytest.raises(ConversionError, match="paddle:python.*did not finish within 20"):
         verify(f"{TRAPS}:padded_embedding", hung, tmp_path / "work", source="torch",
                target="paddle", timeout=20)
 
-    def crash(text):
-        return text.replace("    def forward(self, ", "    def forward(self, *_a, **_k):\n"
-                            "        raise RuntimeError('kernel missing')\n\n"
-                            "    def _forward(self, ", 1)
+    crash = _forward_replaced("raise RuntimeError('kernel missing')")
     crashed = _broken_copy(written["torch"], tmp_path / "crashed", crash)
     (tmp_path / "work2").mkdir()
     with pytest.raises(ConversionError, match="fails in torch:python.*kernel missing"):

@@ -35,6 +35,17 @@ def _dims(item: dict) -> list:
     return item.get("dims") or [BATCH if d is None else None for d in shape]
 
 
+def known_dims(names: list[str], given: dict[str, list[int]] | None) -> dict[str, list[int]]:
+    """`given` (--dim NAME=S1,S2,...), refused when it names a dim the
+    converted model does not have."""
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise X2Error(f"--dim {unknown[0]}: the converted model has no dynamic dim of that "
+                      f"name; its dims are {', '.join(names) or 'none'}")
+    return given
+
+
 def larger(size: int) -> int:
     """A larger odd size than `size`: half as large again, made odd."""
     bigger = size + max(1, size // 2)
@@ -49,11 +60,7 @@ def size_sets(spec: dict, examples: dict[str, int], batch: int,
     names = symbols(spec)
     if not names:
         return [{}]
-    given = dict(given or {})
-    unknown = sorted(set(given) - set(names))
-    if unknown:
-        raise X2Error(f"--dim {unknown[0]}: the converted model has no dynamic dim of that "
-                      f"name; its dims are {', '.join(names)}")
+    given = known_dims(names, given)
     sizes = {}
     for name in names:
         # --batch sets the batch's example size; others come from the source.

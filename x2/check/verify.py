@@ -37,9 +37,10 @@ from ..errors import ConversionError, HostCannotRun, SourceRunError, X2Error
 from ..ir.symbols import BATCH
 from ..process.isolation import fresh_workers, run_step, start_early
 from .compare import compare
-from .parity import (PRECISION_TOLERANCES, SERVING_RUNS, SOURCE_RUNS, TARGET_RUNS, _run_source, _samples_by_input, input_spread,
-                     inputs_like, make_inputs, run_target, save_batches, target_runs)
-from .shapes import DEFAULT_SIZE, symbols
+from .parity import (PRECISION_TOLERANCES, SERVING_RUNS, SOURCE_RUNS, TARGET_RUNS, _run_source,
+                     _samples_by_input, input_spread, inputs_like, make_inputs, run_target,
+                     save_batches, target_runs)
+from .shapes import DEFAULT_SIZE, known_dims, symbols
 
 SEED = 0
 # Above this much weight the source and each runner run one at a time on a
@@ -82,11 +83,7 @@ def verify_sizes(spec: dict, examples: dict[str, int], large: bool,
     NAME=S1,S2, for dims that must agree, as a cache's total = past + seq)
     sets a symbol's first and second sizes."""
     names = symbols(spec)
-    given = dict(given or {})
-    unknown = sorted(set(given) - set(names))
-    if unknown:
-        raise X2Error(f"--dim {unknown[0]}: the converted model has no dynamic dim of that "
-                      f"name; its dims are {', '.join(names) or 'none'}")
+    given = known_dims(names, given)
     if not names:
         return [{}]
     images = _image_dims(spec)
@@ -172,8 +169,6 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         runs = [r for r in runs if r[1] != "inference"]
         notes.append("paddle (inference) not run: --layout nhwc, whose convolutions Paddle "
                      "Inference's oneDNN runs wrong on CPU")
-    if target == "paddle" and precision != "fp32":
-        notes.append(f"paddle (python) in {precision} needs a GPU build of paddle to run here")
     dirs = save_batches(work, batches + probes, names, io)
     probe_refs: list = []
 
@@ -285,11 +280,10 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
         return batches, sizes, run_source(save_batches(work, batches, names, io))
     except SourceRunError:
         pass
-    # Stand-ins for the example set: plain random inputs, then integers of
-    # unknown range small enough to index any axis of two (a scatter's indices).
-    # Last, every dim at 2: a dim the file leaves open that the model's own
-    # constants fix (indices built for a batch of 2).
-    # Integers from 1 (a divisor, a count) come before them.
+    # Stand-ins for the example set, in turn: plain random inputs; integers of
+    # unknown range from 1 (a divisor, a count); from [0, 2), small enough to
+    # index any axis of two (a scatter's indices); and every dim at 2, for a
+    # dim the file leaves open that the model's own constants fix.
     twos = {n: 2 for n in sizes[0]}
     stand_ins = [(make_inputs(spec, SEED, sizes[0]), sizes[0]),
                  (make_inputs(spec, SEED, sizes[0], int_range=(1, 4)), sizes[0]),
@@ -407,8 +401,7 @@ def _locate(model, staging, work, source, target, report, ir_dir, folder, arrays
     """The first IR op that diverges, by the source's own intermediates where
     x2 can fetch them (TF SavedModels), else by the numpy reference."""
     try:
-        if source == "tf" and report.source.get("format") in (None, "savedmodel") and \
-                target in ("paddle", "torch", "onnx"):
+        if source == "tf" and report.source.get("format") in (None, "savedmodel"):
             from .bisect import bisect
             names = [i["name"] for i in report.inputs]
             found = bisect(work / "bisect", model, str(staging), source, target, report,

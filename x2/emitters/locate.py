@@ -12,12 +12,14 @@ kernel, inputs the reference rejects, or sizes beyond the limits below
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from ..ir import Graph
 from ..ir.interpret import interpret_all
+from .codegen import import_generated
 
 # Beyond these the numpy reference run is skipped (seconds for a ResNet-50).
 MAX_WEIGHT_BYTES = 256 << 20
@@ -105,3 +107,17 @@ def locate(graph: Graph, trace: Callable, names: dict[str, str], inputs: list[np
                     if source.get("op") else ""
                 return f"IR op '{node.op}' node '{node.name}'{origin} gives '{var}' with {why}"
     return None
+
+
+def locate_written(graph: Graph, out: Path, names: dict[str, str], inputs: list[np.ndarray],
+                   run: Callable, trace: Callable) -> str | None:
+    """locate() for the model.py written in `out`: it is loaded and run once
+    (`run(model, inputs)`) to learn whether it crashes, then traced
+    (`trace(module, inputs)`)."""
+    module = import_generated(out / "model.py")
+    try:
+        run(module.load_model(), inputs)
+        crashed = None
+    except Exception as exc:  # noqa: BLE001 - the generated model crashed
+        crashed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return locate(graph, lambda xs: trace(module, xs), names, inputs, crashed)

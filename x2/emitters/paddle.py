@@ -14,7 +14,7 @@ from ..ir import Graph
 from ..ir.serialize import release_pages
 from .codegen import call, generate_module, import_generated
 from .paddle_ops import PADDLE_OPS, PaddleContext
-from .locate import locate as find_culprit
+from .locate import locate_written
 
 _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
     # Importing paddle after tensorflow segfaults in one process (a known clash
@@ -180,13 +180,7 @@ def locate(graph: Graph, out: Path, names: dict[str, str], inputs: list[np.ndarr
            ) -> str | None:
     """The first IR op whose value the written model.py gets wrong on
     `inputs` (x2/emitters/locate.py), or None."""
-    module = import_generated(out / "model.py")
-    try:
-        _run(module.load_model(), inputs)
-        crashed = None
-    except Exception as exc:  # noqa: BLE001 - the generated model crashed
-        crashed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-    return find_culprit(graph, lambda xs: _trace(module, xs), names, inputs, crashed)
+    return locate_written(graph, out, names, inputs, _run, _trace)
 
 
 def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:

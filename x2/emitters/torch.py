@@ -12,7 +12,7 @@ from ..contracts import EmitRequest
 from ..ir import Graph
 from .codegen import Assign, Expr, call, generate_module, import_generated
 from .torch_ops import TORCH_OPS, TorchContext
-from .locate import locate as find_culprit
+from .locate import locate_written
 
 _LOAD = '''def load_model(path=None):
     """The converted model with its weights, in eval mode."""
@@ -104,13 +104,7 @@ def locate(graph: Graph, out: Path, names: dict[str, str], inputs: list[np.ndarr
            ) -> str | None:
     """The first IR op whose value the written model.py gets wrong on
     `inputs` (x2/emitters/locate.py), or None."""
-    module = import_generated(out / "model.py")
-    try:
-        _run(module.load_model(), inputs)
-        crashed = None
-    except Exception as exc:  # noqa: BLE001 - the generated model crashed
-        crashed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-    return find_culprit(graph, lambda xs: _trace(module, xs), names, inputs, crashed)
+    return locate_written(graph, out, names, inputs, _run, _trace)
 
 
 def _run(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
