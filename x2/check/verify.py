@@ -151,34 +151,50 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     batches = [make_inputs(spec, SEED + i, s, edge_ids=True) for i, s in enumerate(sizes)]
     if precision == "fp32":   # a float16 source model takes float16 (not a lowered interface)
         batches = [_as_declared(spec, arrays) for arrays in batches]
+    if progress:
+        progress("verify against the source", "start")
     notes: list[str] = []
     run_source = _source_runner(model, source, report, names, spec["outputs"], io, timeout)
-    try:
-        batches, sizes, refs = _runnable(run_source, work / "source", spec, io, batches, sizes,
-                                         notes, precision == "fp32")
-    except SourceRunError:
-        raise
-    except X2Error as exc:   # the source framework cannot load it, or crashed
-        raise SourceRunError(f"verify could not run the source model: {exc} (convert with "
-                             f"--no-verify to write the model unverified)") from exc
-    # Only the source runs these: the ulp-nudged first batch (its noise) and
-    # other inputs at the first shape (whether its output depends on them).
-    probes = [ulp_nudged(batches[0], SEED + 101), inputs_like(batches[0], spec, SEED + 7919)]
+    # Only the source runs the probes: the ulp-nudged first batch (its noise)
+    # and other inputs at the first shape (whether its output depends on
+    # them). Usually one source run takes every set; a source that rejects
+    # one of them is run set by set.
+    probes = _probes(batches[0], spec)
+    refs, probe_refs = None, None
+    if not large:
+        try:
+            everything = run_source(save_batches(work / "source", batches + probes, names, io))
+            refs, probe_refs = everything[:len(batches)], everything[len(batches):]
+        except X2Error:
+            pass   # run again set by set, which says which set the source rejects
+    if refs is None:
+        try:
+            batches, sizes, refs = _runnable(run_source, work / "source_sets", spec, io,
+                                             batches, sizes, notes, precision == "fp32")
+        except SourceRunError:
+            raise
+        except X2Error as exc:   # the source framework cannot load it, or crashed
+            raise SourceRunError(f"verify could not run the source model: {exc} (convert "
+                                 f"with --no-verify to write the model unverified)") from exc
+        probes = _probes(batches[0], spec)
     runs = target_runs(target, report, True, notes)
     if target == "paddle" and report.layout.get("inside") == "nhwc":
         runs = [r for r in runs if r[1] != "inference"]
         notes.append("paddle (inference) not run: --layout nhwc, whose convolutions Paddle "
                      "Inference's oneDNN runs wrong on CPU")
     dirs = save_batches(work, batches + probes, names, io)
-    probe_refs: list = []
 
     def run_probes():
+        nonlocal probe_refs
+        if probe_refs is not None:
+            return
+        probe_refs = []
         if sum(r.nbytes for r in refs[0]) > PROBE_OUTPUT_BYTES:
             notes.append("the source's noise and input dependence not measured: its outputs "
                          "are too large to run it twice more")
             return
         try:
-            probe_refs.extend(run_source(dirs[len(batches):]))
+            probe_refs = run_source(dirs[len(batches):])
         except SourceRunError as exc:
             notes.append(f"the source's noise and input dependence not measured: {exc}")
 
@@ -191,8 +207,6 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         except X2Error as exc:
             return mode, None, [], exc
 
-    if progress:
-        progress("verify against the source", "start")
     if large or not fresh_workers():
         # One at a time in this thread: pooled or in-process steps stay in it,
         # and a large model's source and target must not hold their weights
@@ -257,6 +271,11 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     if progress:
         progress("verify against the source", "done", record["seconds"])
     return record
+
+
+def _probes(first: list[np.ndarray], spec: dict) -> list[list[np.ndarray]]:
+    """The first input set nudged by an ulp, and other inputs of its shapes."""
+    return [ulp_nudged(first, SEED + 101), inputs_like(first, spec, SEED + 7919)]
 
 
 def _source_runner(model, source, report, names, outputs, io, timeout):
