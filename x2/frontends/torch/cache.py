@@ -16,6 +16,38 @@ from ...errors import SelectionError
 BATCH, NEW, CACHED = 2, 3, 5
 
 
+def is_transformers_model(model) -> bool:
+    """Whether `model` is a transformers PreTrainedModel (without importing
+    transformers for a model that is not one)."""
+    import sys
+    transformers = sys.modules.get("transformers")
+    return transformers is not None and isinstance(model, transformers.PreTrainedModel)
+
+
+def drop_cache_outputs(model) -> None:
+    """A transformers model built with use_cache=True (as from_pretrained
+    gives it) returns its KV cache as a transformers Cache object, which
+    torch.export cannot take as an output ("Found DynamicCache in output
+    ... register a pytree"): it is read without. --with-cache passes
+    use_cache itself and reads the cache as tensors."""
+    config = getattr(model, "config", None)
+    if is_transformers_model(model) and getattr(config, "use_cache", False):
+        config.use_cache = False
+
+
+def cache_note(model) -> str | None:
+    """What a generative transformers model converted without --with-cache
+    leaves out, and how to get it."""
+    if not (is_transformers_model(model) and type(model).can_generate()):
+        return None
+    if getattr(model.config, "is_encoder_decoder", False):
+        return ("converted the whole forward pass without its KV cache; for generation, "
+                "--with-cache --part encoder and --with-cache --part decoder write the two "
+                "models it runs")
+    return ("converted without the KV cache outputs (use_cache); --with-cache writes one "
+            "decoding step with the cache at its interface, for generation")
+
+
 def _shape(model) -> tuple[int, int, int, int]:
     """(layers, key/value heads, head dim, vocabulary) from the model's config."""
     config = getattr(model, "config", None)
