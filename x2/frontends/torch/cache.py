@@ -28,11 +28,15 @@ def drop_cache_outputs(model) -> None:
     """A transformers model built with use_cache=True (as from_pretrained
     gives it) returns its KV cache as a transformers Cache object, which
     torch.export cannot take as an output ("Found DynamicCache in output
-    ... register a pytree"): it is read without. --with-cache passes
-    use_cache itself and reads the cache as tensors."""
-    config = getattr(model, "config", None)
-    if is_transformers_model(model) and getattr(config, "use_cache", False):
-        config.use_cache = False
+    ... register a pytree"): it is read without. Every submodule's config
+    says so (T5's decoder stack holds a copy of the model's). --with-cache
+    passes use_cache itself and reads the cache as tensors."""
+    if not is_transformers_model(model):
+        return
+    for module in model.modules():
+        config = getattr(module, "config", None)
+        if getattr(config, "use_cache", False):
+            config.use_cache = False
 
 
 def cache_note(model) -> str | None:
@@ -85,6 +89,11 @@ def input_dims(model) -> dict[str, list]:
 
 
 EXAMPLES = {"batch": BATCH, "seq": NEW, "past": CACHED, "total": CACHED + NEW}
+# The sizes convert's verify and x2 check run the step at unless --dim says
+# otherwise: dims that must agree (total = past + seq), recorded in
+# report.json (source.dim_sizes). (new, cached): the example (3, 5), one
+# step (1, 7), a prompt after a short cache (4, 2).
+DIM_SIZES = {"seq": [NEW, 1, 4], "past": [CACHED, 7, 2], "total": [NEW + CACHED, 8, 6]}
 
 
 def wrap(model):

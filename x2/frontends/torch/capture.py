@@ -453,13 +453,17 @@ def read_ir(request: ReadRequest):
         graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
         record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
     graph.meta.source_model = request.model
-    if hf_folder.is_hf_model(request.model):  # the dims the task named (the worker names the user's)
+    if hf_folder.is_hf_model(request.model):  # the task's dims (the worker names the user's)
         name_dims(graph, *split_input_shapes(request.input_shapes)[1:])
     graph.meta.dim_examples.update(symbol_examples(request.input_shapes))
     if request.options.with_cache:
         from . import cache, seq2seq_cache
         graph.meta.dim_examples.update(seq2seq_cache.EXAMPLES if request.options.cache_part
                                        else cache.EXAMPLES)
+        together = cache.DIM_SIZES if not request.options.cache_part else \
+            seq2seq_cache.DECODER_DIM_SIZES if request.options.cache_part == "decoder" else None
+        if together:   # verify's and x2 check's sizes where --dim gives none
+            record["dim_sizes"] = together
     if request.options.dynamic_batch and request.input_shapes:
         sizes = [dims[0] for dims in request.input_shapes.values()
                  if dims and isinstance(dims[0], int)]
