@@ -202,3 +202,28 @@ def test_missing_shard_unknown_architecture_and_missing_config_are_refused(folde
 def _empty_safetensors() -> bytes:
     header = json.dumps({"__metadata__": {"format": "pt"}}).encode()
     return len(header).to_bytes(8, "little") + header
+
+
+FACTORY = '''
+import torch, transformers
+
+
+def gpt2():
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(vocab_size=64, n_positions=32, n_embd=16, n_layer=1,
+                                     n_head=2)
+    assert config.use_cache   # transformers' default, as from_pretrained gives it
+    return transformers.GPT2LMHeadModel(config).eval()
+'''
+
+
+def test_a_factory_model_with_use_cache_converts_without_its_cache(tmp_path):
+    """torch.export cannot return a DynamicCache ("register a pytree"): the
+    model is read without its cache, and the note says how to get it."""
+    (tmp_path / "lm.py").write_text(FACTORY)
+    report = convert(f"{tmp_path / 'lm.py'}:gpt2", str(tmp_path / "out"), source="torch",
+                     target="torch", input_shapes={"input_ids": [2, 5]},
+                     options={"input_dtypes": {"input_ids": "int64"}})
+    assert [o["name"] for o in report.outputs] == ["logits"]
+    assert report.target_details["verify"]["verified"]
+    assert any("--with-cache writes one decoding step" in n for n in report.source["notes"])
