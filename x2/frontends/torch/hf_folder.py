@@ -13,7 +13,7 @@ names is there, inside the folder, with a readable header), and a
 checkpoint that leaves a weight of the model unset is refused rather than
 converted with random values.
 
-The inputs default from the model's task (`default_input_shapes`).
+The inputs default from the model's task (`default_inputs`).
 Runs inside the torch worker (imports torch and transformers)."""
 from __future__ import annotations
 
