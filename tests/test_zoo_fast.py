@@ -31,11 +31,13 @@ registry = zoo.registry
 # (x2 convert --with-cache): three (new, cached) lengths and 32 tokens.
 # silero_vad_frames is Silero's voice-activity model with its trained weights
 # (the silero-vad wheel), checked on a voiced signal.
+# folder_vit is a ViT as save_pretrained writes it, converted with --model DIR
+# and no other flag (tests/test_hf_folder.py has the decoder and the refusals).
 FAST = {"keras_text_cnn": 1e-5, "resnet": 1e-5, "mobilevit": 1e-5, "keras_hub_gpt2": 1e-5,
         "gpt2": 1e-5, "llama": 1e-5, "bart": 1e-5, "bert": 1e-5, "wav2vec2": 1e-5,
         "keras_mobilenet_v3_small": 1e-4, "torch_nn_transformer_legacy": 1e-5,
         "light_squeezenet": 1e-5, "cache_gpt2": 1e-5, "silero_vad_frames": 1e-5,
-        "with_cache_llama": 1e-5}
+        "with_cache_llama": 1e-5, "folder_vit": 1e-5}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +51,7 @@ def test_registry_has_sixty_architectures_from_every_source():
     assert {e.source for e in entries} == {"tf", "torch", "onnx"}
     assert {"hf-text", "hf-decoder", "hf-seq2seq", "hf-vision", "hf-speech", "keras-app",
             "keras-seq", "keras-hub", "onnx-exported", "onnx-light", "onnx-cache",
-            "packaged", "torch-cache"} <= set(
+            "packaged", "torch-cache", "hf-folder"} <= set(
                 registry.FAMILIES)
 
 

@@ -454,7 +454,8 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="Target framework.")
 @click.option("--model", required=True,
               help="Source model (tf: SavedModel dir, frozen .pb, checkpoint .meta/prefix, "
-                   ".keras/.h5; torch: file.py:factory, .pt2, TorchScript; onnx: .onnx).")
+                   ".keras/.h5; torch: file.py:factory, .pt2, TorchScript, a Hugging Face "
+                   "folder with config.json and safetensors weights; onnx: .onnx).")
 @click.option("--out", required=True, help="Output directory (written atomically).")
 @click.option("--inputs", help="Comma-separated tensor names to use as inputs (prunes the graph).")
 @click.option("--outputs", help="Comma-separated tensor names to use as outputs (prunes).")
@@ -593,6 +594,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         print_table(_summary(report), stderr=True)
         top = sorted({f.split("/")[0] + ("/" if "/" in f else "") for f in report.files})
         console.print(f"written to [bold]{out}[/]: {', '.join(top + ['report.json'])}")
+        for note in report.source.get("notes") or []:
+            console.print(f"note: {escape(printable(note))}", highlight=False, soft_wrap=True)
     if target == "paddle" and report.layout.get("inside") == "nhwc":
         console.print(f"[yellow]warning:[/] {NHWC_ON_ONEDNN}", highlight=False)
     record = report.target_details.get("verify") or {}

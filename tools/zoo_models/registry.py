@@ -10,6 +10,7 @@ from pathlib import Path
 # Siblings: tools/zoo.py puts this folder on sys.path.
 import cache_models
 import hf
+import hf_folder_models
 import keras_hub_models
 import keras_models
 import onnx_models
@@ -27,7 +28,7 @@ class Entry:
     family: str
     source: str                      # x2 --from
     builder: str                     # "hf" (a module spec, nothing to build), "keras",
-                                     # "keras_hub", "onnx"
+                                     # "keras_hub", "onnx", "hf_folder" (save_pretrained)
     convert_args: dict = field(default_factory=dict)   # x2.convert.convert keyword arguments
     rtol: float = RTOL_LARGE
     # the arguments of `make zoo` --dynamic: the dims the source leaves dynamic kept so
@@ -48,7 +49,7 @@ class Entry:
         """What x2 --model names: a module spec, a SavedModel folder or an .onnx file."""
         if self.builder == "hf":
             return f"{HERE / 'hf.py'}:{self.name.removeprefix('with_cache_')}"
-        if self.builder in ("keras", "keras_hub"):
+        if self.builder in ("keras", "keras_hub", "hf_folder"):
             return str(models_dir / self.name)
         if self.builder == "packaged":
             return str(models_dir / packaged_models.file_name(self.name))
@@ -57,7 +58,8 @@ class Entry:
     def build_command(self, out: Path, dynamic: bool = False) -> list[str] | None:
         script = {"keras": "keras_models.py", "keras_hub": "keras_hub_models.py",
                   "onnx": "onnx_models.py", "cache": "cache_models.py",
-                  "packaged": "packaged_models.py"}.get(self.builder)
+                  "packaged": "packaged_models.py",
+                  "hf_folder": "hf_folder_models.py"}.get(self.builder)
         if script is None:
             return None
         # Exports fix their dims unless told which to leave dynamic.
@@ -139,6 +141,12 @@ def _seq2seq_with_cache_entry(name: str) -> Entry:
                  encoder_check_sizes={"source": cache_models.SEQ2SEQ_CHECK_SIZES["source"]})
 
 
+def _hf_folder_entry(name: str) -> Entry:
+    """A save_pretrained folder converted with no flag but --model: the
+    inputs, their dims and the cache come from the folder (x2/frontends/torch/hf_folder.py)."""
+    return Entry(name, "hf-folder", "torch", "hf_folder")
+
+
 def _packaged_entry(name: str) -> Entry:
     args = packaged_models.convert_args(name)
     return Entry(name, "packaged", packaged_models.source(name), "packaged", args,
@@ -156,5 +164,6 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in (
     [_cache_entry(n) for n in cache_models.NAMES] +
     [_with_cache_entry(n) for n in WITH_CACHE] +
     [_seq2seq_with_cache_entry(n) for n in hf.GENERATORS] +
-    [_packaged_entry(n) for n in packaged_models.NAMES])}
+    [_packaged_entry(n) for n in packaged_models.NAMES] +
+    [_hf_folder_entry(n) for n in hf_folder_models.NAMES])}
 FAMILIES = sorted({e.family for e in ENTRIES.values()})

@@ -147,7 +147,8 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     names = [i["name"] for i in spec["inputs"]]
     io = report.layout.get("io_transposes", {})
     large = _weights_bytes(staging) > LARGE_WEIGHTS
-    sizes = verify_sizes(spec, report.dim_examples, large, dims)
+    # --dim, else the sizes the reader says its dims must take together (a cache's)
+    sizes = verify_sizes(spec, report.dim_examples, large, dims or report.source.get("dim_sizes"))
     batches = [make_inputs(spec, SEED + i, s, edge_ids=True) for i, s in enumerate(sizes)]
     if precision == "fp32":   # a float16 source model takes float16 (not a lowered interface)
         batches = [_as_declared(spec, arrays) for arrays in batches]

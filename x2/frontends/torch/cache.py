@@ -16,6 +16,42 @@ from ...errors import SelectionError
 BATCH, NEW, CACHED = 2, 3, 5
 
 
+def is_transformers_model(model) -> bool:
+    """Whether `model` is a transformers PreTrainedModel (without importing
+    transformers for a model that is not one)."""
+    import sys
+    transformers = sys.modules.get("transformers")
+    return transformers is not None and isinstance(model, transformers.PreTrainedModel)
+
+
+def drop_cache_outputs(model) -> None:
+    """A transformers model built with use_cache=True (as from_pretrained
+    gives it) returns its KV cache as a transformers Cache object, which
+    torch.export cannot take as an output ("Found DynamicCache in output
+    ... register a pytree"): it is read without. Every submodule's config
+    says so (T5's decoder stack holds a copy of the model's). --with-cache
+    passes use_cache itself and reads the cache as tensors."""
+    if not is_transformers_model(model):
+        return
+    for module in model.modules():
+        config = getattr(module, "config", None)
+        if getattr(config, "use_cache", False):
+            config.use_cache = False
+
+
+def cache_note(model) -> str | None:
+    """What a generative transformers model converted without --with-cache
+    leaves out, and how to get it."""
+    if not (is_transformers_model(model) and type(model).can_generate()):
+        return None
+    if getattr(model.config, "is_encoder_decoder", False):
+        return ("converted the whole forward pass without its KV cache; for generation, "
+                "--with-cache --part encoder and --with-cache --part decoder write the two "
+                "models it runs")
+    return ("converted without the KV cache outputs (use_cache); --with-cache writes one "
+            "decoding step with the cache at its interface, for generation")
+
+
 def _shape(model) -> tuple[int, int, int, int]:
     """(layers, key/value heads, head dim, vocabulary) from the model's config."""
     config = getattr(model, "config", None)
@@ -53,6 +89,11 @@ def input_dims(model) -> dict[str, list]:
 
 
 EXAMPLES = {"batch": BATCH, "seq": NEW, "past": CACHED, "total": CACHED + NEW}
+# The sizes convert's verify and x2 check run the step at unless --dim says
+# otherwise: dims that must agree (total = past + seq), recorded in
+# report.json (source.dim_sizes). (new, cached): the example (3, 5), one
+# step (1, 7), a prompt after a short cache (4, 2).
+DIM_SIZES = {"seq": [NEW, 1, 4], "past": [CACHED, 7, 2], "total": [NEW + CACHED, 8, 6]}
 
 
 def wrap(model):

@@ -14,12 +14,13 @@ from __future__ import annotations
 import inspect
 import operator
 import re
-from dataclasses import asdict
+from dataclasses import asdict, replace
 import numpy as np
 from ...contracts import ReadOptions, ReadRequest
 from ...errors import ModelLoadError, SelectionError
-from ..common import SourceGraph, split_input_shapes
+from ..common import SourceGraph, name_dims, split_input_shapes
 from .describe import _CONTROL_FLOW, describe_program, evaluate_aten
+from . import hf_folder
 from .loading import _first_line, _torch, load_model
 
 
@@ -430,8 +431,15 @@ def read_ir(request: ReadRequest):
     when the trace cannot be trusted; the record says which ("capture")."""
     from ...registry import TORCH
     from ..common import map_graph, select_subgraph
-    inputs = request.inputs
+    from .cache import cache_note
     loaded = load_model(request.model, request.options.trust_pickle)
+    notes = []
+    if hf_folder.is_hf_model(request.model) and not request.options.with_cache:
+        request = _with_task_inputs(request, loaded[1])
+        notes += hf_folder.notes(request.model)
+    if not request.options.with_cache:
+        notes += filter(None, [cache_note(loaded[1])])
+    inputs = request.inputs
     traced, why = _read_traced(request, *loaded)
     if traced is not None:
         graph, arguments = traced
@@ -445,11 +453,17 @@ def read_ir(request: ReadRequest):
         graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
         record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
     graph.meta.source_model = request.model
+    if hf_folder.is_hf_model(request.model):  # the task's dims (the worker names the user's)
+        name_dims(graph, *split_input_shapes(request.input_shapes)[1:])
     graph.meta.dim_examples.update(symbol_examples(request.input_shapes))
     if request.options.with_cache:
         from . import cache, seq2seq_cache
         graph.meta.dim_examples.update(seq2seq_cache.EXAMPLES if request.options.cache_part
                                        else cache.EXAMPLES)
+        together = cache.DIM_SIZES if not request.options.cache_part else \
+            seq2seq_cache.DECODER_DIM_SIZES if request.options.cache_part == "decoder" else None
+        if together:   # verify's and x2 check's sizes where --dim gives none
+            record["dim_sizes"] = together
     if request.options.dynamic_batch and request.input_shapes:
         sizes = [dims[0] for dims in request.input_shapes.values()
                  if dims and isinstance(dims[0], int)]
@@ -460,7 +474,19 @@ def read_ir(request: ReadRequest):
     token_ids = _special_token_ids(loaded[1])
     if token_ids:
         record["token_ids"] = token_ids
+    if notes:
+        record["notes"] = notes
     return graph, record
+
+
+def _with_task_inputs(request: ReadRequest, model) -> ReadRequest:
+    """The request with a Hugging Face folder's inputs, dims and dtypes from
+    its task (hf_folder.default_inputs) where the user gave none."""
+    shapes, dtypes = hf_folder.default_inputs(
+        model, _argument_inputs(model, request.inputs), request.input_shapes,
+        request.options.input_dtypes)
+    return replace(request, input_shapes=shapes,
+                   options=replace(request.options, input_dtypes=dtypes))
 
 
 def _special_token_ids(model) -> list[int]:

@@ -1,7 +1,8 @@
 """Loading a PyTorch model safely. Runs inside a worker process that imports torch only.
 
 A model arrives as a module spec (`pkg.module:factory` or `file.py:factory`,
-called with no arguments, returning an nn.Module), a `torch.export` program
+called with no arguments, returning an nn.Module), a Hugging Face folder
+(config.json and safetensors weights, hf_folder.py), a `torch.export` program
 (`.pt2`; checked entry by entry and loaded with nothing unpickled but tensors
 unless --trust-pickle, see _load_pt2), a TorchScript archive (torch.jit.save;
 `.pt`/`.ts`/..., loaded with torch.jit.load, which runs no pickled code) or a
@@ -22,6 +23,7 @@ from pathlib import Path
 from ...errors import ModelLoadError
 from ...process.phase import phase
 from ...text import quoted
+from . import hf_folder
 
 
 _PT2_TRUST_HINT = ("pass --trust-pickle if you trust this file (x2 then lets torch.export.load "
@@ -444,9 +446,21 @@ def _load_pt2(path: Path, trust_pickle: bool):
 
 
 def load_model(spec: str, trust_pickle: bool = False):
-    """Return ('program', ExportedProgram) or ('module', nn.Module)."""
+    """Return ('program', ExportedProgram), ('script', ScriptModule) or
+    ('module', nn.Module); a transformers module without its cache outputs
+    (cache.drop_cache_outputs)."""
+    from .cache import drop_cache_outputs
+    kind, obj = _load(spec, trust_pickle)
+    if kind == "module":
+        drop_cache_outputs(obj)
+    return kind, obj
+
+
+def _load(spec: str, trust_pickle: bool):
     torch = _torch()
     path = Path(spec)
+    if hf_folder.is_hf_model(spec):
+        return "module", hf_folder.load(spec, trust_pickle)
     if path.suffix == ".pt2" or (path.is_file() and path.suffix != ".py"):
         if not path.is_file():
             raise ModelLoadError(f"{spec}: no such file")

@@ -26,6 +26,9 @@ PARTS = ("encoder", "decoder")
 # tokens after 5 cached; sizes no config is likely to share.
 BATCH, SOURCE, NEW, CACHED = 2, 7, 3, 5
 EXAMPLES = {"batch": BATCH, "source": SOURCE, "seq": NEW, "past": CACHED}
+# The decoder's sizes for convert's verify and x2 check (cache.DIM_SIZES),
+# the source at three lengths besides.
+DECODER_DIM_SIZES = {"seq": [NEW, 1, 4], "past": [CACHED, 7, 2], "source": [SOURCE, 3, 9]}
 
 
 def is_encoder_decoder(model) -> bool:
