@@ -10,7 +10,7 @@ batch and sequence (or frame) dims dynamic:
 - frames_linear: a speech encoder's Linears on a 2-D [frames, 128] input.
 - window_attention: Swin's window attention, windows reshaped into the batch.
 - pooled_sequence: Funnel's pooling between blocks (the class token kept, the
-  rest of the sequence average-pooled to half its length, ceil).
+  rest of the sequence average-pooled to half its length).
 - moe_routing: top-2 expert routing, tokens sorted by expert (argsort), taken
   with index_select and put back in order.
 - sliding_window: causal attention over a local window (Mistral-style) with
@@ -134,9 +134,9 @@ def pooled_sequence():
 
         @staticmethod
         def pool(x):
-            """Funnel: keep the class token, average the rest in pairs (ceil)."""
-            rest = torch.nn.functional.avg_pool1d(x[:, 1:].transpose(1, 2), 2, 2,
-                                                  ceil_mode=True).transpose(1, 2)
+            """Funnel: keep the class token, average the rest in pairs (an odd
+            last token dropped: x2 converts ceil_mode only at static sizes)."""
+            rest = torch.nn.functional.avg_pool1d(x[:, 1:].transpose(1, 2), 2, 2).transpose(1, 2)
             return torch.cat([x[:, :1], rest], dim=1)
 
         def forward(self, input_ids, attention_mask):
