@@ -439,7 +439,30 @@ def squeeze(e, node):
             # multiply, whose integer kernel drops the unsqueeze (ALiBi's
             # positions from the mask: "Broadcast dimension mismatch").
             return call("paddle.reshape", e.value(node.inputs[0]), shape=shape)
+    if node.op == "squeeze" and any(u.op == "transpose" for u in e.graph.users(node.outputs[0])):
+        shape = _squeezed_shape(e.graph.shape(node.inputs[0]), node.attrs["axes"])
+        if shape is not None:
+            # Paddle Inference (3.3) fuses squeeze + transpose into a oneDNN
+            # transpose typed as its unsqueezed input, and a concat after it
+            # fails to build (a sequence pooled between transformer blocks).
+            return call("paddle.reshape", e.value(node.inputs[0]), shape=shape)
     return call(f"paddle.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axes"])
+
+
+def _copying_shape(dims, kept) -> list[int] | None:
+    """paddle.reshape's shape for an output whose dim j is input dim kept[j]
+    (None: a new axis of 1): 0 (copy) for a dim still at its own place, a
+    known size or -1 (one unknown) elsewhere; None when two unknown dims move."""
+    shape = [1 if i is None else 0 if i == j else dims[i] if dims[i] is not None else -1
+             for j, i in enumerate(kept)]
+    return shape if shape.count(-1) <= 1 else None
+
+
+def _squeezed_shape(dims, axes) -> list[int] | None:
+    if dims is None:
+        return None
+    gone = {a % len(dims) for a in axes}
+    return _copying_shape(dims, [i for i in range(len(dims)) if i not in gone])
 
 
 def _integer_product(e, value) -> bool:
@@ -449,21 +472,12 @@ def _integer_product(e, value) -> bool:
 
 
 def _unsqueezed_shape(dims, axes) -> list[int] | None:
-    """paddle.reshape's shape for unsqueezing `dims` at `axes`: 1 at each new
-    axis, 0 (copy) for a dim still at its own place, a known size or -1 (one
-    unknown) after that; None when two unknown dims move."""
     if dims is None:
         return None
     rank = len(dims) + len(axes)
     new = {a % rank for a in axes}
-    shape, rest = [], iter(enumerate(dims))
-    for position in range(rank):
-        if position in new:
-            shape.append(1)
-            continue
-        index, dim = next(rest)
-        shape.append(0 if index == position else dim if dim is not None else -1)
-    return shape if shape.count(-1) <= 1 else None
+    rest = iter(range(len(dims)))
+    return _copying_shape(dims, [None if j in new else next(rest) for j in range(rank)])
 
 
 @PADDLE_OPS.register("shape")
