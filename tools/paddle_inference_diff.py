@@ -250,6 +250,34 @@ def linear_2d(torch, dtype):
     return _module(torch, forward, w1=(12, 16), w2=(6, 12))
 
 
+@case("Linear on a transposed 2-D [16, frames] input", [("x", (16, "seq"), "x")])
+def linear_2d_transposed(torch, dtype):
+    def forward(self, x):
+        return torch.nn.functional.linear(x.t(), self.w1) * 2
+    return _module(torch, forward, w1=(12, 16))
+
+
+@case("Linear after a conv1d over frames, batch squeezed away (speech front end)",
+      [("x", ("seq", 16), "x")])
+def conv1d_then_linear_2d(torch, dtype):
+    def forward(self, x):
+        y = torch.nn.functional.conv1d(x.t()[None], self.conv, padding=1)[0].t()
+        return torch.nn.functional.linear(torch.nn.functional.gelu(y), self.w1)
+    return _module(torch, forward, conv=(12, 16, 3), w1=(6, 12))
+
+
+@case("mixture-of-experts routing: sort expert ids, index_select tokens, unsort",
+      [("x", ("seq", 8), "x")])
+def moe_sort_index_select(torch, dtype):
+    def forward(self, x):
+        _, chosen = torch.topk(torch.softmax(x @ self.router, -1), 2, dim=-1)
+        experts, order = torch.sort(chosen.reshape(-1), stable=True)
+        taken = torch.index_select(x, 0, order // 2)
+        y = torch.bmm(taken[:, None], self.up[experts])[:, 0]
+        return torch.index_select(y, 0, torch.argsort(order)).view(-1, 2, 8).sum(1)
+    return _module(torch, forward, router=(8, 4), up=(4, 8, 8))
+
+
 @case("attention with a finite-min (finfo.min) padding and causal mask",
       [("x", ("batch", "seq", 8), "x"), ("mask", ("batch", "seq"), "mask")])
 def attention_finite_mask(torch, dtype):
@@ -527,15 +555,17 @@ def _paddle_version() -> str:
     return proc.stdout.strip() or "?"
 
 
-def run(names: list[str], timeout: float, work: Path, report=print) -> tuple[list, list]:
-    """Every case in `names` at each dtype and shape class: (rows, passes)."""
+def run(names: list[str], timeout: float, work: Path, report=print,
+        classes=("static", "dynamic"), dtypes=("float32", "int64")) -> tuple[list, list]:
+    """Every case in `names` at each of its dtypes (among `dtypes`) and shape
+    class: (rows, the PIR passes of the default config)."""
     from x2.process.isolation import reuse_workers
     rows, passes = [], None
     with reuse_workers():
         for name in names:
             c = CASES[name]
-            for dtype in c.dtypes:
-                for shape_class in ("static", "dynamic"):
+            for dtype in (d for d in c.dtypes if d in dtypes):
+                for shape_class in classes:
                     row, passes = run_case(c, dtype, shape_class, work, passes, timeout)
                     report(f"{row['case']:<24} {dtype:<8} {shape_class:<8} {row['result']}"
                            f" {row.get('why', '')} {row.get('passes_at_fault', '')}"
