@@ -41,6 +41,7 @@ CASES = {
     "moe_routing": ({"input_shapes": {"x": ["batch", "seq=7", 32]}}, None),
     "sliding_window": (TOKENS, None),
 }
+pytestmark = pytest.mark.xdist_group("paddle_inference_fidelity")
 PADDLE_RUNNERS = {"paddle:python", "paddle:jit.load", "paddle:inference"}
 
 

@@ -337,11 +337,14 @@ def reshape(e, node):
     if merged:
         start, stop = merged
         return call("paddle.flatten", e.value(x), start, stop)
+    shape = node.attrs["shape"]
+    if 0 in shape:   # a 0 copies the input's dim, which a flat copy no longer has
+        return call("paddle.reshape", e.value(x), shape=shape)
     # Any other reshape of a transpose goes through a flat copy: Paddle
     # Inference fuses transpose + reshape into a oneDNN transpose that has no
     # int64 kernel, and fuses a transpose, reshape, transpose, reshape chain
     # (windows into the batch and back) into one it cannot build.
-    return call("paddle.reshape", call("paddle.flatten", e.value(x)), shape=node.attrs["shape"])
+    return call("paddle.reshape", call("paddle.flatten", e.value(x)), shape=shape)
 
 
 def merged_dims(before, after) -> tuple[int, int] | None:
