@@ -544,9 +544,34 @@ def markdown(rows: list[dict], passes: list[str]) -> str:
         lines.append(f"| {r['pattern']} | `{r['case']}` | {r['dtype']} | {r['shapes']} | "
                      f"{result.replace('|', '/')} | "
                      f"{', '.join(f'`{p}`' for p in r.get('passes_at_fault', [])) or ''} |")
+    lines += ["", "## Found and fixed in x2's emission", "",
+              "| pattern | on the default config | pass at fault | what x2 writes now |",
+              "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | `{c}` | {d} |" for a, b, c, d in FIXED]
     lines += ["", f"PIR passes of the default CPU config ({len(passes)}): "
               + ", ".join(f"`{p}`" for p in passes), ""]
     return "\n".join(lines)
+
+
+# What this tool found before x2 wrote around it (x2/emitters/paddle_ops.py):
+# (pattern, what Paddle Inference did, the pass whose deletion fixed it, the emission now).
+FIXED = [
+    ("integer multiply, then unsqueeze (`alibi_broadcast`: ALiBi positions from the mask)",
+     "refused: `Broadcast dimension mismatch ... X = [4, 1] and Y = [2, 2]` (the fused "
+     "oneDNN multiply's integer kernel drops the unsqueeze)",
+     "operator_unsqueeze_onednn_fuse_pass", "`paddle.reshape(x, shape=[0, 1, -1])`"),
+    ("transpose, then a reshape that splits dims, on int64 (`reshape_windows`)",
+     "refused: `Ctx should have corresponding OpInfo pd_op.fused_transpose` (no int64 "
+     "kernel)", "operator_reshape_onednn_fuse_pass",
+     "`paddle.reshape(paddle.flatten(x), shape=...)`"),
+    ("transpose, reshape, transpose, reshape (Swin windows into the batch and back)",
+     "refused: `input tensor's dimension is 4, axis's size is 6`",
+     "operator_reshape_onednn_fuse_pass", "`paddle.reshape(paddle.flatten(x), shape=...)`"),
+    ("squeeze, then transpose, then concat (Funnel: a sequence pooled between blocks)",
+     "refused: `The type tensor<-1x-1x32xf32> of outputs[0][1] must be equal to type "
+     "tensor<-1x1x32x-1xf32>`", "squeeze_transpose_onednn_fuse_pass",
+     "the squeeze as `paddle.reshape(x, shape=[0, 0, -1])`"),
+]
 
 
 def _paddle_version() -> str:
@@ -582,7 +607,13 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=180.0,
                         help="seconds each worker may take (default 180)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    parser.add_argument("--render", metavar="JSON",
+                        help="write --md from the rows an earlier --json run saved")
     args = parser.parse_args(argv)
+    if args.render:
+        saved = json.loads(Path(args.render).read_text())
+        Path(args.md).write_text(markdown(saved["rows"], saved["passes"]))
+        return 0
     if args.list:
         for c in CASES.values():
             print(f"{c.name:<24} {c.pattern}")
