@@ -469,7 +469,13 @@ def _squeezed_shape(dims, axes) -> list[int] | None:
 
 
 def _integer_product(e, value) -> bool:
+    """`value` is an integer multiply's, maybe through slices that keep its
+    whole shape (paddle's program drops those, leaving multiply + unsqueeze)."""
     producer = e.graph.producer(value)
+    while (producer is not None and producer.op == "slice"
+           and e.graph.shape(producer.inputs[0]) == e.graph.shape(value)
+           and None not in (e.graph.shape(value) or [None])):
+        producer = e.graph.producer(producer.inputs[0])
     return (producer is not None and producer.op == "mul"
             and not str(e.graph.dtype(value) or "float32").startswith(("float", "bfloat")))
 
