@@ -331,11 +331,20 @@ def reshape(e, node):
     reshape, the attention heads merged, is right, until an add after it is
     fused in too, which it adds before the transpose (wrong numbers)."""
     x = node.inputs[0]
+    if not _fused_wrongly_after_transpose(e, x, node):
+        return call("paddle.reshape", e.value(x), shape=node.attrs["shape"])
     merged = merged_dims(e.graph.shape(x), e.graph.shape(node.outputs[0]))
-    if merged and _fused_wrongly_after_transpose(e, x, node):
+    if merged:
         start, stop = merged
         return call("paddle.flatten", e.value(x), start, stop)
-    return call("paddle.reshape", e.value(x), shape=node.attrs["shape"])
+    shape = node.attrs["shape"]
+    if 0 in shape:   # a 0 copies the input's dim, which a flat copy no longer has
+        return call("paddle.reshape", e.value(x), shape=shape)
+    # Any other reshape of a transpose goes through a flat copy: Paddle
+    # Inference fuses transpose + reshape into a oneDNN transpose that has no
+    # int64 kernel, and fuses a transpose, reshape, transpose, reshape chain
+    # (windows into the batch and back) into one it cannot build.
+    return call("paddle.reshape", call("paddle.flatten", e.value(x)), shape=shape)
 
 
 def merged_dims(before, after) -> tuple[int, int] | None:
@@ -426,7 +435,58 @@ def squeeze(e, node):
         # equal to type tensor<i64>"); the same reshape passes.
         return call("paddle.reshape", e.value(node.inputs[0]),
                     shape=[1] * len(node.attrs["axes"]))
+    if node.op == "unsqueeze" and _integer_product(e, node.inputs[0]):
+        shape = _unsqueezed_shape(e.graph.shape(node.inputs[0]), node.attrs["axes"])
+        if shape is not None:
+            # Paddle Inference (3.3) fuses multiply + unsqueeze into a oneDNN
+            # multiply, whose integer kernel drops the unsqueeze (ALiBi's
+            # positions from the mask: "Broadcast dimension mismatch").
+            return call("paddle.reshape", e.value(node.inputs[0]), shape=shape)
+    if node.op == "squeeze" and any(u.op == "transpose" for u in e.graph.users(node.outputs[0])):
+        shape = _squeezed_shape(e.graph.shape(node.inputs[0]), node.attrs["axes"])
+        if shape is not None:
+            # Paddle Inference (3.3) fuses squeeze + transpose into a oneDNN
+            # transpose typed as its unsqueezed input, and a concat after it
+            # fails to build (a sequence pooled between transformer blocks).
+            return call("paddle.reshape", e.value(node.inputs[0]), shape=shape)
     return call(f"paddle.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axes"])
+
+
+def _copying_shape(dims, kept) -> list[int] | None:
+    """paddle.reshape's shape for an output whose dim j is input dim kept[j]
+    (None: a new axis of 1): 0 (copy) for a dim still at its own place, a
+    known size or -1 (one unknown) elsewhere; None when two unknown dims move."""
+    shape = [1 if i is None else 0 if i == j else dims[i] if dims[i] is not None else -1
+             for j, i in enumerate(kept)]
+    return shape if shape.count(-1) <= 1 else None
+
+
+def _squeezed_shape(dims, axes) -> list[int] | None:
+    if dims is None:
+        return None
+    gone = {a % len(dims) for a in axes}
+    return _copying_shape(dims, [i for i in range(len(dims)) if i not in gone])
+
+
+def _integer_product(e, value) -> bool:
+    """`value` is an integer multiply's, maybe through slices that keep its
+    whole shape (paddle's program drops those, leaving multiply + unsqueeze)."""
+    producer = e.graph.producer(value)
+    while (producer is not None and producer.op == "slice"
+           and e.graph.shape(producer.inputs[0]) == e.graph.shape(value)
+           and None not in (e.graph.shape(value) or [None])):
+        producer = e.graph.producer(producer.inputs[0])
+    return (producer is not None and producer.op == "mul"
+            and not str(e.graph.dtype(value) or "float32").startswith(("float", "bfloat")))
+
+
+def _unsqueezed_shape(dims, axes) -> list[int] | None:
+    if dims is None:
+        return None
+    rank = len(dims) + len(axes)
+    new = {a % rank for a in axes}
+    rest = iter(range(len(dims)))
+    return _copying_shape(dims, [None if j in new else next(rest) for j in range(rank)])
 
 
 @PADDLE_OPS.register("shape")
@@ -471,9 +531,6 @@ def resize(e, node):
     return statements or [Assign([name], y)]
 
 
-_BF16_LOWEST = -3.3895313892515355e38
-
-
 @PADDLE_OPS.register("attention")
 def attention(e, node):
     """Written out: Paddle's F.scaled_dot_product_attention takes [batch, seq,
@@ -491,30 +548,31 @@ def attention(e, node):
     scores = binop(call("paddle.matmul", q, k, transpose_y=True), "*", float(scale))
     if not (len(node.inputs) > 3 and node.inputs[3]):
         return call("paddle.matmul", call("F.softmax", scores, axis=-1), v)
-    # A query whose every key is masked gives 0 (the IR's and torch's rule);
-    # paddle's softmax makes such a row NaN, which a later matmul spreads even
-    # through zero weights: `where` replaces it, and keeps a NaN row NaN.
+    # A query whose every key is masked (every score -inf) gives 0 (the IR's
+    # and torch's rule); paddle's softmax makes such a row NaN, which a later
+    # matmul spreads even through zero weights: `where` replaces it, and keeps
+    # a NaN row NaN. The test is on the scores themselves: a row masked with
+    # the lowest float (transformers' finfo.min masks) is a uniform softmax,
+    # not a dead row, and Paddle Inference's oneDNN max of an all -inf row is
+    # that lowest float, so no test on the row's max tells the two apart.
     # The softmax's gradient there is NaN too, even where no loss reaches it
     # (fine-tuning on a left-padded batch): for training such rows also go
     # in as zeros, one more op per attention (BERT-base 2-4% slower served).
-    # Paddle Inference's oneDNN max of an all -inf row is the lowest finite
-    # float, not -inf: the test is `<=` that.
     scores_name = e.namer(f"{node.name}#scores", "scores")
     dead_name = e.namer(f"{node.name}#dead", "sees_nothing")
     weights_name = e.namer(f"{node.name}#weights", "weights")
     scores_, dead, weights = Expr(scores_name), Expr(dead_name), Expr(weights_name)
-    dtype = e.graph.dtype(node.inputs[0]) or "float32"
-    lowest = _BF16_LOWEST if dtype == "bfloat16" else float(np.finfo(dtype).min)
     computed = [Assign([scores_name], binop(scores, "+", e.value(node.inputs[3])))]
-    row_max = call("paddle.max", scores_, axis=-1, keepdim=True)
+    all_masked = call("paddle.all", binop(scores_, "==", Expr("float('-inf')")), axis=-1,
+                      keepdim=True)
     if e.for_training:
         computed += [
-            Assign([dead_name], call("paddle.expand_as", binop(row_max, "<=", lowest), scores_)),
+            Assign([dead_name], call("paddle.expand_as", all_masked, scores_)),
             Assign([weights_name], call("F.softmax", call(
                 "paddle.where", dead, call("paddle.zeros_like", scores_), scores_), axis=-1))]
     else:
         computed.append(Assign([weights_name], call("F.softmax", scores_, axis=-1)))
-        dead = call("paddle.expand_as", binop(row_max, "<=", lowest), weights)
+        dead = call("paddle.expand_as", all_masked, weights)
     return computed + [
         Assign([weights_name], call("paddle.where", dead, call("paddle.zeros_like", weights),
                                     weights)),
