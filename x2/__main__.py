@@ -1,7 +1,7 @@
 """`python -m x2` and the `x2` command. A conversion's frontend worker is
 started before the command line module is imported: it imports its framework
-(seconds, for torch) while this process imports the pipeline
-(x2/process/isolation.py start_early)."""
+(seconds) while this process imports the pipeline (x2/process/isolation.py
+start_warm; the conversion's steps of that framework share it)."""
 import sys
 
 
@@ -18,9 +18,10 @@ def _source(argv: list[str]) -> str | None:
 
 
 def main() -> None:
-    if _source(sys.argv[1:]) == "torch":
-        from .process.isolation import start_early
-        start_early("torch.read")
+    source = _source(sys.argv[1:])
+    if source in ("tf", "torch", "onnx"):
+        from .process.isolation import start_warm
+        start_warm(f"{source}.read")
     from .cli import main as cli_main
     cli_main()
 

@@ -16,10 +16,10 @@ from .contracts import (EmitOptions, EmitRequest, ReadOptions, ReadRequest, Read
                         x2_version)
 from .errors import InternalError, X2Error
 from .check.input_ranges import infer_index_ranges, infer_special_ids
-from .check.verify import DEFAULT_TIMEOUT as VERIFY_TIMEOUT, start_runners, verify as verify_written
+from .check.verify import DEFAULT_TIMEOUT as VERIFY_TIMEOUT, verify as verify_written
 from .ir import load_graph, save_graph
 from .ir.symbols import value_dims
-from .process.isolation import cancel_early, run_step, start_step
+from .process.isolation import one_conversion, run_step, start_warm
 from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
 from .passes.precision import PRECISIONS, lower_precision
@@ -220,7 +220,6 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
     options.keep_trainable = emit_options.purpose == "training"
     out_path = Path(out)
     prepare_output(out_path, str(model))
-    timings: dict[str, float] = {}
     try:
         # One job folder beside the output holds the staged output, the IR and
         # the workers' scratch: a later run removes it if this one is killed.
@@ -230,89 +229,10 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
     except OSError as exc:
         raise X2Error(f"--out {out}: cannot create files in {out_path.parent}: "
                       f"{exc.strerror or exc}") from exc
-    work = job / "ir"
-    emitter = None
     try:
-        def step(name, fn):
-            progress(name, "start")
-            start = time.perf_counter()
-            value = fn()
-            timings[name] = round(time.perf_counter() - start, 3)
-            progress(name, "done", timings[name])
-            return value
-
-        emitter = start_step(EMITTERS[target], job)  # imports its framework meanwhile
-        if emit_options.verify:
-            start_runners(source, target)
-        read_request = ReadRequest(str(model), str(work / "source_ir"), signature, input_shapes,
-                                   inputs, outputs, options)
-        read = ReadResult.from_json(step(f"read {source} model", lambda: run_step(
-            FRONTENDS[source], {"request": read_request.to_json()}, scratch=job)))
-        graph = load_graph(work / "source_ir")
-        input_ranges = _input_ranges(graph, options.input_ranges)
-        special_ids = _special_ids(graph, read.source.get("token_ids") or [])
-        nodes_before = len(graph.nodes)
-        transposes_before = graph.count("transpose")
-        graph, pass_records = step("optimize IR", lambda: run_pipeline(
-            graph, pipeline_for(layout, io_layout, emit_options.purpose)))
-        precision = None
-        if _lowers(emit_options.precision, target):
-            graph, precision = step(f"lower to {emit_options.precision}", lambda: lower_precision(
-                graph, "fp16" if emit_options.precision == "mixed" else emit_options.precision,
-                keep_fp32=emit_options.keep_fp32, io_dtype=emit_options.io_dtype,
-                int_ranges=input_ranges))
-        step("save IR", lambda: save_graph(graph, work / "ir"))
-        emit_request = EmitRequest(str(work / "ir"), str(staging),
-                                   f"{source} model {Path(model).name}", emit_options)
-        emitted = step(f"write {target} model",
-                       lambda: emitter.run({"request": emit_request.to_json()}))
-        report = Report(
-            # Enough to re-create the source model for `x2 check` (torch needs options).
-            source={"framework": source, "model": str(model), "signature": signature,
-                    "input_shapes": input_shapes, "options": read_request.to_json()["options"],
-                    **read.source},  # format, tags, tensors spanned (tf)
-            target=target,
-            target_details={**{k: v for k, v in emitted.items()
-                               if k not in ("files", "value_names")},
-                            "precision": _precision_details(emit_options, precision, emitted),
-                            # --for: what the passes kept (x2/passes/__init__.py)
-                            "for": emit_options.purpose},
-            # "range": [low, high) of an integer input: what `x2 check` draws from.
-            # "dims": the symbol of each dynamic axis (x2/ir/symbols.py): one size each.
-            inputs=[{"name": v, **graph.info[v].to_json(), "dims": value_dims(graph, v),
-                     **({"range": input_ranges[v]} if v in input_ranges else {}),
-                     **({"special": special_ids[v]} if special_ids.get(v) else {})}
-                    for v in graph.inputs],
-            dim_examples=dict(graph.meta.dim_examples),
-            outputs=[{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
-                     for v in graph.outputs],
-            ops_seen=read.source_ops,
-            ops_mapped=sum(read.source_ops.values()),
-            ir_ops=graph.op_counts(),
-            nodes_before_passes=nodes_before,
-            nodes_after_passes=len(graph.nodes),
-            transposes_before_passes=transposes_before,
-            transposes_left=graph.count("transpose"),
-            transposes_where=explain_transposes(graph),
-            layout={"inside": graph.meta.layout, "io": graph.meta.io_layout,
-                    "io_transposes": graph.meta.io_transposes},
-            passes=pass_records,
-            timings_s=timings,
-            files=emitted.get("files", []),
-            values=value_map(graph, target, emitted.get("value_names")))
-        report.write(staging / REPORT)
-        report.target_details["verify"] = {"verified": False, "skipped": "--no-verify"}
-        if emit_options.verify:
-            (job / "verify").mkdir()
-            report.target_details["verify"] = verify_written(
-                str(model), staging, job / "verify", source=source, target=target,
-                ir_dir=work / "ir", progress=progress, dims=emit_options.verify_dims,
-                timeout=emit_options.verify_timeout or VERIFY_TIMEOUT)
-            timings["verify against the source"] = report.target_details["verify"]["seconds"]
-        report.write(staging / REPORT)
-        write_marker(staging)
-        publish(staging, out_path, job)
-        return report
+        with one_conversion():
+            return _convert(model, source, target, options, emit_options, layout, io_layout,
+                            signature, input_shapes, inputs, outputs, job, out_path, progress)
     except X2Error:
         raise
     except OSError as exc:
@@ -322,7 +242,89 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         raise InternalError(f"internal error while converting {model}: {type(exc).__name__}: "
                             f"{first} (a bug in x2: run with --debug and report it)") from exc
     finally:
-        if emitter is not None:
-            emitter.cancel()
-        cancel_early()
         shutil.rmtree(job, ignore_errors=True)
+
+
+def _convert(model, source, target, options, emit_options, layout, io_layout, signature,
+             input_shapes, inputs, outputs, job: Path, out_path: Path, progress) -> Report:
+    """convert() once its arguments are checked and its job folder made."""
+    staging, work = job / "out", job / "ir"
+    timings: dict[str, float] = {}
+    def step(name, fn):
+        progress(name, "start")
+        start = time.perf_counter()
+        value = fn()
+        timings[name] = round(time.perf_counter() - start, 3)
+        progress(name, "done", timings[name])
+        return value
+
+    start_warm(EMITTERS[target])  # imports its framework while the model is read
+    read_request = ReadRequest(str(model), str(work / "source_ir"), signature, input_shapes,
+                               inputs, outputs, options)
+    read = ReadResult.from_json(step(f"read {source} model", lambda: run_step(
+        FRONTENDS[source], {"request": read_request.to_json()}, scratch=job)))
+    graph = load_graph(work / "source_ir")
+    input_ranges = _input_ranges(graph, options.input_ranges)
+    special_ids = _special_ids(graph, read.source.get("token_ids") or [])
+    nodes_before = len(graph.nodes)
+    transposes_before = graph.count("transpose")
+    graph, pass_records = step("optimize IR", lambda: run_pipeline(
+        graph, pipeline_for(layout, io_layout, emit_options.purpose)))
+    precision = None
+    if _lowers(emit_options.precision, target):
+        graph, precision = step(f"lower to {emit_options.precision}", lambda: lower_precision(
+            graph, "fp16" if emit_options.precision == "mixed" else emit_options.precision,
+            keep_fp32=emit_options.keep_fp32, io_dtype=emit_options.io_dtype,
+            int_ranges=input_ranges))
+    step("save IR", lambda: save_graph(graph, work / "ir"))
+    emit_request = EmitRequest(str(work / "ir"), str(staging),
+                               f"{source} model {Path(model).name}", emit_options)
+    emitted = step(f"write {target} model", lambda: run_step(
+        EMITTERS[target], {"request": emit_request.to_json()}, scratch=job))
+    report = Report(
+        # Enough to re-create the source model for `x2 check` (torch needs options).
+        source={"framework": source, "model": str(model), "signature": signature,
+                "input_shapes": input_shapes, "options": read_request.to_json()["options"],
+                **read.source},  # format, tags, tensors spanned (tf)
+        target=target,
+        target_details={**{k: v for k, v in emitted.items()
+                           if k not in ("files", "value_names")},
+                        "precision": _precision_details(emit_options, precision, emitted),
+                        # --for: what the passes kept (x2/passes/__init__.py)
+                        "for": emit_options.purpose},
+        # "range": [low, high) of an integer input: what `x2 check` draws from.
+        # "dims": the symbol of each dynamic axis (x2/ir/symbols.py): one size each.
+        inputs=[{"name": v, **graph.info[v].to_json(), "dims": value_dims(graph, v),
+                 **({"range": input_ranges[v]} if v in input_ranges else {}),
+                 **({"special": special_ids[v]} if special_ids.get(v) else {})}
+                for v in graph.inputs],
+        dim_examples=dict(graph.meta.dim_examples),
+        outputs=[{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
+                 for v in graph.outputs],
+        ops_seen=read.source_ops,
+        ops_mapped=sum(read.source_ops.values()),
+        ir_ops=graph.op_counts(),
+        nodes_before_passes=nodes_before,
+        nodes_after_passes=len(graph.nodes),
+        transposes_before_passes=transposes_before,
+        transposes_left=graph.count("transpose"),
+        transposes_where=explain_transposes(graph),
+        layout={"inside": graph.meta.layout, "io": graph.meta.io_layout,
+                "io_transposes": graph.meta.io_transposes},
+        passes=pass_records,
+        timings_s=timings,
+        files=emitted.get("files", []),
+        values=value_map(graph, target, emitted.get("value_names")))
+    report.write(staging / REPORT)
+    report.target_details["verify"] = {"verified": False, "skipped": "--no-verify"}
+    if emit_options.verify:
+        (job / "verify").mkdir()
+        report.target_details["verify"] = verify_written(
+            str(model), staging, job / "verify", source=source, target=target,
+            ir_dir=work / "ir", progress=progress, dims=emit_options.verify_dims,
+            timeout=emit_options.verify_timeout or VERIFY_TIMEOUT)
+        timings["verify against the source"] = report.target_details["verify"]["seconds"]
+    report.write(staging / REPORT)
+    write_marker(staging)
+    publish(staging, out_path, job)
+    return report

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -35,11 +33,10 @@ import numpy as np
 from ..contracts import Report
 from ..errors import ConversionError, HostCannotRun, SourceRunError, X2Error
 from ..ir.symbols import BATCH
-from ..process.isolation import fresh_workers, run_step, start_early
+from ..process.isolation import run_step
 from .compare import compare
-from .parity import (PRECISION_TOLERANCES, SERVING_RUNS, SOURCE_RUNS, TARGET_RUNS, _run_source,
-                     _samples_by_input, input_spread, inputs_like, make_inputs, run_target,
-                     save_batches, target_runs)
+from .parity import (PRECISION_TOLERANCES, _run_source, _samples_by_input, input_spread,
+                     inputs_like, make_inputs, run_target, save_batches, target_runs)
 from .shapes import DEFAULT_SIZE, known_dims, symbols
 
 SEED = 0
@@ -65,15 +62,6 @@ DEVICE = None
 # Seconds each runner (the source's, each of the converted model's) may take
 # for all its inputs before it counts as hung (x2 convert --verify-timeout).
 DEFAULT_TIMEOUT = 600.0
-
-
-def start_runners(source: str, target: str) -> None:
-    """Start the workers verify will use, so that each imports its framework
-    while the model is still being converted."""
-    start_early(SOURCE_RUNS[source])
-    for task, count in Counter(t for t, _ in TARGET_RUNS[target] + SERVING_RUNS.get(
-            target, [])).items():
-        start_early(task, count)
 
 
 def verify_sizes(spec: dict, examples: dict[str, int], large: bool,
@@ -208,17 +196,11 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         except X2Error as exc:
             return mode, None, [], exc
 
-    if large or not fresh_workers():
-        # One at a time in this thread: pooled or in-process steps stay in it,
-        # and a large model's source and target must not hold their weights
-        # at once.
-        run_probes()
-        results = [run_one(r) for r in runs]
-    else:
-        with ThreadPoolExecutor(2) as pool:   # fresh one-step workers, two at a time
-            probes_done = pool.submit(run_probes)
-            results = list(pool.map(run_one, runs))
-            probes_done.result()
+    # One at a time: a conversion's steps of one framework share its warm
+    # worker (isolation.one_conversion), and a large model's source and
+    # target must not hold their weights at once.
+    run_probes()
+    results = [run_one(r) for r in runs]
     outputs = spec["outputs"]
     noise = [_spread(refs[0][i], probe_refs[0][i]) if probe_refs else 0.0
              for i in range(len(outputs))]

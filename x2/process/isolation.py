@@ -58,9 +58,8 @@ def _env() -> dict:
 
 
 class Step:
-    """One worker process. Started early (`start_step`), an emitter worker
-    imports its framework while the frontend worker is still reading the
-    model; `run` then hands it its arguments and waits for the result."""
+    """One worker process for one step: `run` hands it its arguments and
+    waits for the result."""
 
     def __init__(self, task: str, scratch: Path | None = None):
         self.task = task
@@ -201,6 +200,10 @@ class _Pool:
                 server.close()
         return _Server(key[0])
 
+    def has_idle(self, key: tuple) -> bool:
+        with self.lock:
+            return any(server.alive() for server in self.idle.get(key, []))
+
     def give_back(self, key: tuple, server: _Server) -> None:
         if server.alive() and server.steps < _Server.MAX_STEPS:
             with self.lock:
@@ -233,14 +236,6 @@ def reuse_workers():
         _REUSE[0] = before
         if not before:
             _POOL.close()
-
-
-def fresh_workers() -> bool:
-    """Whether every step gets a fresh worker of its own (neither pooled by
-    reuse_workers nor run in this process by in_process): only then may
-    steps run on several threads, as a pooled worker dies with the thread
-    that started it (PR_SET_PDEATHSIG)."""
-    return not _REUSE[0] and not _IN_PROCESS
 
 
 class PooledStep:
@@ -297,35 +292,33 @@ class PooledStep:
             self.server = None
 
 
-# Workers started before they are needed (start_early), by task; a task
-# may have several waiting (one per runner of convert's verify).
-_EARLY: dict[str, list[Step]] = {}
-
-
-def start_early(task: str, count: int = 1) -> None:
-    """Start `count` workers for `task` now (beyond those already waiting):
-    while this process goes on (importing x2, converting the model), each
-    imports its framework (worker.py PREWARM). start_step of that task hands
-    them out; unused, they end when this process does (their stdin closes),
-    or at cancel_early."""
-    if task in _IN_PROCESS or _REUSE[0]:
+def start_warm(task: str) -> None:
+    """Have a warm worker for `task`'s family waiting in the pool: one started
+    now imports its framework while this process goes on (importing x2,
+    reading the model in another family's worker)."""
+    key = (task.split(".")[0],)
+    if task in _IN_PROCESS or _POOL.has_idle(key):
         return
-    if not _EARLY:
-        atexit.register(cancel_early)
-    waiting = _EARLY.setdefault(task, [])
-    waiting.extend(Step(task) for _ in range(count - len(waiting)))
+    _POOL.give_back(key, _Server(key[0]))
 
 
-def cancel_early() -> None:
-    """Stop every worker started early and not handed out."""
-    while _EARLY:
-        for step in _EARLY.popitem()[1]:
-            step.cancel()
+@contextmanager
+def one_conversion():
+    """Within the block (one conversion), the steps of a framework family
+    share one warm worker: the frontend's TensorFlow reads the model and then
+    runs it for verify; the emitter's Paddle then runs each of the written
+    model's runners. A crash or a framework's global state still never
+    outlives the conversion: the pool is emptied when the block ends. Callers
+    that pool workers already (reuse_workers) or run steps in this process
+    keep doing so."""
+    if _REUSE[0] or _IN_PROCESS:
+        yield
+        return
+    with reuse_workers():
+        yield
 
 
 def start_step(task: str, scratch: Path | None = None) -> Step | InProcessStep | PooledStep:
-    if _EARLY.get(task) and task not in _IN_PROCESS and not _REUSE[0]:
-        return _EARLY[task].pop()
     if task in _IN_PROCESS:
         return InProcessStep(task)
     if _REUSE[0]:

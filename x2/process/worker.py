@@ -210,15 +210,10 @@ def _grad_tasks() -> None:
 _grad_tasks()
 
 
-# Emitter workers are started before the frontend has finished (x2/convert.py):
-# they import their framework while waiting for their arguments.
-# A torch reader is started before x2's own imports (x2/__main__.py) for the same reason.
-PREWARM = {"paddle.emit": "paddle", "onnx.emit": "onnx", "torch.emit": "torch",
-           "torch.read": "torch",
-           # convert's verify (x2/check/verify.py) starts its runners during the conversion.
-           "tf.run": "tensorflow", "torch.run": "torch", "onnx.run": "onnxruntime",
-           "paddle.parity_run": "paddle", "torch.parity_run": "torch",
-           "onnx.parity_run": "onnxruntime"}
+# A warm worker imports its framework before its first task arrives: it is
+# started while x2 still imports itself or reads the model in another
+# family's worker (x2/process/isolation.py start_warm).
+PREWARM = {"paddle": "paddle", "onnx": "onnx", "torch": "torch", "tf": "tensorflow"}
 
 
 def run_task(name: str, args: dict) -> int:
@@ -255,10 +250,10 @@ def run_task(name: str, args: dict) -> int:
     return code
 
 
-def _prewarm(name: str) -> None:
-    if name in PREWARM:
+def _prewarm(family: str) -> None:
+    if family in PREWARM:
         try:
-            importlib.import_module(PREWARM[name])
+            importlib.import_module(PREWARM[family])
         except ImportError:
             pass  # reported properly when the task itself imports it
 
@@ -267,7 +262,7 @@ def serve(family: str, reply_fd: int) -> int:
     """A reusable worker (x2/process/isolation.py `reuse_workers`): runs tasks of one
     framework family, one JSON line each on stdin, and answers each on
     `reply_fd` once its result file is written. Ends when stdin closes."""
-    _prewarm(f"{family}.emit")
+    _prewarm(family)
     with open(reply_fd, "w") as reply:
         for line in sys.stdin:
             args = json.loads(line)
@@ -283,12 +278,7 @@ def serve(family: str, reply_fd: int) -> int:
 def main() -> int:
     if sys.argv[1] == "--serve":
         return serve(sys.argv[2], int(sys.argv[3]))
-    name = sys.argv[1]
-    _prewarm(name)
-    payload = sys.stdin.read()
-    if not payload:
-        return 0  # started early (isolation.start_early) and not needed after all
-    return run_task(name, json.loads(payload))
+    return run_task(sys.argv[1], json.loads(sys.stdin.read()))
 
 
 if __name__ == "__main__":
