@@ -82,9 +82,18 @@ class PaddleContext(EmitContext):
     def bias_flag(self, bias) -> dict:
         return {"bias_attr": Expr("None" if bias else "False")}
 
-    def conv_padding(self, x, pads):
-        """Paddle takes [top, left] or, when they differ, [top, bottom, left, right]."""
-        top, left, bottom, right = pads
+    def conv_padding(self, node, kernel):
+        """Paddle takes [top, left] or, when they differ, [top, bottom, left,
+        right]; "SAME" computes TF's SAME pads from the input at run time (and
+        ignores the dilation, so a dilated one is refused)."""
+        a, x = node.attrs, node.inputs[0]
+        if a.get("auto_pad", "NOTSET") == "SAME_UPPER":
+            if any(d != 1 for d in a.get("dilations") or (1, 1)):
+                raise self.unsupported(node, "SAME padding computed at run time with a "
+                                             "dilation (Paddle's padding='SAME' drops the "
+                                             "dilation); give the image size with --input-shape")
+            return self.value(x), "SAME"
+        top, left, bottom, right = a["pads"]
         padding = [top, left] if top == bottom and left == right else [top, bottom, left, right]
         return self.value(x), padding
 
@@ -300,7 +309,7 @@ def gather_elements(e, node):
 @PADDLE_OPS.register("max_pool2d", "avg_pool2d")
 def pool2d(e, node):
     a = node.attrs
-    inp, padding = e.conv_padding(node.inputs[0], a["pads"])
+    inp, padding = e.conv_padding(node, a["kernel"])
     kwargs = {"kernel_size": a["kernel"], "stride": a["strides"], "padding": padding,
               **e.data_format(node)}
     if node.op == "avg_pool2d":
