@@ -558,10 +558,6 @@ class EmitContext:
         give what the IR gives for a row that is all -inf (NaN) where it does not."""
         return y
 
-    def transposed(self, node, permuted: Expr) -> Expr:
-        """The code of a transpose node, `permuted`, as this target wants it."""
-        return permuted
-
     def unsupported(self, node, why: str):
         from ..errors import ConversionError
         return ConversionError(f"the {self.framework} emitter cannot write {node.op} node "

@@ -161,8 +161,7 @@ def split(e, node):
 
 @register("transpose")
 def transpose(e, node):
-    return e.transposed(node, e.api("transpose", e.value(node.inputs[0]),
-                                    perm=node.attrs["perm"]))
+    return e.api("transpose", e.value(node.inputs[0]), perm=node.attrs["perm"])
 
 
 @register("expand")

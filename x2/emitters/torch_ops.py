@@ -61,15 +61,6 @@ class TorchContext(EmitContext):
             return self.value(x), [a["pads"][0], a["pads"][1]]
         return _pad_input(self, x, a["pads"]), [0, 0]
 
-    def transposed(self, node, permuted: Expr) -> Expr:
-        """An NHWC image input made NCHW is also made contiguous: the permuted
-        view has channels_last strides, which the convolutions after it would
-        follow, reordering their weights at every call (1.6-3.2x the time of
-        TensorFlow's own run on small images)."""
-        if node.inputs[0] in self.graph.inputs and list(node.attrs["perm"]) == [0, 3, 1, 2]:
-            return call(f"{permuted}.contiguous")
-        return permuted
-
     def constant_pads(self, pads: list[int]) -> list[int]:
         # (begin, end) pairs from the last dim backwards; leading dims left out.
         rank = len(pads) // 2
