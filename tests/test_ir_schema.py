@@ -80,7 +80,8 @@ def _conv_graph():
 def test_add_node_fills_in_schema_defaults(tmp_path):
     g = _conv_graph()
     assert g.producer("c").attrs == {"strides": [1, 1], "dilations": [1, 1],
-                                     "pads": [1, 1, 1, 1], "groups": 1, "data_format": "NCHW"}
+                                     "pads": [1, 1, 1, 1], "groups": 1, "data_format": "NCHW",
+                                     "auto_pad": "NOTSET"}
     assert g.producer("p").attrs == {"pads": [0, 0, 1, 1, 0, 0, 1, 1], "mode": "constant",
                                      "value": 0.0}
     g.lint()

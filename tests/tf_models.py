@@ -857,6 +857,34 @@ def fully_convolutional(out):
     model.export(out, verbose=False)
 
 
+def any_size_images(out):
+    """Keras models over images of any size ((None, None, 3) inputs), each in
+    OUT/NAME: `mobilenet_v2`, a small MobileNetV2 (alpha 0.35, no top: its
+    feature map), whose stride-2 SAME convolutions pad by amounts that depend
+    on the size, with BatchNorm statistics from a batch of data; and
+    `preprocessing`, Rescaling, Normalization, then a bilinear Resizing to
+    20 x 24 read by a stride-2 SAME convolution, and stride-2 SAME depthwise
+    convolution, max and average pooling over the image at its own size."""
+    tf = _tf()
+    keras, layers = tf.keras, tf.keras.layers
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from x2.samples import calibrate_batchnorm
+    keras.utils.set_random_seed(0)
+    model = keras.applications.MobileNetV2(weights=None, alpha=0.35, include_top=False,
+                                           input_shape=(None, None, 3))
+    calibrate_batchnorm(model)
+    model.export(os.path.join(out, "mobilenet_v2"), verbose=False)
+    image = keras.Input((None, None, 3), name="image")
+    x = layers.Rescaling(1 / 127.5, offset=-1)(image)
+    x = layers.Normalization(mean=[0.1, -0.2, 0.3], variance=[0.5, 1.5, 2.0])(x)
+    features = layers.Conv2D(4, 3, strides=2, padding="same")(layers.Resizing(20, 24)(x))
+    windows = layers.DepthwiseConv2D(3, strides=2, padding="same", depth_multiplier=2)(x)
+    windows = layers.MaxPooling2D(3, strides=2, padding="same")(windows)
+    windows = layers.AveragePooling2D(3, strides=2, padding="same")(windows)
+    keras.Model(image, [features, windows]).export(
+        os.path.join(out, "preprocessing"), verbose=False)
+
+
 def token_attention(out):
     """A Keras text model over token rows of any length (None,): embedding,
     self-attention with a padding mask (MultiHeadAttention's einsums over the
@@ -893,7 +921,7 @@ def class_token(out):
     tf.saved_model.save(module, out, signatures=module.__call__)
 
 
-MODELS = {f.__name__: f for f in (fully_convolutional, token_attention, class_token, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+MODELS = {f.__name__: f for f in (fully_convolutional, any_size_images, token_attention, class_token, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

@@ -49,9 +49,10 @@ def _batchnorms(model) -> list:
             if type(layer).__name__ == "BatchNormalization"]
 
 
-def calibrate_batchnorm(model, seed: int = SEED, batch: int = 4) -> None:
+def calibrate_batchnorm(model, seed: int = SEED, batch: int = 4, size: int = 64) -> None:
     """Random scales and offsets; moving statistics of one batch of standard
-    normal data (momentum 0, one training-mode call), as training leaves them."""
+    normal data (momentum 0, one training-mode call), as training leaves them.
+    Dims the model leaves unknown (an image of any size) are `size` in that batch."""
     import numpy as np
     norms = _batchnorms(model)
     if not norms:
@@ -60,7 +61,7 @@ def calibrate_batchnorm(model, seed: int = SEED, batch: int = 4) -> None:
     for layer in norms:
         _set(layer, gamma=rng.uniform(0.5, 1.5, layer.moving_mean.shape),
              beta=rng.normal(0, 0.1, layer.moving_mean.shape))
-    data = [rng.standard_normal([batch, *t.shape[1:]]).astype("float32") for t in model.inputs]
+    data = [rng.standard_normal([batch, *(d or size for d in t.shape[1:])]).astype("float32") for t in model.inputs]
     saved = [layer.momentum for layer in norms]
     for layer in norms:
         layer.momentum = 0.0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from x2.errors import ConversionError
 from x2.ir import TensorInfo
+from x2.ir.kernels import same_upper_pads
 
 NHWC_TO_NCHW = [0, 3, 1, 2]
 NCHW_TO_NHWC = [0, 2, 3, 1]
@@ -37,44 +38,37 @@ def spatial(op, values: list) -> list:
     return [values[1], values[2]] if is_nhwc(op) else [values[2], values[3]]
 
 
-def padding(ctx, op, kernel: list[int], strides: list[int], dilations: list[int]) -> list[int]:
-    """Explicit pads [top, left, bottom, right] for TF's SAME / VALID / EXPLICIT."""
+def padding(ctx, op, kernel: list[int], strides: list[int], dilations: list[int]) -> dict:
+    """A 2-D conv's or pool's padding attributes for TF's SAME / VALID /
+    EXPLICIT: explicit `pads` [top, left, bottom, right], or, for SAME over a
+    height/width known only at run time whose pads depend on it,
+    `auto_pad="SAME_UPPER"` (each target computes them from the input)."""
     mode = op.attrs.get("padding", "VALID")
     if mode == "VALID":
-        return [0, 0, 0, 0]
+        return {"pads": [0, 0, 0, 0]}
     if mode == "EXPLICIT":
         flat = op.attrs["explicit_paddings"]
         pairs = [flat[i:i + 2] for i in range(0, len(flat), 2)]
         h, w = spatial(op, pairs)
-        return [h[0], w[0], h[1], w[1]]
+        return {"pads": [h[0], w[0], h[1], w[1]]}
     in_shape = ctx.shape(op.inputs[0])
     if in_shape is None:
         raise ConversionError(f"{op.type} '{op.name}' uses SAME padding on an input of unknown "
                               f"rank; give static shapes with --input-shape")
     sizes = spatial(op, list(in_shape))
-    begin, end = [], []
-    for size, k, s, d in zip(sizes, kernel, strides, dilations):
-        if size is None:
-            # SAME pads depend on the size only through size % stride: where
-            # every remainder gives the same pads (stride 1, a 1-wide kernel),
-            # an unknown size has them too.
-            totals = {_same_total(s * 64 + r, k, s, d) for r in range(s)}
-            if len(totals) != 1:
-                raise ConversionError(
-                    f"{op.type} '{op.name}' uses SAME padding with stride {s} on an input "
-                    f"whose height/width are unknown, where the padding depends on the size; "
-                    f"give them with --input-shape")
-            total = totals.pop()
-        else:
-            total = _same_total(size, k, s, d)
-        begin.append(total // 2)
-        end.append(total - total // 2)
-    return begin + end
+    if any(size is None and not _same_pads_fixed(k, s, d)
+           for size, k, s, d in zip(sizes, kernel, strides, dilations)):
+        return {"pads": [0, 0, 0, 0], "auto_pad": "SAME_UPPER"}
+    # An unknown size whose pads do not depend on it: any size gives them.
+    known = [size if size is not None else 64 * s for size, s in zip(sizes, strides)]
+    return {"pads": same_upper_pads(known, kernel, strides, dilations)}
 
 
-def _same_total(size: int, kernel: int, stride: int, dilation: int) -> int:
-    out = -(-size // stride)
-    return max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+def _same_pads_fixed(kernel: int, stride: int, dilation: int) -> bool:
+    """Whether SAME's pads are the same for every size: they depend on it only
+    through size % stride (not at all at stride 1, or for a 1-wide kernel)."""
+    return len({tuple(same_upper_pads([stride * 64 + r], [kernel], [stride], [dilation]))
+                for r in range(stride)}) == 1
 
 
 def same_pads(ctx, op, sizes, kernel, strides, dilations) -> list[int]:
@@ -84,12 +78,7 @@ def same_pads(ctx, op, sizes, kernel, strides, dilations) -> list[int]:
     if op.attrs.get("padding") != "SAME" or any(s is None for s in sizes):
         raise ConversionError(f"{op.type} '{op.name}': padding {op.attrs.get('padding')!r} "
                               f"needs SAME or VALID and static spatial sizes")
-    begin, end = [], []
-    for size, k, s, d in zip(sizes, kernel, strides, dilations):
-        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
-        begin.append(total // 2)
-        end.append(total - total // 2)
-    return begin + end
+    return same_upper_pads(sizes, kernel, strides, dilations)
 
 
 def emit_ncdhw(ctx, op, emit) -> None:

@@ -15,7 +15,7 @@ def _conv_attrs(ctx, op, kernel_hw, groups):
     strides = spatial(op, op.attrs.get("strides", [1, 1, 1, 1]))
     dilations = spatial(op, op.attrs.get("dilations", [1, 1, 1, 1]))
     return {"strides": strides, "dilations": dilations, "groups": groups,
-            "pads": padding(ctx, op, kernel_hw, strides, dilations)}
+            **padding(ctx, op, kernel_hw, strides, dilations)}
 
 
 @tf_mapper("Conv2D")

@@ -28,14 +28,13 @@ def fused_batch_norm(ctx, op):
 def _pool(ctx, op, ir_op, extra):
     ksize = spatial(op, op.attrs["ksize"])
     strides = spatial(op, op.attrs["strides"])
-    pads = padding(ctx, op, ksize, strides, [1, 1])
-    emit_nchw(ctx, op, ir_op, [op.inputs[0]],
-              {"kernel": ksize, "strides": strides, "pads": pads, **extra})
+    emit_nchw(ctx, op, ir_op, [op.inputs[0]], {"kernel": ksize, "strides": strides,
+                                                **padding(ctx, op, ksize, strides, [1, 1]), **extra})
 
 
 @tf_mapper("MaxPool")
 def max_pool(ctx, op):
-    """`max_pool2d`, SAME/VALID as explicit pads."""
+    """`max_pool2d`, SAME/VALID as pads (`auto_pad` where they depend on run-time sizes)."""
     _pool(ctx, op, "max_pool2d", {})
 
 

@@ -32,6 +32,10 @@ APPLICATIONS = {
     "keras_vgg16": ("VGG16", 32, {}),
 }
 
+# Built for any image size by `--dynamic` ((None, None, 3) inputs), but for
+# these, whose head flattens a map of a fixed size.
+FIXED_SIZE = ("keras_vgg16",)
+
 SEQUENCE = ("keras_lstm", "keras_bigru", "keras_text_cnn", "keras_transformer",
             "keras_conv1d_audio")
 RECURRENT = ("keras_lstm", "keras_bigru")
@@ -45,11 +49,29 @@ def _keras():
     return keras
 
 
-def application(name: str):
+def application(name: str, any_size: bool = False):
+    """The application with a 10-class logits head; `any_size`: over (None,
+    None, 3) inputs, with a global average pool and a Dense as its head (Keras
+    builds its own top only for a fixed size)."""
     keras = _keras()
     cls, size, kwargs = APPLICATIONS[name]
-    return getattr(keras.applications, cls)(weights=None, input_shape=(size, size, 3),
-                                            classes=10, classifier_activation=None, **kwargs)
+    build = getattr(keras.applications, cls)
+    if not any_size or name in FIXED_SIZE:
+        return build(weights=None, input_shape=(size, size, 3), classes=10,
+                     classifier_activation=None, **kwargs)
+    base = build(weights=None, input_shape=(None, None, 3), include_top=False, **kwargs)
+    pooled = keras.layers.GlobalAveragePooling2D()(base.output)
+    return keras.Model(base.input, keras.layers.Dense(10, name="logits")(pooled), name=name)
+
+
+def check_sizes(name: str) -> dict:
+    """x2 check's image sizes for an application built for any size: its own,
+    then two larger ones (most applications have a smallest), height and
+    width apart and odd where its own is even (SAME pads differ there)."""
+    if name not in APPLICATIONS or name in FIXED_SIZE:
+        return {}
+    size = APPLICATIONS[name][1]
+    return {"dim1": [size, size + 9, size + 17], "dim2": [size, size + 7, size + 3]}
 
 
 def sequence(name: str):
@@ -80,15 +102,19 @@ def sequence(name: str):
     return keras.Model(tokens, layers.Dense(3, name="logits")(x), name=name)
 
 
-def build(name: str):
+def build(name: str, any_size: bool = False):
     from x2.samples import calibrate_batchnorm
-    model = application(name) if name in APPLICATIONS else sequence(name)
-    calibrate_batchnorm(model, SEED)
+    if name not in APPLICATIONS:
+        model = sequence(name)
+        calibrate_batchnorm(model, SEED)
+        return model
+    model = application(name, any_size)
+    calibrate_batchnorm(model, SEED, size=APPLICATIONS[name][1])
     return model
 
 
-def export(name: str, out_dir: str) -> None:
-    build(name).export(out_dir, verbose=False)
+def export(name: str, out_dir: str, any_size: bool = False) -> None:
+    build(name, any_size).export(out_dir, verbose=False)
 
 
 def fp32_error(name: str, seeds=range(1, 6), batch: int = 3) -> float:
@@ -119,8 +145,9 @@ NAMES = list(APPLICATIONS) + list(SEQUENCE)
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--fp32-error" and sys.argv[2] in APPLICATIONS:
         print(f"{sys.argv[2]}: fp32 vs fp64 max rel err {fp32_error(sys.argv[2]):.3g}")
-    elif len(sys.argv) == 3 and sys.argv[1] in NAMES:
-        export(sys.argv[1], sys.argv[2])
+    elif len(sys.argv) in (3, 4) and sys.argv[1] in NAMES and sys.argv[3:] in ([], ["--dynamic"]):
+        export(sys.argv[1], sys.argv[2], any_size=sys.argv[3:] == ["--dynamic"])
     else:
-        sys.exit(f"usage: python tools/zoo_models/keras_models.py {{{'|'.join(NAMES)}}} OUT_DIR\n"
+        sys.exit(f"usage: python tools/zoo_models/keras_models.py {{{'|'.join(NAMES)}}} OUT_DIR "
+                 f"[--dynamic]\n"
                  f"       python tools/zoo_models/keras_models.py --fp32-error APPLICATION")

@@ -63,7 +63,9 @@ class Entry:
         if script is None:
             return None
         # Exports fix their dims unless told which to leave dynamic.
-        extra = ["--dynamic"] if dynamic and self.family == "onnx-exported" else []
+        # and Keras applications their image size (built over (None, None, 3)).
+        extra = ["--dynamic"] if dynamic and self.family in ("onnx-exported", "keras-app") \
+            else []
         return [str(HERE / script), self.name, str(out), *extra]
 
 
@@ -105,7 +107,8 @@ def _keras_entry(name: str) -> Entry:
     rtol = RTOL_SMALL if family == "keras-seq" else RTOL_FP32_FLOOR.get(name, RTOL_LARGE)
     # Keras RNNs are While loops over a fixed sequence length: converted unrolled.
     args = {"options": {"unroll_loops": True}} if name in keras_models.RECURRENT else {}
-    return Entry(name, family, "tf", "keras", args, rtol, dynamic_args=args)
+    return Entry(name, family, "tf", "keras", args, rtol, dynamic_args=args,
+                 check_sizes=keras_models.check_sizes(name))
 
 
 def _keras_hub_entry(name: str) -> Entry:

@@ -154,7 +154,7 @@ def render_module(code: ModuleCode) -> str:
     doc = "\n".join(escape_text(line) for line in code.docstring)
     lines = [f'"""{doc}\n"""', *code.header, "", ""]
     for helper in code.helpers:
-        lines += [helper, "", ""]
+        lines += [helper.rstrip("\n"), "", ""]
     lines += [f"class Model({code.base_class}):",
              "    def __init__(self):",
              "        super().__init__()"]

@@ -199,7 +199,14 @@ def conv2d(e, node):
         if node.inputs[1] in e.graph.constants else None
     extra = {"kernel_shape": kernel} if kernel else {}
     e.node("Conv", node.inputs, node.outputs, strides=a["strides"], dilations=a["dilations"],
-           pads=a["pads"], group=a["groups"], **extra)
+           group=a["groups"], **_padding(a), **extra)
+
+
+def _padding(a: dict) -> dict:
+    """A window op's `pads`, or `auto_pad` where they are computed at run time."""
+    if a.get("auto_pad", "NOTSET") == "NOTSET":
+        return {"pads": a["pads"]}
+    return {"auto_pad": a["auto_pad"]}
 
 
 @onnx_op("dense")
@@ -226,14 +233,14 @@ def batch_norm(e, node):
 def max_pool2d(e, node):
     a = node.attrs
     e.node("MaxPool", node.inputs, node.outputs, kernel_shape=a["kernel"], strides=a["strides"],
-           pads=a["pads"])
+           **_padding(a))
 
 
 @onnx_op("avg_pool2d")
 def avg_pool2d(e, node):
     a = node.attrs
     e.node("AveragePool", node.inputs, node.outputs, kernel_shape=a["kernel"],
-           strides=a["strides"], pads=a["pads"],
+           strides=a["strides"], **_padding(a),
            count_include_pad=int(bool(a.get("count_include_pad", False))))
 
 

@@ -82,9 +82,18 @@ class PaddleContext(EmitContext):
     def bias_flag(self, bias) -> dict:
         return {"bias_attr": Expr("None" if bias else "False")}
 
-    def conv_padding(self, x, pads):
-        """Paddle takes [top, left] or, when they differ, [top, bottom, left, right]."""
-        top, left, bottom, right = pads
+    def conv_padding(self, node, kernel):
+        """Paddle takes [top, left] or, when they differ, [top, bottom, left,
+        right]; "SAME" computes TF's SAME pads from the input at run time (and
+        ignores the dilation, so a dilated one is refused)."""
+        a, x = node.attrs, node.inputs[0]
+        if a.get("auto_pad", "NOTSET") == "SAME_UPPER":
+            if any(d != 1 for d in a.get("dilations") or (1, 1)):
+                raise self.unsupported(node, "SAME padding computed at run time with a "
+                                             "dilation (Paddle's padding='SAME' drops the "
+                                             "dilation); give the image size with --input-shape")
+            return self.value(x), "SAME"
+        top, left, bottom, right = a["pads"]
         padding = [top, left] if top == bottom and left == right else [top, bottom, left, right]
         return self.value(x), padding
 
@@ -300,7 +309,7 @@ def gather_elements(e, node):
 @PADDLE_OPS.register("max_pool2d", "avg_pool2d")
 def pool2d(e, node):
     a = node.attrs
-    inp, padding = e.conv_padding(node.inputs[0], a["pads"])
+    inp, padding = e.conv_padding(node, a["kernel"])
     kwargs = {"kernel_size": a["kernel"], "stride": a["strides"], "padding": padding,
               **e.data_format(node)}
     if node.op == "avg_pool2d":
@@ -500,35 +509,82 @@ def resize(e, node):
     """Rows, then columns, gathered from the source pixels each output pixel
     reads and blended (x2/ir/kernels.py resize_taps): paddle 3.3's Paddle
     Inference cannot run F.interpolate under its default oneDNN config
-    ("ConvertPirAttribute2RuntimeAttribute not support ArrayAttribute<DoubleAttribute>")."""
+    ("ConvertPirAttribute2RuntimeAttribute not support ArrayAttribute<DoubleAttribute>").
+    The tables are buffers; an axis whose input size is known only at run
+    time computes its own (the model.py helper resize_taps)."""
     a = node.attrs
     shape = e.graph.shape(node.inputs[0])
-    if shape is None or not all(isinstance(d, int) for d in shape[2:]):
-        raise e.unsupported(node, "a resize of an image whose height/width are unknown")
+    if shape is None:
+        raise e.unsupported(node, "a resize of an input of unknown rank")
     y = e.value(node.inputs[0])
     name = e.namer(node.outputs[0])
     dtype = e.graph.dtype(node.inputs[0]) or "float32"
     statements = []
     for axis, out_size, in_size, what in ((2, a["size"][0], shape[2], "rows"),
                                           (3, a["size"][1], shape[3], "cols")):
-        low, high, weight = resize_taps(out_size, in_size, a["mode"], a["coord"])
-        if out_size == in_size and a["mode"] == "nearest" and (low == np.arange(in_size)).all():
+        taps = _resize_taps(e, node, y, axis, out_size, in_size, what, dtype, statements)
+        if taps is None:
             continue
-        tables = f"{node.outputs[0]}/{what}"
-        below = call("paddle.index_select", y, e.table(f"{tables}_low", low), axis=axis)
+        low, high, weight = taps
+        below = call("paddle.index_select", y, low, axis=axis)
         if a["mode"] == "nearest":
             statements.append(Assign([name], below))
         else:
             below_name = e.namer(f"{node.name}#{what}_below", f"{what}_below")
             above_name = e.namer(f"{node.name}#{what}_above", f"{what}_above")
-            above = call("paddle.index_select", y, e.table(f"{tables}_high", high), axis=axis)
-            weight = e.table(f"{tables}_weight",
-                             weight.astype(dtype).reshape((-1, 1) if axis == 2 else (-1,)))
+            above = call("paddle.index_select", y, high, axis=axis)
             statements += [Assign([below_name], below), Assign([above_name], above),
                            Assign([name], binop(Expr(below_name), "+", binop(
                                Expr(f"({above_name} - {below_name})"), "*", weight)))]
         y = Expr(name)
     return statements or [Assign([name], y)]
+
+
+def _resize_taps(e, node, y, axis, out_size, in_size, what, dtype, statements):
+    """(low, high, weight) expressions of one axis of a resize, None where it
+    reads every pixel as it is. Tables where the input's size is known; else
+    resize_taps() from the size at run time, its weight shaped to broadcast
+    along the axis (statements gets the call)."""
+    a = node.attrs
+    if isinstance(in_size, int):
+        low, high, weight = resize_taps(out_size, in_size, a["mode"], a["coord"])
+        if out_size == in_size and a["mode"] == "nearest" and (low == np.arange(in_size)).all():
+            return None
+        tables = f"{node.outputs[0]}/{what}"
+        return (e.table(f"{tables}_low", low), e.table(f"{tables}_high", high),
+                e.table(f"{tables}_weight",
+                        weight.astype(dtype).reshape((-1, 1) if axis == 2 else (-1,))))
+    e.helper(PADDLE_RESIZE_TAPS)
+    names = [e.namer(f"{node.name}#{what}_{part}", f"{what}_{part}")
+             if a["mode"] == "bilinear" or part == "low" else "_"
+             for part in ("low", "high", "weight")]
+    statements.append(Assign(names, call("resize_taps", e.dim(y, axis), out_size, a["coord"],
+                                         e.dtype(dtype))))
+    weight = Expr(names[2])
+    if axis == 2:
+        weight = call("paddle.unsqueeze", weight, 1)
+    return Expr(names[0]), Expr(names[1]), weight
+
+
+PADDLE_RESIZE_TAPS = '''def resize_taps(size, out_size, coord, dtype):
+    """What each of the out_size pixels of a resize reads along an axis of
+    `size` pixels (a size known only at run time): the source pixels below and
+    above its source coordinate, and the weight of the one above."""
+    size = paddle.cast(size, "float32")
+    position = paddle.arange(out_size, dtype="float32")
+    if coord == "align_corners":
+        source = position * ((size - 1) / max(out_size - 1, 1))
+    elif coord == "half_pixel":
+        source = paddle.clip((position + 0.5) * size / out_size - 0.5, min=0.0)
+    else:  # asymmetric
+        source = position * size / out_size
+    # source >= 0: the cast to int is its floor. (Paddle Inference 3.3 runs a
+    # paddle.floor here in place, zeroing the weights computed after it.)
+    last = paddle.cast(size, "int64") - 1
+    low = paddle.minimum(paddle.cast(source, "int64"), last)
+    high = paddle.minimum(low + 1, last)
+    return low, high, paddle.cast(source - paddle.cast(low, "float32"), dtype)
+'''
 
 
 @PADDLE_OPS.register("attention")

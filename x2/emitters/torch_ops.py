@@ -50,12 +50,16 @@ class TorchContext(EmitContext):
     def bias_flag(self, bias) -> dict:
         return {"bias": bias is not None}
 
-    def conv_padding(self, x, pads):
+    def conv_padding(self, node, kernel):
         """torch layers pad both sides alike: pad the input first where they
-        differ (TF 'SAME' with stride 2)."""
-        if _symmetric(pads):
-            return self.value(x), [pads[0], pads[1]]
-        return _pad_input(self, x, pads), [0, 0]
+        differ (TF 'SAME' with stride 2), by pads computed from its size where
+        they depend on a size known only at run time."""
+        a, x = node.attrs, node.inputs[0]
+        if a.get("auto_pad", "NOTSET") == "SAME_UPPER":
+            return _pad_same(self, self.value(x), kernel, a), [0, 0]
+        if _symmetric(a["pads"]):
+            return self.value(x), [a["pads"][0], a["pads"][1]]
+        return _pad_input(self, x, a["pads"]), [0, 0]
 
     def constant_pads(self, pads: list[int]) -> list[int]:
         # (begin, end) pairs from the last dim backwards; leading dims left out.
@@ -203,6 +207,28 @@ def _pad_input(e, x, pads, value=None) -> Expr:
     return call("F.pad", e.value(x), [left, right, top, bottom], **kwargs)
 
 
+PAD_SAME = '''def pad_same(x, kernel_size, stride, dilation=(1, 1), value=0.0):
+    """TensorFlow's SAME padding of x's height and width, computed from its
+    size: the window after it then gives ceil(size / stride) rows and columns.
+    The odd row or column of padding goes at the bottom or right."""
+    pads = []
+    for size, kernel, step, spread in zip(x.shape[-2:], kernel_size, stride, dilation):
+        outputs = (size + step - 1) // step
+        total = max((outputs - 1) * step + (kernel - 1) * spread + 1 - size, 0)
+        pads.append((total // 2, total - total // 2))
+    (top, bottom), (left, right) = pads
+    return F.pad(x, [left, right, top, bottom], value=value)
+'''
+
+
+def _pad_same(e, x: Expr, kernel, a, value=None) -> Expr:
+    """`pad_same(x, ...)`, the model.py helper that pads as TF's SAME does."""
+    e.helper(PAD_SAME)
+    dilations = list(a.get("dilations") or (1, 1))
+    args = [x, list(kernel), list(a["strides"])] + ([dilations] if dilations != [1, 1] else [])
+    return call("pad_same", *args, **({} if value is None else {"value": Expr(value)}))
+
+
 def _pool_fits(a) -> bool:
     """Whether the pool's own padding can do it: torch pads at most half a kernel."""
     pads = a["pads"]
@@ -235,6 +261,9 @@ def scatter_elements(e, node):
 @TORCH_OPS.register("max_pool2d")
 def max_pool2d(e, node):
     a = node.attrs
+    if a.get("auto_pad", "NOTSET") == "SAME_UPPER":
+        padded = _pad_same(e, e.value(node.inputs[0]), a["kernel"], a, "float('-inf')")
+        return call("F.max_pool2d", padded, a["kernel"], a["strides"])
     pads, fits = a["pads"], _pool_fits(a)
     inp = e.value(node.inputs[0]) if fits else _pad_input(e, node.inputs[0], pads, "-float('inf')")
     return call("F.max_pool2d", inp, a["kernel"], a["strides"],
@@ -246,6 +275,8 @@ def avg_pool2d(e, node):
     a = node.attrs
     pads, include = a["pads"], a.get("count_include_pad", False)
     x = node.inputs[0]
+    if a.get("auto_pad", "NOTSET") == "SAME_UPPER":
+        return _avg_pool_same(e, x, a)
     if _pool_fits(a) or not any(pads):
         return call("F.avg_pool2d", e.value(x), a["kernel"], a["strides"],
                     padding=[pads[0], pads[1]], count_include_pad=include)
@@ -256,6 +287,20 @@ def avg_pool2d(e, node):
     top, left, bottom, right = pads
     ones = call("F.pad", call("torch.ones_like", e.value(x)), [left, right, top, bottom])
     count = call("F.avg_pool2d", ones, a["kernel"], a["strides"], divisor_override=1)
+    return binop(summed, "/", count)
+
+
+def _avg_pool_same(e, x, a) -> Expr:
+    """A window sum over the SAME-padded input, divided by how many of its
+    elements are real (TF's average leaves the padding out)."""
+    kernel, strides = a["kernel"], a["strides"]
+    summed = call("F.avg_pool2d", _pad_same(e, e.value(x), kernel, a), kernel, strides,
+                  divisor_override=1)
+    if a.get("count_include_pad", False):
+        return binop(summed, "/", kernel[0] * kernel[1])
+    ones = call("torch.ones_like", e.value(x))
+    count = call("F.avg_pool2d", _pad_same(e, ones, kernel, a), kernel, strides,
+                 divisor_override=1)
     return binop(summed, "/", count)
 
 

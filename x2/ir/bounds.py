@@ -67,6 +67,10 @@ def output_elements(op: str, inputs: list, attrs: dict) -> int:
             n, c, h, w = shapes[0]
             channels = shapes[1][0] if op == "conv2d" else c
             t, left, b, r = (list(attrs.get("pads", [0, 0, 0, 0])) + [0] * 4)[:4]
+            if attrs.get("auto_pad", "NOTSET") == "SAME_UPPER":  # SAME pads less than a window
+                kh, kw = shapes[1][2:] if op == "conv2d" else attrs["kernel"]
+                dh, dw = attrs.get("dilations") or (1, 1)
+                t, left, b, r = (kh - 1) * dh + 1, (kw - 1) * dw + 1, 0, 0
             return n * channels * (h + t + b) * (w + left + r)
         if op in ("concat", "stack", "split"):
             return sum(sizes)

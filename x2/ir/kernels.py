@@ -110,6 +110,26 @@ def batch_norm(xs, a):
     return [(x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)]
 
 
+def same_upper_pads(sizes, kernel, strides, dilations=(1, 1)) -> list[int]:
+    """[top, left, bottom, right] of TF's SAME padding (ONNX SAME_UPPER) for an
+    input of these heights and widths: ceil(size / stride) outputs, the odd
+    row or column of padding at the bottom/right."""
+    begin, end = [], []
+    for size, k, s, d in zip(sizes, kernel, strides, dilations):
+        total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+        begin.append(total // 2)
+        end.append(total - total // 2)
+    return begin + end
+
+
+def window_pads(a: dict, sizes, kernel) -> list[int]:
+    """A conv's or pool's [top, left, bottom, right] for an NCHW input of
+    height and width `sizes`: its `pads`, or SAME's for these sizes."""
+    if a.get("auto_pad", "NOTSET") == "SAME_UPPER":
+        return same_upper_pads(sizes, kernel, a["strides"], a.get("dilations") or (1, 1))
+    return list(a["pads"])
+
+
 def _windows(x, kernel, strides, dilations, pads, fill):
     """(N, C, OH, OW, KH, KW) view of the padded NCHW input's sliding windows."""
     top, left, bottom, right = pads
@@ -125,7 +145,8 @@ def conv2d(xs, a):
     """NCHW input, OIHW weight, pads [top, left, bottom, right]."""
     x, w = xs[0], xs[1]
     groups = a.get("groups", 1)
-    win = _windows(x, w.shape[2:], a["strides"], a["dilations"], a["pads"], 0)
+    pads = window_pads(a, x.shape[2:], w.shape[2:])
+    win = _windows(x, w.shape[2:], a["strides"], a["dilations"], pads, 0)
     per_group = win.shape[1] // groups
     outs = []
     for g in range(groups):
@@ -140,19 +161,21 @@ def conv2d(xs, a):
 
 @nhwc_aware
 def max_pool2d(xs, a):
-    win = _windows(xs[0], a["kernel"], a["strides"], [1, 1], a["pads"], -np.inf)
+    pads = window_pads(a, xs[0].shape[2:], a["kernel"])
+    win = _windows(xs[0], a["kernel"], a["strides"], [1, 1], pads, -np.inf)
     return [win.max(axis=(4, 5)).astype(xs[0].dtype)]
 
 
 @nhwc_aware
 def avg_pool2d(xs, a):
     x = xs[0]
-    total = _windows(x, a["kernel"], a["strides"], [1, 1], a["pads"], 0).sum(axis=(4, 5))
+    pads = window_pads(a, x.shape[2:], a["kernel"])
+    total = _windows(x, a["kernel"], a["strides"], [1, 1], pads, 0).sum(axis=(4, 5))
     if a.get("count_include_pad", False):
         count = a["kernel"][0] * a["kernel"][1]
     else:
         ones = np.ones((1, 1) + x.shape[2:], x.dtype)
-        count = _windows(ones, a["kernel"], a["strides"], [1, 1], a["pads"], 0).sum(axis=(4, 5))
+        count = _windows(ones, a["kernel"], a["strides"], [1, 1], pads, 0).sum(axis=(4, 5))
     return [(total / count).astype(x.dtype)]
 
 

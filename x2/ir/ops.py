@@ -25,6 +25,9 @@ INT, INTS, FLOAT, BOOL, DTYPE = Attr("int"), Attr("ints"), Attr("float"), Attr("
     Attr("dtype")
 DATA_FORMAT = Attr("str", "NCHW", ("NCHW", "NHWC"), "NHWC after --layout nhwc")
 PADS_2D = Attr("ints", doc="[top, left, bottom, right]")
+AUTO_PAD = Attr("str", "NOTSET", ("NOTSET", "SAME_UPPER"),
+                "SAME_UPPER: TF's SAME, pads computed at run time from the input's size; "
+                "`pads` then zeros")
 
 
 def op(name: str, inputs: str, kernel, doc: str, /, *, layout: str | None = None,
@@ -209,16 +212,17 @@ op("gather_nd", "x indices", K.gather_nd, "ONNX GatherND: x indexed by the last 
 op("matmul", "a b", lambda xs, a: [np.matmul(xs[0], xs[1])], "numpy matmul")
 op("dense", "x w b?", K.dense, "x @ w + b, w [in, out] (the fuse pass makes it from a constant matmul)")
 op("conv2d", "x w b?", K.conv2d, "cross-correlation, x NCHW, w OIHW", strides=INTS,
-   dilations=INTS, pads=PADS_2D, groups=Attr("int", 1), data_format=DATA_FORMAT)
+   dilations=INTS, pads=PADS_2D, groups=Attr("int", 1), data_format=DATA_FORMAT,
+   auto_pad=AUTO_PAD)
 op("conv_transpose2d", "x w b?", K.conv_transpose2d, "NCHW transposed convolution, "
    "w [C_in, C_out, kH, kW], groups 1, dilation 1; `pads` crop the full output",
    strides=INTS, pads=PADS_2D)
 op("batch_norm", "x scale bias mean var", K.batch_norm, "inference batch norm over the channel axis",
    epsilon=FLOAT, data_format=DATA_FORMAT)
 op("max_pool2d", "x", K.max_pool2d, "NCHW; padding never wins the max", kernel=INTS,
-   strides=INTS, pads=PADS_2D, data_format=DATA_FORMAT)
+   strides=INTS, pads=PADS_2D, data_format=DATA_FORMAT, auto_pad=AUTO_PAD)
 op("avg_pool2d", "x", K.avg_pool2d, "NCHW window mean", kernel=INTS, strides=INTS, pads=PADS_2D,
-   count_include_pad=Attr("bool", False), data_format=DATA_FORMAT)
+   count_include_pad=Attr("bool", False), data_format=DATA_FORMAT, auto_pad=AUTO_PAD)
 op("layer_norm", "x scale? bias?", K.layer_norm, "normalize over axes [axis, rank)", axis=INT,
    epsilon=FLOAT)
 op("group_norm", "x scale bias", K.group_norm, "normalize each group of channels (axis 1) over "

@@ -82,8 +82,11 @@ def _window(size, kernel: int, stride: int, begin: int, end: int, dilation: int 
 
 
 def _conv(x: Shape, channels, kernel, attrs: dict) -> Shape:
-    pads, strides = attrs["pads"], attrs["strides"]
-    dilations = attrs.get("dilations") or [1, 1]
+    strides, dilations = attrs["strides"], attrs.get("dilations") or [1, 1]
+    if attrs.get("auto_pad", "NOTSET") == "SAME_UPPER":  # SAME: ceil(size / stride)
+        return (x[0], channels) + tuple(None if x[2 + i] is None else -(-x[2 + i] // strides[i])
+                                        for i in range(2))
+    pads = attrs["pads"]
     return (x[0], channels) + tuple(
         _window(x[2 + i], kernel[i], strides[i], pads[i], pads[i + 2], dilations[i])
         for i in range(2))

@@ -159,6 +159,8 @@ def _takes_pad(graph: Graph, pad: Node, window: Node | None) -> bool:
     if window is None or window.inputs[0] != pad.outputs[0] or \
             window.inputs.count(pad.outputs[0]) != 1:
         return False
+    if window.attrs.get("auto_pad", "NOTSET") != "NOTSET":
+        return False  # its pads are computed at run time: nothing to add a pad to
     if window.op == "conv2d":
         return True
     if window.op != "max_pool2d" or not _non_negative(graph, pad.inputs[0]):
