@@ -114,6 +114,7 @@ def break_runners(tmp_path, monkeypatch):
     (hook / "sitecustomize.py").write_text(BREAK_RUNNERS)
     monkeypatch.setenv("PYTHONPATH", f"{hook}:{ROOT}")
     monkeypatch.setattr(isolation, "_REUSE", [False])
+    isolation._POOL.close()   # the suite's warm workers were started without the hook
     return lambda what: monkeypatch.setenv("X2_TEST_BREAK", what)
 
 

@@ -19,7 +19,7 @@ from .check.input_ranges import infer_index_ranges, infer_special_ids
 from .check.verify import DEFAULT_TIMEOUT as VERIFY_TIMEOUT, verify as verify_written
 from .ir import load_graph, save_graph
 from .ir.symbols import value_dims
-from .process.isolation import one_conversion, run_step, start_warm
+from .process.isolation import one_job, run_step, start_warm
 from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
 from .passes.precision import PRECISIONS, lower_precision
@@ -230,7 +230,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         raise X2Error(f"--out {out}: cannot create files in {out_path.parent}: "
                       f"{exc.strerror or exc}") from exc
     try:
-        with one_conversion():
+        with one_job():
             return _convert(model, source, target, options, emit_options, layout, io_layout,
                             signature, input_shapes, inputs, outputs, job, out_path, progress)
     except X2Error:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..contracts import ReadOptions, ReadRequest, Report
 from ..errors import X2Error
-from ..process.isolation import run_step
+from ..process.isolation import one_job, run_step
 from .compare import compare, precision_args, source_inputs
 from ..process.scratch import make_dir
 from .shapes import input_shape, size_sets
@@ -326,8 +326,10 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     batches and, when those are too few, one more source run on other
     inputs are compared.
 
-    Each runner works in its own process; one that crashes or runs past
-    `timeout` seconds fails (report "runner_errors") and the others still run."""
+    The source and each runner run in worker processes, one per framework
+    for the whole check; a runner that crashes or runs past `timeout`
+    seconds fails (report "runner_errors") and the others still run, in a
+    fresh worker where that one died."""
     if source not in SOURCE_RUNS:
         raise X2Error(f"--from {source}: parity is not supported for this source yet")
     if target not in TARGET_RUNS:
@@ -383,38 +385,39 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                      dim_sizes or report.source.get("dim_sizes"))  # --dim, else the reader's
     runs = [sets[0]] * batches + sets[1:] if inputs is None else [None]
     tmp_path = make_dir("x2-check-")
-    try:
-        for b, sizes in enumerate(runs):
-            arrays = inputs if inputs is not None else make_inputs(spec, seed + b, sizes)
-            batch_info.append({"seed": None if inputs is not None else seed + b,
-                               "input_shapes": [list(a.shape) for a in arrays],
-                               "dims": sizes or {}})
-            arrays_by_batch.append(arrays)
-        refs_by_batch, got_by_batch = _run_batches(
-            tmp_path, model, converted, source, target, report, signature, names, spec, io,
-            arrays_by_batch, src_dev, tgt_dev, precision, notes, serving, timeout, failed)
-        for b, (refs, got_all) in enumerate(zip(refs_by_batch, got_by_batch)):
-            for runner, got in got_all:
-                for name, ref, out in zip(spec["outputs"], refs, got):
-                    o_rtol, o_atol = tolerances.get(name, (rtol, None))
-                    o_atol = atol if o_atol is None else o_atol
-                    max_abs, max_rel, scale, constant, ok = compare(ref, out, o_rtol, o_atol)
-                    row = OutputParity(runner, name, max_abs, max_rel, scale, constant, ok)
-                    results.append(dict(row.to_json(), batch=b, seed=batch_info[b]["seed"],
-                                        rtol=o_rtol, atol=o_atol))
-            if bisect and bisect_result is None and not all(r["passed"] for r in results
-                                                            if r["batch"] == b):
-                from .bisect import bisect as run_bisect
-                bisect_result = run_bisect(tmp_path / f"bisect{b}", model, converted, source,
-                                           target, report, signature, names, io,
-                                           arrays_by_batch[b], src_dev, tgt_dev, precision,
-                                           rtol, atol)
-                bisect_result["batch"] = b
-        independent = _input_independent(tmp_path, model, source, report, signature, names,
-                                         spec, io, src_dev, refs_by_batch, arrays_by_batch,
-                                         tolerances, rtol, atol, seed)
-    finally:
-        shutil.rmtree(tmp_path, ignore_errors=True)
+    with one_job():   # one warm worker per framework for the source and each runner
+        try:
+            for b, sizes in enumerate(runs):
+                arrays = inputs if inputs is not None else make_inputs(spec, seed + b, sizes)
+                batch_info.append({"seed": None if inputs is not None else seed + b,
+                                   "input_shapes": [list(a.shape) for a in arrays],
+                                   "dims": sizes or {}})
+                arrays_by_batch.append(arrays)
+            refs_by_batch, got_by_batch = _run_batches(
+                tmp_path, model, converted, source, target, report, signature, names, spec, io,
+                arrays_by_batch, src_dev, tgt_dev, precision, notes, serving, timeout, failed)
+            for b, (refs, got_all) in enumerate(zip(refs_by_batch, got_by_batch)):
+                for runner, got in got_all:
+                    for name, ref, out in zip(spec["outputs"], refs, got):
+                        o_rtol, o_atol = tolerances.get(name, (rtol, None))
+                        o_atol = atol if o_atol is None else o_atol
+                        max_abs, max_rel, scale, constant, ok = compare(ref, out, o_rtol, o_atol)
+                        row = OutputParity(runner, name, max_abs, max_rel, scale, constant, ok)
+                        results.append(dict(row.to_json(), batch=b, seed=batch_info[b]["seed"],
+                                            rtol=o_rtol, atol=o_atol))
+                if bisect and bisect_result is None and not all(r["passed"] for r in results
+                                                                if r["batch"] == b):
+                    from .bisect import bisect as run_bisect
+                    bisect_result = run_bisect(tmp_path / f"bisect{b}", model, converted, source,
+                                               target, report, signature, names, io,
+                                               arrays_by_batch[b], src_dev, tgt_dev, precision,
+                                               rtol, atol)
+                    bisect_result["batch"] = b
+            independent = _input_independent(tmp_path, model, source, report, signature, names,
+                                             spec, io, src_dev, refs_by_batch, arrays_by_batch,
+                                             tolerances, rtol, atol, seed)
+        finally:
+            shutil.rmtree(tmp_path, ignore_errors=True)
     message = None
     if independent:
         listed = ", ".join(f"'{n}' (changes by at most {d:.3g} across inputs, tolerance "

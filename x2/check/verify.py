@@ -197,7 +197,7 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
             return mode, None, [], exc
 
     # One at a time: a conversion's steps of one framework share its warm
-    # worker (isolation.one_conversion), and a large model's source and
+    # worker (isolation.one_job), and a large model's source and
     # target must not hold their weights at once.
     run_probes()
     results = [run_one(r) for r in runs]

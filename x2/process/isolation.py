@@ -303,12 +303,12 @@ def start_warm(task: str) -> None:
 
 
 @contextmanager
-def one_conversion():
-    """Within the block (one conversion), the steps of a framework family
-    share one warm worker: the frontend's TensorFlow reads the model and then
-    runs it for verify; the emitter's Paddle then runs each of the written
-    model's runners. A crash or a framework's global state still never
-    outlives the conversion: the pool is emptied when the block ends. Callers
+def one_job():
+    """Within the block (one conversion, or one check), the steps of a
+    framework family share one warm worker: the frontend's TensorFlow reads
+    the model and then runs it for verify; the emitter's Paddle then runs each
+    of the written model's runners. A crash or a framework's global state
+    still never outlives the job: the pool is emptied when the block ends. Callers
     that pool workers already (reuse_workers) or run steps in this process
     keep doing so."""
     if _REUSE[0] or _IN_PROCESS:
