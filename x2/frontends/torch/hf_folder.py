@@ -17,6 +17,7 @@ The inputs default from the model's task (`default_inputs`).
 Runs inside the torch worker (imports torch and transformers)."""
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -233,9 +234,8 @@ def _task_inputs(model) -> dict[str, tuple[list, str]]:
     decoder_input_ids over (batch, target); vision pixel_values at the
     config's image size, the batch dynamic; speech input_values (16000
     samples) or input_features (the config's mel bins and frames)."""
-    from .capture import forward_arguments
     config = model.config
-    arguments = {name for name, _ in forward_arguments(model)}
+    arguments = set(inspect.signature(model.forward).parameters)
     text = ["batch", "seq"]
     inputs: dict[str, tuple[list, str]] = {}
     if "pixel_values" in arguments:
