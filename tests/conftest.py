@@ -102,3 +102,20 @@ def tf_model(model_dir):
 def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "x2", *args], capture_output=True, text=True,
                           env={**ENV, "COLUMNS": "200"}, cwd=cwd)
+
+
+def convert_then_check(model, out, **kwargs):
+    """x2.convert.convert for a test that runs x2 check on the result next:
+    the check judges the written model against its source at more sizes than
+    convert's verify does (tests/test_verify.py covers the verify itself), so
+    verifying twice would only cost the suite time."""
+    import dataclasses
+
+    from x2.contracts import EmitOptions
+    from x2.convert import convert
+    options = kwargs.pop("emit_options", None) or {}
+    if isinstance(options, EmitOptions):
+        options = dataclasses.replace(options, verify=False)
+    else:
+        options = {**options, "verify": False}
+    return convert(model, out, emit_options=options, **kwargs)

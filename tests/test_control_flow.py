@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import control_flow_models as models
+from conftest import convert_then_check
 from x2.convert import convert
 from x2.ir import Graph, TensorInfo
 from x2.ir.interpret import interpret
@@ -353,8 +354,8 @@ def test_torch_scan_over_two_sequence_lengths(tmp_path, target):
     parity at two sequence lengths (dim 0 dynamic: --dynamic-batch)."""
     model = f"{TORCH_MODULES}:running"
     out = tmp_path / target
-    report = convert(model, str(out), source="torch", target=target,
-                     input_shapes={"xs": [4, 3]}, options={"dynamic_batch": True})
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                input_shapes={"xs": [4, 3]}, options={"dynamic_batch": True})
     assert "scan" in report.ops_seen, report.ops_seen
     rng = np.random.default_rng(5)
     for steps in (2, 6):

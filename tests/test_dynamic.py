@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 import pytest
 
-from conftest import ROOT, _build
+from conftest import ROOT, _build, convert_then_check
 from dynamic_models import EXAMPLE_SEQ
 from x2.check.parity import check
 from x2.convert import convert
@@ -36,7 +36,7 @@ def gpt2_onnx(request, model_dir):
 def test_gpt2_exported_with_dynamic_axes_runs_at_every_batch_and_length(gpt2_onnx, target,
                                                                         tmp_path):
     out = tmp_path / "out"
-    report = convert(str(gpt2_onnx), str(out), source="onnx", target=target)
+    report = convert_then_check(str(gpt2_onnx), str(out), source="onnx", target=target)
     assert [i["dims"] for i in report.inputs] == [["batch", "seq"], ["batch", "seq"]]
     result = check(str(gpt2_onnx), str(out), source="onnx", target=target, serving=True)
     shapes = [s["dims"] for s in result["shapes_checked"]]
@@ -59,8 +59,9 @@ def test_gpt2_exported_with_dynamic_axes_runs_at_every_batch_and_length(gpt2_onn
 
 def test_a_dim_named_in_input_shape_must_be_dynamic_in_the_model(gpt2_onnx, tmp_path):
     from x2.errors import SelectionError
-    fixed = convert(str(gpt2_onnx), str(tmp_path / "fixed"), source="onnx", target="onnx",
-                    input_shapes={"input_ids": [2, "seq"], "attention_mask": [2, "seq"]})
+    fixed = convert_then_check(str(gpt2_onnx), str(tmp_path / "fixed"), source="onnx",
+                               target="onnx",
+                               input_shapes={"input_ids": [2, "seq"], "attention_mask": [2, "seq"]})
     assert [i["dims"] for i in fixed.inputs] == [[None, "seq"], [None, "seq"]]
     assert fixed.inputs[0]["shape"] == [2, None]
     result = check(str(gpt2_onnx), str(tmp_path / "fixed"), source="onnx", target="onnx",
@@ -68,16 +69,16 @@ def test_a_dim_named_in_input_shape_must_be_dynamic_in_the_model(gpt2_onnx, tmp_
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 3], [2, 7]]
     assert result["passed"]
     with pytest.raises(SelectionError, match="contradicts"):
-        convert(str(gpt2_onnx), str(tmp_path / "bad"), source="onnx", target="onnx",
-                input_shapes={"input_ids": [2, 3, "seq"]})
+        convert_then_check(str(gpt2_onnx), str(tmp_path / "bad"), source="onnx", target="onnx",
+                           input_shapes={"input_ids": [2, 3, "seq"]})
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_torch_dims_named_in_input_shape_stay_dynamic(target, tmp_path):
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:fully_convolutional_cnn"
     out = tmp_path / "out"
-    report = convert(model, str(out), source="torch", target=target,
-                     input_shapes={"input": ["n", 3, "h=12", "w=12"]})
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                input_shapes={"input": ["n", 3, "h=12", "w=12"]})
     assert report.inputs[0]["shape"] == [None, 3, None, None]
     assert report.inputs[0]["dims"] == ["n", None, "h", "w"]
     result = check(model, str(out), source="torch", target=target, serving=True)
@@ -95,9 +96,9 @@ def test_hugging_face_decoder_from_torch_runs_at_every_batch_and_length(target, 
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_logits"
     out = tmp_path / "out"
     dims = ["batch", f"seq={EXAMPLE_SEQ}"]
-    report = convert(model, str(out), source="torch", target=target,
-                     input_shapes={"input_ids": dims, "attention_mask": dims},
-                     options={"input_dtypes": {"*": "int64"}})
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                input_shapes={"input_ids": dims, "attention_mask": dims},
+                                options={"input_dtypes": {"*": "int64"}})
     assert [i["dims"] for i in report.inputs] == [["batch", "seq"], ["batch", "seq"]]
     # Paddle also through Paddle Inference, default config (oneDNN), as served.
     result = check(model, str(out), source="torch", target=target, serving=True)
@@ -136,7 +137,7 @@ def test_yolo_style_head_decodes_boxes_at_every_feature_map_size(yolo_onnx, targ
     """The grid comes from the map's computed height and width (Shape, Range,
     a computed Expand), as a YOLOv8 export has it."""
     out = tmp_path / "out"
-    report = convert(str(yolo_onnx), str(out), source="onnx", target=target)
+    report = convert_then_check(str(yolo_onnx), str(out), source="onnx", target=target)
     assert report.inputs[0]["dims"] == ["batch", None, "height", "width"]
     result = check(str(yolo_onnx), str(out), source="onnx", target=target, dim_sizes=YOLO_SIZES,
                    serving=True)
@@ -148,8 +149,8 @@ def test_yolo_style_head_decodes_boxes_at_every_feature_map_size(yolo_onnx, targ
 def test_yolo_style_head_from_torch_keeps_named_dims(tmp_path):
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:yolo_head"
     out = tmp_path / "out"
-    convert(model, str(out), source="torch", target="onnx",
-            input_shapes={"features": ["n", 8, "height=12", "width=20"]})
+    convert_then_check(model, str(out), source="torch", target="onnx",
+                       input_shapes={"features": ["n", 8, "height=12", "width=20"]})
     written = onnx.load(str(out / "model.onnx"))
     assert [d.dim_param for d in written.graph.input[0].type.tensor_type.shape.dim] == [
         "n", "", "height", "width"]
@@ -162,7 +163,8 @@ def test_yolo_style_head_from_torch_keeps_named_dims(tmp_path):
 def test_first_and_last_position_of_a_dynamic_sequence(tmp_path):
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:end_tokens"
     out = tmp_path / "out"
-    convert(model, str(out), source="torch", target="onnx", input_shapes={"x": [2, "seq", 4]})
+    convert_then_check(model, str(out), source="torch", target="onnx",
+                       input_shapes={"x": [2, "seq", 4]})
     result = check(model, str(out), source="torch", target="onnx")
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
         [2, 7, 4], [2, 1, 4], [2, 11, 4]]
@@ -175,7 +177,8 @@ def test_a_size_divided_at_run_time_stays_an_integer(target, tmp_path):
     paddle's 0-d int // a Python int is 1-d), also in paddle's inference/."""
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:frame_pairs"
     out = tmp_path / "out"
-    convert(model, str(out), source="torch", target=target, input_shapes={"x": [2, "n=8"]})
+    convert_then_check(model, str(out), source="torch", target=target,
+                       input_shapes={"x": [2, "n=8"]})
     result = check(model, str(out), source="torch", target=target, dim_sizes={"n": [8, 2, 14]},
                    serving=True)
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 8], [2, 2], [2, 14]]
@@ -199,7 +202,7 @@ def test_keras_fully_convolutional_net_takes_any_image_size(model_dir, target, t
     (stride 1, a 1-wide kernel of any stride)."""
     model = _build(["tests/tf_models.py", "fully_convolutional"], model_dir / "fully_conv")
     out = tmp_path / "out"
-    report = convert(str(model), str(out), source="tf", target=target)
+    report = convert_then_check(str(model), str(out), source="tf", target=target)
     assert report.inputs[0]["shape"] == [None, None, None, 3]
     result = check(str(model), str(out), source="tf", target=target, serving=True)
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
@@ -213,7 +216,7 @@ def test_keras_token_model_takes_any_batch_and_length(model_dir, target, tmp_pat
     regrouping reshapes read both sizes at run time."""
     model = _build(["tests/tf_models.py", "token_attention"], model_dir / "token_attention")
     out = tmp_path / "out"
-    report = convert(str(model), str(out), source="tf", target=target)
+    report = convert_then_check(str(model), str(out), source="tf", target=target)
     assert [i["shape"] for i in report.inputs] == [[None, None], [None, None]]
     result = check(str(model), str(out), source="tf", target=target, serving=True)
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [[2, 16], [1, 1], [3, 25]]
@@ -225,7 +228,7 @@ def test_a_class_token_tiled_over_a_dynamic_batch(model_dir, tmp_path):
     broadcast of the token's unit dim."""
     model = _build(["tests/tf_models.py", "class_token"], model_dir / "class_token")
     out = tmp_path / "out"
-    convert(str(model), str(out), source="tf", target="onnx")
+    convert_then_check(str(model), str(out), source="tf", target="onnx")
     result = check(str(model), str(out), source="tf", target="onnx")
     assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
         [2, 3, 4], [1, 3, 4], [3, 3, 4]]
@@ -309,8 +312,8 @@ def test_decoder_exported_with_its_cache_runs_at_every_cached_length(decoder_wit
     after 7 cached (a generation step), 3 after 5 and 4 after 2 (prompts)."""
     from dynamic_models import PAST_INPUTS, PRESENT_OUTPUTS
     out = tmp_path / "out"
-    report = convert(str(decoder_with_past), str(out), source="onnx", target=target,
-                     emit_options=CACHE_VERIFY)
+    report = convert_then_check(str(decoder_with_past), str(out), source="onnx", target=target,
+                                emit_options=CACHE_VERIFY)
     assert [i["name"] for i in report.inputs] == [
         "input_ids", "attention_mask", "position_ids", *PAST_INPUTS]
     assert [i["dims"] for i in report.inputs][3:] == [["batch", None, "past", None]] * 4
@@ -360,8 +363,8 @@ def test_transformers_decoder_with_cache_from_torch_generates_the_sources_tokens
     from x2.check.generation import check_generation
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_lm"
     out = tmp_path / "out"
-    report = convert(model, str(out), source="torch", target=target,
-                     options={"with_cache": True}, emit_options=CACHE_VERIFY)
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                options={"with_cache": True}, emit_options=CACHE_VERIFY)
     assert [i["name"] for i in report.inputs] == [
         "input_ids", "attention_mask", "position_ids", *PAST_INPUTS]
     assert [i["dims"] for i in report.inputs] == [
@@ -396,10 +399,10 @@ def test_transformers_encoder_decoder_with_cache_generates_the_sources_tokens(na
     from x2.check.generation import check_generation
     model = f"{ROOT / 'tools' / 'zoo_models' / 'hf.py'}:{name}"
     encoder, decoder = tmp_path / "encoder", tmp_path / "decoder"
-    first = convert(model, str(encoder), source="torch", target=target,
-                    options={"with_cache": True, "cache_part": "encoder"})
-    step = convert(model, str(decoder), source="torch", target=target,
-                   options={"with_cache": True, "cache_part": "decoder"})
+    first = convert_then_check(model, str(encoder), source="torch", target=target,
+                               options={"with_cache": True, "cache_part": "encoder"})
+    step = convert_then_check(model, str(decoder), source="torch", target=target,
+                              options={"with_cache": True, "cache_part": "decoder"})
     assert [i["name"] for i in first.inputs] == ["input_ids", "attention_mask"]
     assert [o["name"] for o in first.outputs][:5] == [
         "logits", "present.0.decoder.key", "present.0.decoder.value",
@@ -496,7 +499,7 @@ def test_paddle_inference_runs_a_sliding_window_cache_crop(tmp_path):
     model = tmp_path / "crop.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
     out = tmp_path / "out"
-    convert(str(model), str(out), source="onnx", target="paddle")
+    convert_then_check(str(model), str(out), source="onnx", target="paddle")
     result = check(str(model), str(out), source="onnx", target="paddle",
                    dim_sizes={"past": [5, 9, 1]}, serving=True)
     assert {(r["runner"], r["batch"]) for r in result["outputs"]} >= {

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from conftest import convert_then_check
 from x2.ir import Graph, TensorInfo
 from x2.ir.interpret import interpret, interpret_all
 from x2.passes.fusions import fuse_patterns
@@ -311,7 +312,6 @@ def test_onnx_decomposed_block_becomes_one_call_each(tmp_path):
 
     import onnx
     from conftest import ENV, ROOT
-    from x2.convert import convert
     from x2.check.parity import check
 
     model = tmp_path / "block.onnx"
@@ -322,7 +322,7 @@ def test_onnx_decomposed_block_becomes_one_call_each(tmp_path):
     assert source_ops["Erf"] == 1 and source_ops["Sigmoid"] == 1 and source_ops["ReduceMean"] == 2
     for target in ("torch", "onnx", "paddle"):
         out = tmp_path / target
-        convert(str(model), str(out), source="onnx", target=target)
+        convert_then_check(str(model), str(out), source="onnx", target=target)
         if target == "torch":
             code = (out / "model.py").read_text()
             for call in ("F.gelu(", "F.silu(", "nn.LayerNorm(", "F.scaled_dot_product_attention("):
@@ -406,7 +406,6 @@ def test_torch_encoder_layer_keeps_its_high_level_ops(tmp_path):
     import sys
 
     from conftest import ENV, ROOT
-    from x2.convert import convert
     from x2.check.parity import check
 
     model = tmp_path / "encoder.pt2"
@@ -414,7 +413,7 @@ def test_torch_encoder_layer_keeps_its_high_level_ops(tmp_path):
                           text=True, env=ENV, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp_path / "torch"
-    convert(str(model), str(out), source="torch", target="torch")
+    convert_then_check(str(model), str(out), source="torch", target="torch")
     code = (out / "model.py").read_text()
     counts = {call: code.count(call) for call in
               ("F.scaled_dot_product_attention(", "F.gelu(", "nn.LayerNorm(", "F.softmax(")}

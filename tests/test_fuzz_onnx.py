@@ -15,7 +15,7 @@ import random
 import numpy as np
 import pytest
 
-from x2.convert import convert
+from conftest import convert_then_check
 from x2.errors import X2Error
 from x2.check.parity import check
 
@@ -171,7 +171,7 @@ def test_mutant_converts_with_parity_or_is_refused_in_one_line(tmp_path, model, 
     onnx.save(model, str(path))
     out = tmp_path / "out"
     try:
-        convert(str(path), str(out), source="onnx", target=target)
+        convert_then_check(str(path), str(out), source="onnx", target=target)
     except X2Error as exc:
         assert "\n" not in exc.message.strip(), (applied, exc.message)
         assert exc.kind not in ("crash", "internal") and "internal" not in exc.message, \

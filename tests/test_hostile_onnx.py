@@ -41,9 +41,9 @@ def _save(model, path) -> str:
     return str(path)
 
 
-def _convert(model_path, out, to="onnx"):
+def _convert(model_path, out, to="onnx", *flags):
     return run_cli("convert", "--from", "onnx", "--to", to, "--model", str(model_path),
-                   "--out", str(out), "--quiet")
+                   "--out", str(out), "--quiet", *flags)
 
 
 def _refused(model_path, out, *needles, to="onnx"):
@@ -286,7 +286,9 @@ def test_big_constant_is_left_to_the_runtime(tmp_path):
     here) is not folded into weights: it stays an op and the file stays small."""
     model = _save(_constant_of_shape([1 << 15, 1 << 14]), tmp_path / "m.onnx")
     out = tmp_path / "out"
-    proc = _convert(model, out)
+    # Verifying it would compare two 2 GiB outputs (minutes): the point here
+    # is what the file holds.
+    proc = _convert(model, out, "onnx", "--no-verify")
     assert proc.returncode == 0, proc.stderr
     assert (out / "model.onnx").stat().st_size < 1 << 20
     ops = {n.op_type for n in onnx.load(str(out / "model.onnx")).graph.node}

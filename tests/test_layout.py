@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import convert_then_check, run_cli
 from x2.convert import convert
 from x2.errors import X2Error
 from x2.ir import Graph
@@ -26,7 +26,8 @@ def _passes(result):
 @pytest.mark.parametrize("target", ["onnx", "paddle"])
 @pytest.mark.parametrize("name", ["small_cnn", "residual_cnn", "mlp"])
 def test_nchw_interface_leaves_no_transpose(sample, tmp_path, target, name):
-    report = convert(str(sample(name)), str(tmp_path / "out"), target=target, io_layout="nchw")
+    report = convert_then_check(str(sample(name)), str(tmp_path / "out"), target=target,
+                                io_layout="nchw")
     assert report.transposes_left == 0 and report.transposes_where == []
     if name != "mlp":
         assert report.inputs[0]["shape"][1] in (3, 8)  # channels now come first
@@ -43,7 +44,8 @@ def test_default_interface_keeps_one_transpose_per_image_input_and_explains_it(s
 
 def test_nhwc_inside_for_paddle(sample, tmp_path):
     out = tmp_path / "out"
-    report = convert(str(sample("residual_cnn")), str(out), target="paddle", layout="nhwc")
+    report = convert_then_check(str(sample("residual_cnn")), str(out), target="paddle",
+                                layout="nhwc")
     assert report.transposes_left == 0 and report.layout["inside"] == "nhwc"
     code = (out / "model.py").read_text()
     assert code.count("data_format='NHWC'") >= 3 and "transpose" not in code
@@ -59,8 +61,8 @@ def test_nhwc_inside_for_paddle(sample, tmp_path):
 
 
 def test_nhwc_inside_with_nchw_interface_explains_its_transpose(sample, tmp_path):
-    report = convert(str(sample("small_cnn")), str(tmp_path / "out"), target="paddle",
-                     layout="nhwc", io_layout="nchw")
+    report = convert_then_check(str(sample("small_cnn")), str(tmp_path / "out"), target="paddle",
+                                layout="nhwc", io_layout="nchw")
     assert report.transposes_left == 1
     assert "--layout nhwc" in report.transposes_where[0]["why"]
     _passes(check(str(sample("small_cnn")), str(tmp_path / "out"), target="paddle", rtol=RTOL))
@@ -68,7 +70,7 @@ def test_nhwc_inside_with_nchw_interface_explains_its_transpose(sample, tmp_path
 
 def test_nhwc_for_torch_is_channels_last(sample, tmp_path):
     out = tmp_path / "out"
-    convert(str(sample("small_cnn")), str(out), target="torch", layout="nhwc")
+    convert_then_check(str(sample("small_cnn")), str(out), target="torch", layout="nhwc")
     assert "channels_last" in (out / "model.py").read_text()
     _passes(check(str(sample("small_cnn")), str(out), target="torch", rtol=RTOL))
 
@@ -85,7 +87,7 @@ def test_nhwc_for_onnx_is_refused_clearly(sample, tmp_path):
 def test_keras_applications_without_transposes(sample, tmp_path, name):
     for target in ("onnx", "paddle"):
         out = tmp_path / target
-        report = convert(str(sample(name)), str(out), target=target, io_layout="nchw")
+        report = convert_then_check(str(sample(name)), str(out), target=target, io_layout="nchw")
         assert report.transposes_left == 0
         _passes(check(str(sample(name)), str(out), target=target, rtol=RTOL,
                       serving=target == "paddle"))
@@ -98,7 +100,7 @@ def test_keras_applications_without_transposes(sample, tmp_path, name):
     if name in ("mobilenet_v2", "resnet50"):
         return   # their default interface: test_onnx.py test_keras_applications_to_onnx
     # The default (NHWC) interface: one Transpose, at the input.
-    report = convert(str(sample(name)), str(tmp_path / "nhwc_io"), target="onnx")
+    report = convert_then_check(str(sample(name)), str(tmp_path / "nhwc_io"), target="onnx")
     assert report.transposes_left == 1
     assert report.transposes_where[0]["where"].startswith("at graph input")
 

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ENV, ROOT, _build, run_cli
+from conftest import ENV, ROOT, _build, convert_then_check, run_cli
 from x2.convert import convert
 from x2.errors import ModelLoadError, UnsupportedOpsError
 from x2.check.parity import check
@@ -55,7 +55,7 @@ def _assert_parity(result):
 @pytest.mark.parametrize("name", ["small_cnn", "mlp", "residual_cnn"])
 def test_tf_to_onnx_passes_checker_and_matches(sample, tmp_path, name):
     out = tmp_path / "out"
-    report = convert(str(sample(name)), str(out), target="onnx")
+    report = convert_then_check(str(sample(name)), str(out), target="onnx")
     _assert_parity(check(str(sample(name)), str(out), target="onnx", rtol=RTOL))
     facts = onnx_facts(out / "model.onnx")
     assert facts["inputs"] == [i["name"] for i in report.inputs]
@@ -65,7 +65,7 @@ def test_tf_to_onnx_passes_checker_and_matches(sample, tmp_path, name):
 
 def test_tf_to_onnx_keeps_signature_names(tf_model, tmp_path):
     out = tmp_path / "out"
-    convert(str(tf_model("raw_ops")), str(out), target="onnx")
+    convert_then_check(str(tf_model("raw_ops")), str(out), target="onnx")
     facts = onnx_facts(out / "model.onnx")
     assert facts["inputs"] == ["x"] and facts["outputs"] == ["logits", "probs"]
     _assert_parity(check(str(tf_model("raw_ops")), str(out), target="onnx", rtol=RTOL))
@@ -76,7 +76,8 @@ def test_opsets(sample, tf_model, tmp_path, opset):
     """Reductions take axes as an input from 18, Gelu is one op from 20."""
     for model in (sample("small_cnn"), tf_model("raw_ops")):
         out = tmp_path / f"{model.name}_{opset}"
-        report = convert(str(model), str(out), target="onnx", emit_options={"opset": opset})
+        report = convert_then_check(str(model), str(out), target="onnx",
+                                    emit_options={"opset": opset})
         assert report.target_details["opset"] == opset
         assert onnx_facts(out / "model.onnx")["opset"] == opset
         _assert_parity(check(str(model), str(out), target="onnx", rtol=RTOL))
@@ -93,7 +94,7 @@ def test_unsupported_opset_is_refused(sample, tmp_path):
 @pytest.mark.parametrize("name", ["mobilenet_v2", "resnet50"])
 def test_keras_applications_to_onnx(sample, tmp_path, name):
     out = tmp_path / "out"
-    report = convert(str(sample(name)), str(out), target="onnx")
+    report = convert_then_check(str(sample(name)), str(out), target="onnx")
     _assert_parity(check(str(sample(name)), str(out), target="onnx", rtol=RTOL))
     assert onnx_facts(out / "model.onnx")["ops"]["Transpose"] == 1
     # The default (NHWC) interface keeps one Transpose, at the input.
@@ -165,7 +166,7 @@ ONNX_MODELS = ["torch_cnn", "torch_decoder", "torch_transformer", "handmade_opse
 @pytest.mark.parametrize("target", ["onnx", "paddle"])
 def test_onnx_models_convert_and_match_onnxruntime(onnx_model, tmp_path, name, target):
     out = tmp_path / "out"
-    report = convert(str(onnx_model(name)), str(out), source="onnx", target=target)
+    report = convert_then_check(str(onnx_model(name)), str(out), source="onnx", target=target)
     assert report.ops_mapped > 0
     _assert_parity(check(str(onnx_model(name)), str(out), source="onnx", target=target,
                          rtol=RTOL))
@@ -178,7 +179,7 @@ def test_onnx_group_and_instance_norm_are_one_layer_each(onnx_model, tmp_path, o
     reshape/Mul/Add form and InstanceNormalization each become one layer holding
     the learned scale and bias."""
     model, out = str(onnx_model(f"norms_opset{opset}")), tmp_path / "out"
-    convert(model, str(out), source="onnx", target=target)
+    convert_then_check(model, str(out), source="onnx", target=target)
     text = (out / "model.py").read_text()
     instance = "nn.InstanceNorm2d(" if target == "torch" else "nn.InstanceNorm2D("
     assert text.count("nn.GroupNorm(2, 8") == 1 and text.count(instance) == 1, text
@@ -192,14 +193,15 @@ def test_group_norm_to_onnx_by_opset(onnx_model, tmp_path, opset, ops):
     """--to onnx: GroupNormalization from opset 21 (its meaning changed there),
     decomposed before; a group per channel is InstanceNormalization."""
     model, out = str(onnx_model("norms_opset21")), tmp_path / "out"
-    convert(model, str(out), source="onnx", target="onnx", emit_options={"opset": opset})
+    convert_then_check(model, str(out), source="onnx", target="onnx", emit_options={"opset": opset})
     assert ops <= set(onnx_facts(out / "model.onnx")["ops"])
     _assert_parity(check(model, str(out), source="onnx", target="onnx", rtol=1e-5))
 
 
 def test_onnx_dynamic_batch(onnx_model, tmp_path):
     out = tmp_path / "out"
-    report = convert(str(onnx_model("torch_cnn")), str(out), source="onnx", target="paddle")
+    report = convert_then_check(str(onnx_model("torch_cnn")), str(out), source="onnx",
+                                target="paddle")
     assert report.inputs[0]["shape"][0] is None
     for batch in (1, 5):
         result = check(str(onnx_model("torch_cnn")), str(out), source="onnx", target="paddle",
@@ -214,9 +216,9 @@ def test_onnx_dynamic_batch(onnx_model, tmp_path):
                                   pytest.param("resnet50", marks=pytest.mark.slow)])
 def test_round_trip_tf_onnx_paddle(sample, tmp_path, name):
     """TF -> IR -> ONNX -> IR -> Paddle gives TensorFlow's numbers."""
-    convert(str(sample(name)), str(tmp_path / "onnx"), target="onnx")
-    report = convert(str(tmp_path / "onnx" / "model.onnx"), str(tmp_path / "paddle"),
-                     source="onnx", target="paddle")
+    convert_then_check(str(sample(name)), str(tmp_path / "onnx"), target="onnx")
+    report = convert_then_check(str(tmp_path / "onnx" / "model.onnx"), str(tmp_path / "paddle"),
+                                source="onnx", target="paddle")
     assert report.transposes_left <= 1
     _assert_parity(check(str(sample(name)), str(tmp_path / "paddle"), source="tf",
                          target="paddle", rtol=RTOL))
@@ -282,7 +284,7 @@ def test_onnx_numbers_really_differ_when_weights_do(onnx_model, tmp_path):
     init.CopyFrom(numpy_helper.from_array(array, init.name))
     changed = tmp_path / "changed.onnx"
     onnx.save(model, str(changed))
-    convert(str(changed), str(tmp_path / "out"), source="onnx", target="onnx")
+    convert_then_check(str(changed), str(tmp_path / "out"), source="onnx", target="onnx")
     result = check(str(onnx_model("torch_cnn")), str(tmp_path / "out"), source="onnx",
                    target="onnx", rtol=RTOL)
     assert not result["passed"]
@@ -292,7 +294,7 @@ def test_negative_step_slice_to_torch(onnx_model, tmp_path):
     """torch slicing has no negative step: handmade_opset13's reversed Slice is
     written as flip + slice, and the model runs and matches."""
     out = tmp_path / "out"
-    convert(str(onnx_model("handmade_opset13")), str(out), source="onnx", target="torch")
+    convert_then_check(str(onnx_model("handmade_opset13")), str(out), source="onnx", target="torch")
     assert "torch.flip(" in (out / "model.py").read_text()
     _assert_parity(check(str(onnx_model("handmade_opset13")), str(out), source="onnx",
                          target="torch", rtol=RTOL))

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ENV, ROOT, _build
+from conftest import ENV, ROOT, _build, convert_then_check
 from x2.convert import convert
 from x2.errors import X2Error
 from x2.ir import Graph
@@ -183,8 +183,8 @@ def _weights_dtype(out, target) -> str:
 def test_fp16_overflow_is_kept_in_fp32(tmp_path):
     model = f"{TORCH_MODELS}:overflow"
     out = tmp_path / "out"
-    report = convert(model, str(out), source="torch", target="torch",
-                     input_shapes={"x": [2, 8]}, emit_options={"precision": "fp16"})
+    report = convert_then_check(model, str(out), source="torch", target="torch",
+                                input_shapes={"x": [2, 8]}, emit_options={"precision": "fp16"})
     kept = report.target_details["precision"]["kept_fp32"]
     overflow = [v for v in kept.values() if "overflows fp16" in v["why"]]
     assert {v["op"] for v in overflow} >= {"mul", "add"}, kept
@@ -213,8 +213,8 @@ def test_cli_precision_flags_and_bad_keep_list(tmp_path):
 def test_mixed_torch_autocasts_with_fp32_weights(tmp_path):
     model = f"{TORCH_MODELS}:resnet"
     out = tmp_path / "out"
-    convert(model, str(out), source="torch", target="torch", input_shapes={"x": [2, 3, 32, 32]},
-            emit_options={"precision": "mixed"})
+    convert_then_check(model, str(out), source="torch", target="torch",
+                       input_shapes={"x": [2, 3, 32, 32]}, emit_options={"precision": "mixed"})
     code = (out / "model.py").read_text()
     assert "with torch.autocast(device_type=x.device.type, dtype=torch.float16):" in code
     assert _weights_dtype(out, "torch") == "float32"
@@ -227,7 +227,7 @@ def test_bisect_names_the_first_layer_over_the_budget(sample, tmp_path):
     """A budget tighter than fp16 rounding: the first converted layer exceeds it."""
     model = str(sample("small_cnn"))
     out = tmp_path / "out"
-    convert(model, str(out), target="torch", emit_options={"precision": "fp16"})
+    convert_then_check(model, str(out), target="torch", emit_options={"precision": "fp16"})
     result = check(model, str(out), target="torch", rtol=1e-6, atol=1e-7, bisect=True)
     assert not result["passed"]
     first = result["bisect"]["first_divergence"]

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ENV, ROOT, run_cli
+from conftest import ENV, ROOT, convert_then_check, run_cli
 from test_zoo_ops import TARGETS, _inputs, _run_source
 from x2.check.parity import check
 from x2.convert import convert
@@ -37,7 +37,7 @@ def _assert_parity(source, model, shapes, tmp_path, serving=True, **convert_args
         assert not (a == b).all(), f"output {i} of {model} does not depend on its input"
     for target in TARGETS:
         out = tmp_path / target
-        convert(model, str(out), source=source, target=target, **convert_args)
+        convert_then_check(model, str(out), source=source, target=target, **convert_args)
         result = check(model, str(out), source=source, target=target, rtol=RTOL,
                        inputs=first, serving=serving)
         runners = {r["runner"] for r in result["outputs"]}
@@ -178,9 +178,9 @@ def test_transformers_mixture_of_experts_decoder(name, tmp_path):
     model = f"{TORCH_MODELS}:{name}"
     for target in TARGETS:
         out = tmp_path / target
-        convert(model, str(out), source="torch", target=target,
-                input_shapes={"input_ids": [2, 7], "attention_mask": [2, 7]},
-                options={"input_dtypes": {"*": "int64"}})
+        convert_then_check(model, str(out), source="torch", target=target,
+                           input_shapes={"input_ids": [2, 7], "attention_mask": [2, 7]},
+                           options={"input_dtypes": {"*": "int64"}})
         result = check(model, str(out), source="torch", target=target, serving=True,
                        rtol=1e-4)
         assert result["passed"], (target, result["outputs"])
@@ -225,10 +225,10 @@ def test_lengths_are_captured_at_one_when_zero_is_out_of_range(tmp_path):
     model = f"{TORCH_MODELS}:last_by_length"
     for target in TARGETS:
         out = tmp_path / target
-        convert(model, str(out), source="torch", target=target,
-                input_shapes={"x": [3, 5, 4], "lengths": [3]},
-                options={"input_dtypes": {"lengths": "int64"},
-                         "input_ranges": {"lengths": [1, 6]}})
+        convert_then_check(model, str(out), source="torch", target=target,
+                           input_shapes={"x": [3, 5, 4], "lengths": [3]},
+                           options={"input_dtypes": {"lengths": "int64"},
+                                    "input_ranges": {"lengths": [1, 6]}})
         result = check(model, str(out), source="torch", target=target, serving=True)
         assert result["passed"], (target, result["outputs"])
 
@@ -240,9 +240,9 @@ def test_an_int_argument_is_fixed_with_input_value(tmp_path):
     model = f"{TORCH_MODELS}:sample_rate"
     for target in TARGETS:
         out = tmp_path / target
-        report = convert(model, str(out), source="torch", target=target,
-                         input_shapes={"x": [2, 8]},
-                         options={"input_values": {"sr": 16000}})
+        report = convert_then_check(model, str(out), source="torch", target=target,
+                                    input_shapes={"x": [2, 8]},
+                                    options={"input_values": {"sr": 16000}})
         assert [i["name"] for i in report.inputs] == ["x"]
         result = check(model, str(out), source="torch", target=target, serving=True)
         assert result["passed"], (target, result["outputs"])
@@ -297,14 +297,15 @@ def test_scripted_torchscript_branch_converts_and_a_loop_is_refused(tmp_path):
     model = str(tmp_path / "branch.pt")
     for target in TARGETS:
         out = tmp_path / target
-        convert(model, str(out), source="torch", target=target, input_shapes={"x": [2, 3]})
+        convert_then_check(model, str(out), source="torch", target=target,
+                           input_shapes={"x": [2, 3]})
         for sign in (1, -1):   # one input per branch
             data = sign * (np.abs(_inputs([(2, 3)], 1)[0]) + 0.1)
             result = check(model, str(out), source="torch", target=target, inputs=[data])
             assert result["passed"], (target, sign, result["outputs"])
     with pytest.raises(X2Error) as info:
-        convert(str(tmp_path / "loop.pt"), str(tmp_path / "out"), source="torch",
-                target="onnx", input_shapes={"x": [4, 3]})
+        convert_then_check(str(tmp_path / "loop.pt"), str(tmp_path / "out"), source="torch",
+                           target="onnx", input_shapes={"x": [4, 3]})
     message = str(info.value)
     assert "prim::Loop" in message and "torch.jit.trace" in message and "nn.Module" in message
     assert not (tmp_path / "out").exists()
@@ -316,9 +317,9 @@ def test_packed_sequences_are_refused_from_torch_and_convert_through_onnx(tmp_pa
     with sequence lengths after a TopK that sorts them: that file converts
     to every target, checked on lengths 5, 2 and 4."""
     with pytest.raises(X2Error) as info:
-        convert(f"{TORCH_MODELS}:packed_lstm", str(tmp_path / "out"), source="torch",
-                target="onnx", input_shapes={"x": [3, 5, 4], "lengths": [3]},
-                options={"input_dtypes": {"lengths": "int64"}})
+        convert_then_check(f"{TORCH_MODELS}:packed_lstm", str(tmp_path / "out"), source="torch",
+                           target="onnx", input_shapes={"x": [3, 5, 4], "lengths": [3]},
+                           options={"input_dtypes": {"lengths": "int64"}})
     assert "packed sequences" in str(info.value) and "torch.onnx.export" in str(info.value)
     model = tmp_path / "packed.onnx"
     proc = subprocess.run([sys.executable, TORCH_MODELS, "packed_lstm_onnx", str(model)],
@@ -329,8 +330,8 @@ def test_packed_sequences_are_refused_from_torch_and_convert_through_onnx(tmp_pa
     for target in TARGETS:
         out = tmp_path / target
         # Lengths are 1..5 (x2 cannot tell behind the TopK): verify feeds those.
-        convert(str(model), str(out), source="onnx", target=target,
-                options={"input_ranges": {"lengths": [1, 6]}})
+        convert_then_check(str(model), str(out), source="onnx", target=target,
+                           options={"input_ranges": {"lengths": [1, 6]}})
         result = check(str(model), str(out), source="onnx", target=target, inputs=[x, lengths],
                        serving=True)
         assert result["passed"], (target, result["outputs"])

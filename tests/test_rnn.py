@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ENV
+from conftest import ENV, convert_then_check
 from x2.convert import convert
 from x2.errors import ConversionError
 from x2.check.parity import check
@@ -120,7 +120,7 @@ torch.onnx.export(Text().eval(), (torch.randint(0, 50, (2, 7)),), {str(path)!r},
 @pytest.mark.parametrize("target", ["torch", "paddle", "onnx"])
 def test_exported_lstm_gru_become_layers(text_classifier, tmp_path, target):
     out = tmp_path / target
-    convert(str(text_classifier), str(out), source="onnx", target=target)
+    convert_then_check(str(text_classifier), str(out), source="onnx", target=target)
     _assert_parity(check(str(text_classifier), str(out), source="onnx", target=target,
                          rtol=RTOL))
     if target == "onnx":
@@ -139,7 +139,7 @@ def test_exported_lstm_gru_become_layers(text_classifier, tmp_path, target):
 def test_bidirectional_lstm_with_lengths_and_states(tmp_path, target):
     model = _rnn_model(tmp_path / "lstm.onnx", "LSTM", "bidirectional", seq_lens=True,
                        init=True)
-    convert(str(model), str(tmp_path / target), source="onnx", target=target)
+    convert_then_check(str(model), str(tmp_path / target), source="onnx", target=target)
     _assert_parity(check(str(model), str(tmp_path / target), source="onnx", target=target,
                          rtol=RTOL))
 
@@ -149,7 +149,7 @@ def test_bidirectional_lstm_with_lengths_and_states(tmp_path, target):
 def test_gru_and_rnn(tmp_path, kind, direction, activation):
     model = _rnn_model(tmp_path / "m.onnx", kind, direction, init=True, activation=activation)
     for target in ("torch", "paddle"):
-        convert(str(model), str(tmp_path / target), source="onnx", target=target)
+        convert_then_check(str(model), str(tmp_path / target), source="onnx", target=target)
         _assert_parity(check(str(model), str(tmp_path / target), source="onnx",
                              target=target, rtol=RTOL))
 
@@ -162,7 +162,7 @@ def test_gru_resetting_before_its_matmul_becomes_x2s_own_class(tmp_path, directi
     model = _rnn_model(tmp_path / "gru.onnx", "GRU", direction, seq_lens=seq_lens, init=True,
                        lbr=0)
     for target in ("torch", "paddle", "onnx"):
-        convert(str(model), str(tmp_path / target), source="onnx", target=target)
+        convert_then_check(str(model), str(tmp_path / target), source="onnx", target=target)
         _assert_parity(check(str(model), str(tmp_path / target), source="onnx",
                              target=target, rtol=RTOL))
         if target != "onnx":
@@ -180,14 +180,14 @@ def test_gru_resetting_before_its_matmul_over_any_number_of_steps(tmp_path):
         value.type.tensor_type.shape.dim[0].dim_param = "steps"
     onnx.save(model, tmp_path / "gru.onnx")
     path = str(tmp_path / "gru.onnx")
-    convert(path, str(tmp_path / "torch"), source="onnx", target="torch")
+    convert_then_check(path, str(tmp_path / "torch"), source="onnx", target="torch")
     rng = np.random.default_rng(2)
     for steps in (2, 7):
         x = rng.standard_normal((steps, 3, 4)).astype(np.float32)
         _assert_parity(check(path, str(tmp_path / "torch"), source="onnx", target="torch",
                              rtol=RTOL, inputs=[x]))
     with pytest.raises(ConversionError, match="dynamic number of time steps"):
-        convert(path, str(tmp_path / "paddle"), source="onnx", target="paddle")
+        convert_then_check(path, str(tmp_path / "paddle"), source="onnx", target="paddle")
 
 
 def test_gru_resetting_before_its_matmul_differs_from_nn_gru(tmp_path):

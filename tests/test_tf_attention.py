@@ -4,7 +4,7 @@ with other two-operand einsum forms, converted to every target with parity
 (fp32, rtol 1e-4: a few hundred accumulations per output)."""
 import pytest
 
-from x2.convert import convert
+from conftest import convert_then_check
 from x2.check.parity import check
 
 
@@ -13,7 +13,7 @@ from x2.check.parity import check
 def test_einsum_models_convert_with_parity(tf_model, tmp_path, model, target):
     path = str(tf_model("attention") / model)
     out = tmp_path / target
-    report = convert(path, str(out), target=target)
+    report = convert_then_check(path, str(out), target=target)
     assert report.ops_seen.get("Einsum", 0) >= 2
     assert report.source["reader"] == {"name": "direct"}
     result = check(path, str(out), target=target, rtol=1e-4)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, convert_then_check
 from x2.convert import convert
 from x2.errors import X2Error
 from x2.check.parity import check
@@ -18,7 +18,7 @@ MODEL_DEF = f"{ROOT / 'tests' / 'tf_models.py'}:keras_zoo"
 
 
 def _parity(model, out, target, batch=2, **kwargs):
-    report = convert(str(model), str(out), target=target, **kwargs)
+    report = convert_then_check(str(model), str(out), target=target, **kwargs)
     result = check(str(model), str(out), target=target, rtol=RTOL, batch=batch)
     for r in result["outputs"]:
         assert not r["ref_constant"], f"reference output {r['name']} is constant"

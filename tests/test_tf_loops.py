@@ -18,7 +18,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import convert_then_check, run_cli
 from x2.convert import convert
 from x2.errors import ConversionError
 from x2.check.parity import check
@@ -37,7 +37,7 @@ UNROLL = {"unroll_loops": True}
 
 
 def _parity(model, out, target, **kwargs):
-    report = convert(str(model), str(out), target=target, options=UNROLL)
+    report = convert_then_check(str(model), str(out), target=target, options=UNROLL)
     result = check(str(model), str(out), target=target, rtol=RTOL, batch=3, **kwargs)
     for r in result["outputs"]:
         assert not r["ref_constant"], f"reference output {r['name']} ignores the input"
@@ -191,7 +191,7 @@ def test_keras_sequence_models_become_recurrent_layers(tf_model, tmp_path, model
     path = tf_model("keras_text_rnn") / model
     for target in targets:
         out = tmp_path / target
-        report = convert(str(path), str(out), target=target)
+        report = convert_then_check(str(path), str(out), target=target)
         result = check(str(path), str(out), target=target, rtol=RTOL, batch=3)
         for r in result["outputs"]:
             assert not r["ref_constant"] and r["ref_scale"] > 1e-2, r
@@ -218,7 +218,7 @@ def test_keras_gru_resetting_before_its_matmul_converts_without_unrolling(tf_mod
     and no loop is unrolled."""
     model = tf_model("keras_rnns") / "gru_reset_before"
     out = tmp_path / target
-    report = convert(str(model), str(out), target=target)
+    report = convert_then_check(str(model), str(out), target=target)
     result = check(str(model), str(out), target=target, rtol=RTOL, batch=3)
     for r in result["outputs"]:
         assert not r["ref_constant"] and r["ref_scale"] > 1e-2, r
@@ -250,7 +250,7 @@ def test_keras_recurrent_layers_over_a_dynamic_length(tf_model, tmp_path, model,
     rng = np.random.default_rng(0)
     for target in targets:
         out = tmp_path / target
-        report = convert(str(path), str(out), target=target)
+        report = convert_then_check(str(path), str(out), target=target)
         layers = sorted(report.source["reader"]["recurrent_layers"].values())
         assert layers == DYNAMIC[model][0]
         assert not [op for op in report.ops_seen if "While" in op or "TensorList" in op]
@@ -285,7 +285,7 @@ def test_a_reset_before_gru_over_a_dynamic_length(tf_model, tmp_path):
     path = tf_model("keras_text_rnn") / "reset_before_dynamic"
     rng = np.random.default_rng(1)
     for target in ("onnx", "torch"):
-        report = convert(str(path), str(tmp_path / target), target=target)
+        report = convert_then_check(str(path), str(tmp_path / target), target=target)
         assert list(report.source["reader"]["recurrent_layers"].values()) == ["gru"]
         for length in (3, 6):
             x = rng.standard_normal((2, length, 4)).astype(np.float32)
@@ -294,7 +294,7 @@ def test_a_reset_before_gru_over_a_dynamic_length(tf_model, tmp_path):
             assert all(r["passed"] and not r["ref_constant"] for r in result["outputs"]), result
     with pytest.raises(ConversionError, match=r"linear_before_reset=0 .*over a dynamic number "
                                               r"of time steps"):
-        convert(str(path), str(tmp_path / "paddle"), target="paddle")
+        convert_then_check(str(path), str(tmp_path / "paddle"), target="paddle")
     assert not (tmp_path / "paddle").exists()
 
 
@@ -380,7 +380,7 @@ def test_runtime_while_and_cond_stay_control_flow(tf_model, tmp_path, target):
     rounding) for 0, 1 and several steps and both branches."""
     model = tf_model("tf_loops") / "runtime"
     out = tmp_path / target
-    report = convert(str(model), str(out), target=target)
+    report = convert_then_check(str(model), str(out), target=target)
     assert report.source["reader"]["name"] == "direct"
     assert "unrolled_loops" not in report.source["reader"]
     x = np.full((2, 3), 0.1, np.float32)
@@ -407,7 +407,7 @@ def test_runtime_while_and_cond_stay_control_flow(tf_model, tmp_path, target):
 def test_loop_with_input_trip_count_converts_without_unrolling(tf_model, tmp_path):
     model = tf_model("tf_loops") / "dynamic"
     out = tmp_path / "out"
-    report = convert(str(model), str(out), target="paddle")
+    report = convert_then_check(str(model), str(out), target="paddle")
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     for steps in (0, 2, 7):
         result = check(str(model), str(out), target="paddle", rtol=1e-4,
@@ -423,7 +423,7 @@ def test_switch_case_on_a_runtime_index_is_nested_ifs(tf_model, tmp_path, target
     index known when the model is read is its one branch, inlined."""
     model = tf_model("tf_switch_case")
     out = tmp_path / target
-    report = convert(str(model), str(out), target=target)
+    report = convert_then_check(str(model), str(out), target=target)
     assert report.source["reader"]["name"] == "direct"
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
     scales = {}

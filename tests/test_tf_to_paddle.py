@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from conftest import convert_then_check
 from x2.convert import convert
 from x2.check.parity import check
 
@@ -14,7 +15,7 @@ RTOL = 1e-4
 
 
 def _convert_and_check(model, out, batch=2, serving=False, **kwargs):
-    report = convert(str(model), str(out), **kwargs)
+    report = convert_then_check(str(model), str(out), **kwargs)
     result = check(str(model), str(out), rtol=RTOL, batch=batch, serving=serving)
     runners = {r["runner"] for r in result["outputs"]}
     assert runners == {"paddle:python", "paddle:jit.load"} | ({"paddle:inference"} if serving
@@ -59,7 +60,7 @@ def test_raw_tf_ops_and_two_outputs(tf_model, tmp_path):
 
 def test_dynamic_batch_is_kept(sample, tmp_path):
     model = sample("small_cnn")
-    convert(str(model), str(tmp_path / "out"))
+    convert_then_check(str(model), str(tmp_path / "out"))
     for batch in (1, 7):
         result = check(str(model), str(tmp_path / "out"), rtol=RTOL, batch=batch)
         assert result["passed"] and result["input_shapes"] == [[batch, 32, 32, 3]]
@@ -67,7 +68,8 @@ def test_dynamic_batch_is_kept(sample, tmp_path):
 
 def test_input_shape_fixes_the_batch(sample, tmp_path):
     model = sample("small_cnn")
-    report = convert(str(model), str(tmp_path / "out"), input_shapes={"image": [3, 32, 32, 3]})
+    report = convert_then_check(str(model), str(tmp_path / "out"), input_shapes={"image": [3, 32,
+                                32, 3]})
     assert report.inputs[0]["shape"] == [3, 32, 32, 3]
     assert check(str(model), str(tmp_path / "out"), rtol=RTOL)["passed"]
 

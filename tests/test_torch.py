@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ENV, ROOT, run_cli
+from conftest import ENV, ROOT, convert_then_check, run_cli
 from x2.convert import convert
 from x2.errors import ModelLoadError, UnsupportedOpsError
 from x2.check.parity import check
@@ -38,8 +38,8 @@ def _assert_parity(result, target):
 @pytest.mark.parametrize("name", ["resnet", "encoder", "mlp"])
 def test_torch_models_convert_with_parity(tmp_path, name, target):
     model, out = f"{MODELS}:{name}", tmp_path / "out"
-    report = convert(model, str(out), source="torch", target=target,
-                     input_shapes=SHAPES[name], options=OPTIONS.get(name))
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                input_shapes=SHAPES[name], options=OPTIONS.get(name))
     assert report.source["input_shapes"] == SHAPES[name]
     _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL), target)
 
@@ -76,8 +76,8 @@ def test_generated_torch_code_is_layers_and_runs_standalone(tmp_path):
 
 def test_channels_last_keeps_parity(tmp_path):
     out = tmp_path / "out"
-    convert(f"{MODELS}:resnet", str(out), source="torch", target="torch",
-            input_shapes=SHAPES["resnet"], emit_options={"channels_last": True})
+    convert_then_check(f"{MODELS}:resnet", str(out), source="torch", target="torch",
+                       input_shapes=SHAPES["resnet"], emit_options={"channels_last": True})
     assert "CHANNELS_LAST = True" in (out / "model.py").read_text()
     _assert_parity(check(f"{MODELS}:resnet", str(out), source="torch", target="torch",
                          rtol=RTOL), "torch")
@@ -86,7 +86,7 @@ def test_channels_last_keeps_parity(tmp_path):
 @pytest.mark.parametrize("name", ["small_cnn", "mlp", "residual_cnn"])
 def test_tf_samples_to_torch(sample, tmp_path, name):
     model, out = sample(name), tmp_path / "out"
-    report = convert(str(model), str(out), source="tf", target="torch")
+    report = convert_then_check(str(model), str(out), source="tf", target="torch")
     assert report.inputs[0]["shape"][-1] in (3, report.inputs[0]["shape"][-1])
     _assert_parity(check(str(model), str(out), source="tf", target="torch", rtol=RTOL), "torch")
 
@@ -94,7 +94,7 @@ def test_tf_samples_to_torch(sample, tmp_path, name):
 @pytest.mark.slow
 def test_mobilenet_v2_to_torch(sample, tmp_path):
     model, out = sample("mobilenet_v2"), tmp_path / "out"
-    report = convert(str(model), str(out), source="tf", target="torch")
+    report = convert_then_check(str(model), str(out), source="tf", target="torch")
     assert report.inputs[0]["shape"] == [None, 224, 224, 3]  # NHWC interface kept
     _assert_parity(check(str(model), str(out), source="tf", target="torch", rtol=RTOL), "torch")
 
@@ -125,7 +125,7 @@ def saved_models(tmp_path_factory):
 
 def test_pt2_program_converts(saved_models, tmp_path):
     pt2, out = saved_models["pt2"], tmp_path / "out"
-    report = convert(str(pt2), str(out), source="torch", target="paddle")
+    report = convert_then_check(str(pt2), str(out), source="torch", target="paddle")
     assert report.inputs[0]["shape"] == [3, 20]
     _assert_parity(check(str(pt2), str(out), source="torch", target="paddle", rtol=RTOL),
                    "paddle")
@@ -135,8 +135,8 @@ def test_pt2_program_converts(saved_models, tmp_path):
                                                 ("ts_cnn", "onnx", [2, 3, 32, 32])])
 def test_torchscript_converts_with_parity(saved_models, tmp_path, key, target, shape):
     model, out = str(saved_models[key]), tmp_path / "out"
-    report = convert(model, str(out), source="torch", target=target,
-                     input_shapes={"x": shape})
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                input_shapes={"x": shape})
     assert report.inputs[0]["shape"] == shape
     _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL), target)
 
@@ -245,7 +245,7 @@ def test_mixed_int_and_float_operands_follow_torch_promotion(tmp_path, target):
     (numpy's rule would give float64: a type error in ONNX and paddle.jit.save,
     a wrong dtype in torch), and int / int is true division."""
     model, out = f"{MODELS}:alibi_scores", tmp_path / "out"
-    report = convert(model, str(out), source="torch", target=target,
-                     input_shapes={"x": [2, 6, 8]})
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                input_shapes={"x": [2, 6, 8]})
     assert [o["dtype"] for o in report.outputs] == ["float32"]
     _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL), target)

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ENV, ROOT
+from conftest import ENV, ROOT, convert_then_check
 from x2.convert import convert
 from x2.errors import X2Error
 from x2.check.parity import check
@@ -83,7 +83,7 @@ def _assert_converts_with_parity(source, model, shapes, tmp_path, **convert_args
         assert not np.array_equal(a, b), f"output {i} of {model} does not depend on its input"
     for target in TARGETS:
         out = tmp_path / target
-        convert(model, str(out), source=source, target=target, **convert_args)
+        convert_then_check(model, str(out), source=source, target=target, **convert_args)
         result = check(model, str(out), source=source, target=target, rtol=RTOL,
                        inputs=first)
         assert result["outputs"], result
