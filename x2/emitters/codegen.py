@@ -413,6 +413,10 @@ class EmitContext:
         return bool(origin is not None and origin.trainable and value in self.graph.constants
                     and self.const(value).dtype.kind == "f")
 
+    def own_buffer(self, array: np.ndarray) -> Expr:
+        """The registration of a constant x2 computed (no source weight)."""
+        return self.buffer_init(array)
+
     def parameter_init(self, array: np.ndarray) -> Expr:
         """A trainable parameter of the array's shape and dtype (load_model fills it)."""
         raise NotImplementedError
@@ -455,7 +459,9 @@ class EmitContext:
                 self.tree.flat(name, origin, array.shape)
             self.buffers[key] = written
             self.state[name] = array
-            self.code.buffers.append((written, self.buffer_init(array)))
+            own = name not in self.tree.expressions and name not in self.tree.renamed
+            self.code.buffers.append((written, self.own_buffer(array) if own
+                                      else self.buffer_init(array)))
         return self.buffers[key]
 
     def layer(self, node, kind: str, ctor: Expr, params: dict, name_from: str | None = None

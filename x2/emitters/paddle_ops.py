@@ -78,11 +78,12 @@ class PaddleContext(EmitContext):
     def footer_lines(self) -> list[str]:
         if not self.tree.layouts:
             return []
-        rows = [f"    {key!r}: ({source!r}, {None if perm is None else tuple(perm)}, "
-                f"{tuple(shape)}),"
+        rows = [f"    {key!r}: ({tuple(self.tree.tied_keys(source))!r}, "
+                f"{None if perm is None else tuple(perm)}, {tuple(shape)}),"
                 for key, (source, perm, shape) in self.tree.layouts.items()]
-        return ["", "", "# parameter or buffer -> (the source checkpoint's key, the axes x2 "
-                "permuted it by, its shape here)", "SOURCE_KEYS = {", *rows, "}",
+        return ["", "", "# parameter or buffer -> (the source checkpoint's keys for it (a tied "
+                "weight has several), the axes x2", "# permuted it by, its shape here)",
+                "SOURCE_KEYS = {", *rows, "}",
                 "", "", LOAD_SOURCE_CHECKPOINT]
 
     def parameter_init(self, array: np.ndarray) -> Expr:
@@ -663,16 +664,16 @@ LOAD_SOURCE_CHECKPOINT = '''def load_source_checkpoint(path):
         source = {key: (tensor.float() if tensor.dtype == torch.bfloat16 else tensor).numpy()
                   for key, tensor in torch.load(path, map_location="cpu",
                                                 weights_only=True).items()}
-    missing = sorted({key for key, _, _ in SOURCE_KEYS.values()} - set(source))
+    # (a checkpoint may hold a tied weight under any one of its keys)
+    missing = [keys[0] for keys, _, _ in SOURCE_KEYS.values() if not set(keys) & set(source)]
     if missing:
         raise ValueError(f"{path} does not hold the source weights {missing[:5]}")
     model = load_model()
-    expected = model.state_dict()
-    state = {}
-    for name, (key, perm, shape) in SOURCE_KEYS.items():
-        array = np.asarray(source[key])
+    state = model.state_dict()
+    for name, (keys, perm, shape) in SOURCE_KEYS.items():
+        array = np.asarray(source[next(key for key in keys if key in source)])
         if perm is not None:  # the source tensor, reshaped if x2 did, then transposed
             array = array.reshape([shape[i] for i in np.argsort(perm)]).transpose(perm)
-        state[name] = paddle.to_tensor(array.reshape(shape)).astype(expected[name].dtype)
+        state[name] = paddle.to_tensor(array.reshape(shape)).astype(state[name].dtype)
     model.set_state_dict(state)
     return model'''

@@ -67,7 +67,7 @@ class SourceTree:
         tied aliases, the one whose source module is this kind of layer."""
         paths = None
         for param, key in keys.items():
-            options = {k[:-len(param) - 1] for k in self._aliases(key) if k.endswith("." + param)}
+            options = {k[:-len(param) - 1] for k in self.tied_keys(key) if k.endswith("." + param)}
             paths = options if paths is None else paths & options
         if not paths:
             return None
@@ -105,7 +105,7 @@ class SourceTree:
         under the source's other names (torch's and Paddle's state_dict list
         a shared parameter under each name, as the source's does)."""
         for key, written in list(self.expressions.items()):
-            for alias in self._aliases(key):
+            for alias in self.tied_keys(key):
                 if alias == key or alias in state:
                     continue
                 target = self.place(alias)
@@ -141,10 +141,11 @@ class SourceTree:
                 return None
         return "".join(out)
 
-    def _aliases(self, key: str) -> list[str]:
+    def tied_keys(self, key: str) -> list[str]:
+        """Every source key of the tensor `key` names (itself alone where untied)."""
         info = self.state.get(key)
         if info is None:
-            return []
+            return [key]
         return [k for k, v in self.state.items() if v["tied"] == info["tied"]]
 
     def _is_list(self, path: str) -> bool:

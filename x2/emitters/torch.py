@@ -18,7 +18,15 @@ _LOAD = '''def load_model(path=None):
     """The converted model with its weights, in eval mode."""
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pt")
     model = Model()
-    model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    kept = model.state_dict()
+    model.load_state_dict({k: v for k, v in state.items() if k in kept}, strict=True)
+    # x2's own constants (masks, rotary tables) are buffers outside the
+    # source's state_dict (not persistent): filled from model.pt here
+    buffers = dict(model.named_buffers())
+    with torch.no_grad():
+        for key in state.keys() - kept.keys():
+            buffers[key].copy_(state[key])
     model.eval()
     if CHANNELS_LAST:
         model = model.to(memory_format=torch.channels_last)
