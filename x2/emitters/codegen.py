@@ -248,8 +248,10 @@ class Namer:
         self.names[self.key(value)] = text
 
 
-# `self.conv1(`, `self.model.layers[0].mlp.up_proj(`: the layer's own name is the last.
-_LAYER_CALL = re.compile(r"self\.(?:[A-Za-z0-9_\[\]]+\.)*([A-Za-z_][A-Za-z0-9_]*)\(")
+# `self.conv1(`, `self.model.layers[0].mlp.up_proj(`: the layer's own name is the
+# last; `self.stem[1](` (a numbered child): `stem_1`.
+_LAYER_CALL = re.compile(r"self\.(?:[A-Za-z0-9_\[\]]+\.)*([A-Za-z_][A-Za-z0-9_]*)"
+                         r"(?:\[(\d+)\])?\(")
 
 
 # The scope of a whole Keras model ("functional_1/..."): it says nothing of the layer.
@@ -489,37 +491,53 @@ class EmitContext:
             base = origin.param.rpartition("/")[0]
         arrays = {param: self.const(value) if isinstance(value, str) else np.asarray(value)
                   for param, value in params.items()}
+        # the source tensor each parameter holds: learned weights and the
+        # source's buffers (BatchNorm's running statistics)
         sources = {param: self._weight_origin(params[param],
-                                              name_from if param == "weight" else None, array)
+                                              name_from if param == "weight" else None, array,
+                                              learned=False)
                    for param, array in arrays.items()}
-        path, written = self._layer_place(kind, arrays, sources)
+        path, written = self._layer_place(kind, params, arrays, sources, name_from)
         placed = path is not None
         if not placed:
             path = written = self.layer_namer(f"layer:{self.namer.key(node.name)}", base)
         half = {str(a.dtype) for a in arrays.values()} & {"float16", "bfloat16"}
         if half:  # x2 convert --precision: the layer holds its weights in half precision
             ctor = call(f"{ctor}.to", dtype=self.dtype(half.pop()))
-        self.code.submodules.append((written, ctor))
+        if placed:
+            self.tree.put(path, written, ctor, layer=True)
+        else:
+            self.code.submodules.append((written, ctor))
         for param, array in arrays.items():
             self.state[f"{path}.{param}"] = array
             if sources[param] is not None:
-                self.parameters[f"{path}.{param}"] = sources[param].to_json()
+                if sources[param].trainable:
+                    self.parameters[f"{path}.{param}"] = sources[param].to_json()
                 if not placed:
                     self.tree.flat(f"{path}.{param}", sources[param], array.shape)
         if key is not None:
             self._layers[key] = written
         return written
 
-    def _layer_place(self, kind: str, arrays: dict, sources: dict
-                     ) -> tuple[str | None, str | None]:
+    def _layer_place(self, kind: str, params: dict, arrays: dict, sources: dict,
+                     name_from: str | None) -> tuple[str | None, str | None]:
         """(state key prefix, attribute path) of a layer at its source module's
         path, or (None, None): every parameter must be that module's, in a
-        layout the target loads."""
-        if not self.tree.active or not arrays or \
-                not all(self.tree.fits(sources[p], a.shape) for p, a in arrays.items()):
+        layout the target loads, or state the layer keeps of its own
+        (SourceTree.own_state: BatchNorm's num_batches_tracked)."""
+        if not self.tree.active or not arrays:
             return None, None
-        path = self.tree.module_path({p: sources[p].param for p in arrays}, kind)
-        written = None if path is None else self.tree.place(path)
+        # x2's own arrays: neither an IR value nor laid out from one
+        own = [p for p in arrays if sources[p] is None and not isinstance(params[p], str)
+               and not (p == "weight" and name_from)]
+        known = [p for p in arrays if p not in own]
+        if not known or not all(self.tree.fits(sources[p], arrays[p].shape) for p in known):
+            return None, None
+        path = self.tree.module_path({p: sources[p].param for p in known}, kind)
+        if path is None or not all(self.tree.own_state(f"{path}.{p}", arrays[p].shape)
+                                   for p in own):
+            return None, None
+        written = self.tree.place(path)
         if written is None:
             return None, None
         for param, array in arrays.items():
@@ -584,7 +602,7 @@ class EmitContext:
         found = _LAYER_CALL.match(str(written))
         if found is None or len(node.outputs) != 1 or node.outputs[0] in self.graph.outputs:
             return None
-        return found.group(1)
+        return found.group(1) + (f"_{found.group(2)}" if found.group(2) else "")
 
     def block(self, graph, inputs: list[str], scope: str) -> tuple[list, list[Expr]]:
         """The statements of subgraph `graph` with its inputs written as the
@@ -601,13 +619,15 @@ class EmitContext:
             self.graph, self.namer.scope = outer_graph, outer_scope
         return body, results
 
-    def _weight_origin(self, value, name_from: str | None, array: np.ndarray):
+    def _weight_origin(self, value, name_from: str | None, array: np.ndarray,
+                       learned: bool = True):
         """The learned source weight a layer parameter holds, if it is one: an IR
         constant's origin, or that of `name_from` for an array laid out anew
-        (nn.Linear's [out, in] is the IR's [in, out] transposed)."""
+        (nn.Linear's [out, in] is the IR's [in, out] transposed). `learned`
+        False: any source tensor it holds (a buffer too, which has a name)."""
         name = value if isinstance(value, str) else name_from
         origin = self.graph.origin.get(name) if name else None
-        if origin is None or not origin.trainable:
+        if origin is None or (not origin.trainable if learned else not origin.param):
             return None
         if isinstance(value, str):
             return origin

@@ -15,6 +15,32 @@ import keyword
 _KIND_CLASS = {"embedding": "embedding", "linear": "linear", "norm": "norm", "bn": "batchnorm",
                "conv": "conv", "deconv": "convtranspose"}
 
+# State a layer keeps of its own, which its forward does not read (BatchNorm's
+# count of training batches): the layer may sit at the source's path though
+# x2 writes it anew, since the source's value is as good as x2's.
+_LAYER_OWN = {"num_batches_tracked"}
+
+
+class _ListExpr:
+    """A container of numbered children (`nn.ModuleList([...])`), written when
+    model.py is rendered: by then it knows the layers it holds, built in the
+    one expression, in the source's order; a child that is no layer (a
+    container, a parameter, a layer x2 did not write) holds an empty module
+    there, which a later line fills or replaces."""
+
+    def __init__(self, tree: "SourceTree", path: str):
+        self.tree, self.path = tree, path
+
+    def __str__(self) -> str:
+        items = self.tree.items[self.path]
+        empty = f"{self.tree.module_ctor}()"
+        size = max(items) + 1
+        held = [items.get(i, empty) for i in range(size)]
+        if all(item == empty for item in held):
+            return f"{self.tree.list_ctor}([{empty} for _ in range({size})])"
+        rows = "".join(f"            {item},\n" for item in held)
+        return f"{self.tree.list_ctor}([\n{rows}        ])"
+
 
 class SourceTree:
     """The generated model's tree of containers at the source's paths.
@@ -37,7 +63,9 @@ class SourceTree:
             parts = path.split(".")
             for i in range(1, len(parts) + 1):
                 self.children.setdefault(".".join(parts[:i - 1]), set()).add(parts[i - 1])
-        self.declared: dict[str, str] = {}      # path -> "container" | "item" | "leaf"
+        self.declared: dict[str, str] = {}      # path -> "container" | "leaf"
+        # a list container's path -> {index: its child's constructor}
+        self.items: dict[str, dict[int, str]] = {}
         self.expressions: dict[str, str] = {}   # declared key -> its attribute path
         # where `self.PATH = CTOR` lines go (ModuleCode.submodules): a container
         # before what it holds, aliases after what they alias
@@ -61,6 +89,17 @@ class SourceTree:
             return True
         return origin.perm is None and list(shape) == list(self.state[origin.param]["shape"])
 
+    def own_state(self, key: str, shape) -> bool:
+        """Whether a layer's own state x2 writes (not from the source's graph)
+        may sit at the source key `key`: state the layer keeps for itself
+        (_LAYER_OWN), which the source holds too where the target loads the
+        source's keys strictly."""
+        if key.rpartition(".")[2] not in _LAYER_OWN:
+            return False
+        if not self.source_layout:
+            return True
+        return key in self.state and list(shape) == list(self.state[key]["shape"])
+
     def module_path(self, keys: dict[str, str], kind: str) -> str | None:
         """The module path a layer with parameters `keys` (its parameter ->
         source key) sits at: the module every key is that parameter of; of
@@ -68,6 +107,10 @@ class SourceTree:
         paths = None
         for param, key in keys.items():
             options = {k[:-len(param) - 1] for k in self.tied_keys(key) if k.endswith("." + param)}
+            if not options and not self.source_layout:
+                # the target's layer names it otherwise (Paddle's BatchNorm `_mean`
+                # for `running_mean`): the module that holds the key
+                options = {k.rpartition(".")[0] for k in self.tied_keys(key) if "." in k}
             paths = options if paths is None else paths & options
         if not paths:
             return None
@@ -85,13 +128,28 @@ class SourceTree:
         for i in range(1, len(parts)):
             self._container(".".join(parts[:i]))
         self.declared[path] = "leaf"
+        self._hold(path)
         return written
+
+    def put(self, path: str, written: str, expr, layer: bool) -> None:
+        """`self.<written> = <expr>` for what `place` declared at `path`: a
+        layer that is a numbered child goes into its list's own expression."""
+        parent, _, last = path.rpartition(".")
+        if layer and parent in self.items and last.isdigit():
+            self.items[parent][int(last)] = str(expr)
+        else:
+            self.lines.append((written, expr))
 
     def held(self, key: str, written: str, origin, shape) -> None:
         """The converted state key `key` (written as `written`) holds source
-        weight `origin`, of `shape` in the converted model."""
+        weight `origin` (None: the layer's own state, _LAYER_OWN), of `shape`
+        in the converted model."""
         self.expressions[key] = written
+        if origin is None:
+            return
         self.layouts[key] = (origin.param, origin.perm, tuple(shape))
+        if key not in self.state:  # the target's own name for it, at the source's path
+            self.renamed[key] = origin.param
 
     def flat(self, key: str, origin, shape) -> None:
         """The converted state key `key`, x2's own name, holds `origin`: listed
@@ -153,23 +211,30 @@ class SourceTree:
         return bool(children) and all(c.isdigit() for c in children)
 
     def _taken(self, path: str) -> bool:
-        """Whether `path`, or a leaf above it, is declared (a list's item may
-        still become a layer, once)."""
+        """Whether `path`, or a leaf above it, is declared."""
         parts = path.split(".")
         if any(self.declared.get(".".join(parts[:i])) == "leaf" for i in range(1, len(parts))):
             return True
-        return self.declared.get(path) in ("leaf", "container")
+        return path in self.declared
+
+    def _hold(self, path: str) -> None:
+        """A numbered child of a list is declared: the list holds an empty
+        module there until `put` gives it its layer."""
+        parent, _, last = path.rpartition(".")
+        if parent in self.items and last.isdigit():
+            self.items[parent].setdefault(int(last), f"{self.module_ctor}()")
 
     def _container(self, path: str) -> None:
         if path in self.declared:
             return
         self.declared[path] = "container"
-        written = self.attribute(path)
         if self._is_list(path):
-            size = max(int(c) for c in self.children[path]) + 1
-            self.lines.append((written, f"{self.list_ctor}([{self.module_ctor}() "
-                                        f"for _ in range({size})])"))
-            for i in range(size):
-                self.declared[f"{path}.{i}"] = "item"
-        else:
-            self.lines.append((written, f"{self.module_ctor}()"))
+            self.items[path] = {}
+            self.lines.append((self.attribute(path), _ListExpr(self, path)))
+        elif not self._in_list(path):
+            self.lines.append((self.attribute(path), f"{self.module_ctor}()"))
+        self._hold(path)
+
+    def _in_list(self, path: str) -> bool:
+        parent, _, last = path.rpartition(".")
+        return parent in self.items and last.isdigit()
