@@ -146,3 +146,61 @@ def test_paddle_output_has_the_source_keys_and_loads_its_checkpoints(converted):
     for name in ("other.pt", "other.safetensors"):
         assert found[name] <= 1e-5 * torch_found["scale"], (name, found)
     assert reports["paddle"].target_details["source_names"]["matched"] == 21
+
+
+# Runs in a torch process: the converted ResNet-like CNN (tests/torch_models.py:
+# resnet: Sequential stem, BatchNorms, a downsampling Sequential, a Linear
+# head) against a differently seeded source with other BatchNorm statistics.
+_RESNET_CHECK = r'''
+import json, sys
+from pathlib import Path
+import torch
+root, out = sys.argv[1], Path(sys.argv[2])
+sys.path[:0] = [root, root + "/tests"]
+from torch_models import ResNetish, resnet
+from x2.emitters.codegen import import_generated
+converted = import_generated(out / "model.py").load_model()
+source = resnet()
+torch.manual_seed(1)
+other = ResNetish().eval()
+gen = torch.Generator().manual_seed(2)
+with torch.no_grad():
+    for m in other.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.weight.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
+            m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen))
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+            m.num_batches_tracked.fill_(7)
+x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(3))
+found = {"keys": list(source.state_dict()), "converted_keys": list(converted.state_dict())}
+with torch.no_grad():
+    found["before"] = float((converted(x) - source(x)).abs().max())
+    converted.load_state_dict(other.state_dict(), strict=True)
+    want = other(x)
+    found["scale"] = float(want.abs().max())
+    found["after"] = float((converted(x) - want).abs().max())
+found["batches"] = int(converted.stem[1].num_batches_tracked)
+print(json.dumps(found))
+'''
+
+
+def test_cnn_torch_output_loads_the_sources_state_dict_strictly(tmp_path):
+    """BatchNorm layers with their running statistics, a Sequential's layers
+    in a ModuleList built holding them, and the Linear head with its bias, all
+    at the source's keys."""
+    out = tmp_path / "torch"
+    report = x2_convert(f"{ROOT / 'tests' / 'torch_models.py'}:resnet", str(out),
+                        source="torch", target="torch", input_shapes={"x": [2, 3, 32, 32]},
+                        emit_options={"verify": False})
+    assert report.target_details["source_names"] == {
+        "source_keys": 43, "matched": 43, "not_in_the_graph": [], "renamed": {}}
+    text = (out / "model.py").read_text()
+    assert "self.stem = nn.ModuleList([\n            nn.Conv2d(3, 16," in text
+    assert "for _ in range" not in text and "self.stem[0] =" not in text
+    assert "self.layer2.down = nn.ModuleList([" in text
+    assert "self.layer1.bn1 = nn.BatchNorm2d(16" in text and "self.fc = nn.Linear(32, 10" in text
+    found = run_check(_RESNET_CHECK, out, tmp_path)
+    assert sorted(found["converted_keys"]) == sorted(found["keys"])
+    assert found["before"] <= 1e-5 * found["scale"] + 1e-6
+    assert found["after"] <= 1e-5 * found["scale"], found
+    assert found["batches"] == 7
