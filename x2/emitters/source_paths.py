@@ -15,6 +15,11 @@ import keyword
 _KIND_CLASS = {"embedding": "embedding", "linear": "linear", "norm": "norm", "bn": "batchnorm",
                "conv": "conv", "deconv": "convtranspose"}
 
+# A Paddle layer's own name for what torch's layer calls otherwise (BatchNorm2D
+# holds running_mean as `_mean`, InstanceNorm2D its weight as `scale`): the
+# layer sits at the source module that holds the torch name.
+_SOURCE_LEAF = {"_mean": "running_mean", "_variance": "running_var", "scale": "weight"}
+
 # State a layer keeps of its own, which its forward does not read (BatchNorm's
 # count of training batches): the layer may sit at the source's path though
 # x2 writes it anew, since the source's value is as good as x2's.
@@ -106,11 +111,8 @@ class SourceTree:
         tied aliases, the one whose source module is this kind of layer."""
         paths = None
         for param, key in keys.items():
-            options = {k[:-len(param) - 1] for k in self.tied_keys(key) if k.endswith("." + param)}
-            if not options and not self.source_layout:
-                # the target's layer names it otherwise (Paddle's BatchNorm `_mean`
-                # for `running_mean`): the module that holds the key
-                options = {k.rpartition(".")[0] for k in self.tied_keys(key) if "." in k}
+            leaf = param if self.source_layout else _SOURCE_LEAF.get(param, param)
+            options = {k[:-len(leaf) - 1] for k in self.tied_keys(key) if k.endswith("." + leaf)}
             paths = options if paths is None else paths & options
         if not paths:
             return None
