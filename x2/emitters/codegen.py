@@ -318,6 +318,8 @@ class EmitContext:
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
         self._layers: dict[tuple, str] = {}  # one submodule per set of weights
+        # layers at source paths: (kind, constructor, the source tensors they hold) -> path
+        self._source_layers: dict[tuple, str] = {}
         self.ops = None  # the OpRegistry generate_module writes with
         # trainable parameter (state_dict key) -> its source weight (Origin.to_json):
         # what `x2 check --grad` compares it with (report.json "parameters")
@@ -497,8 +499,18 @@ class EmitContext:
                                               name_from if param == "weight" else None, array,
                                               learned=False)
                    for param, array in arrays.items()}
+        # a layer at its source path that the source calls again (through
+        # another copy of its weight in the IR) is the one layer
+        same = (kind, str(ctor), tuple((p, None if o is None else (o.param, o.perm))
+                                       for p, o in sources.items()))
+        if same in self._source_layers:
+            if key is not None:
+                self._layers[key] = self._source_layers[same]
+            return self._source_layers[same]
         path, written = self._layer_place(kind, params, arrays, sources, name_from)
         placed = path is not None
+        if placed:
+            self._source_layers[same] = written
         if not placed:
             path = written = self.layer_namer(f"layer:{self.namer.key(node.name)}", base)
         half = {str(a.dtype) for a in arrays.values()} & {"float16", "bfloat16"}
