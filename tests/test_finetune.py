@@ -154,7 +154,7 @@ def test_torch_encoder_for_training(tmp_path, target):
     # The embedding table and the LayerNorms are layers, the learned positions a
     # parameter, and the q/k/v projection a Linear layer named after its source
     # weight: an optimizer updates them all.
-    for layer in ("embed = nn.Embedding(", "encoder_layers_1_norm2 = nn.LayerNorm(",
+    for layer in ("embed = nn.Embedding(", "encoder.layers[1].norm2 = nn.LayerNorm(",
                   "encoder_layers_0_self_attn_in_proj = nn.Linear("):
         assert f"self.{layer}" in text, text
     assert "self.pos = " in text and "register_buffer('c_pos'" not in text
@@ -180,8 +180,9 @@ def test_a_head_tied_to_its_embedding_stays_tied(tmp_path, target):
                                 "attention_mask": ["batch", "seq=16"]},
                   input_dtype="int64")
     text = (out / "model.py").read_text()
-    head = {"torch": r"F\.linear\(\w+, self\.model_lm_head\.weight\)",
-            "paddle": r"paddle\.matmul\(\w+, self\.model_lm_head\.weight, "
+    # (the embedding sits at its source path, transformer.wte)
+    head = {"torch": r"F\.linear\(\w+, self\.model\.transformer\.wte\.weight\)",
+            "paddle": r"paddle\.matmul\(\w+, self\.model\.transformer\.wte\.weight, "
                       r"transpose_y=True\)"}
     assert re.search(head[target], text), text
     assert text.count("nn.Linear(32, 100") == 0 and text.count("nn.Embedding(100, 32)") == 1

@@ -51,7 +51,7 @@ def test_generated_torch_code_is_layers_and_runs_standalone(tmp_path):
     code = (out / "model.py").read_text()
     assert "class Model(nn.Module)" in code and "def load_model(path=None)" in code
     assert code.count("nn.Conv2d(") == 7 and code.count("nn.BatchNorm2d(") == 6
-    assert "self.layer1_conv1 = nn.Conv2d(" in code  # named after the state_dict key
+    assert "self.layer1.conv1 = nn.Conv2d(" in code  # at its state_dict key
     # Each intermediate is let go after its last read (eager torch would keep
     # them all until forward returns: 1.5x a ResNet-50's time), none before.
     lines = code[code.index("    def forward"):code.index("def load_model")].splitlines()

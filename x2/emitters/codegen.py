@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from ..text import escape_text
 from . import host_sizes
 from .generation_code import generate_method
+from .source_paths import SourceTree
 from .spelling import POSITIONAL, spelling
 
 
@@ -161,7 +162,11 @@ def render_module(code: ModuleCode) -> str:
     for name, expr in code.submodules:
         lines.append(f"        self.{name} = {expr}")
     for name, expr in code.buffers:
-        lines.append(f"        {code.buffer_call}({name!r}, {expr})")
+        # a buffer at a source path registers on its container: self.bn.register_buffer(...)
+        owner, _, leaf = name.rpartition(".")
+        register = code.buffer_call.replace("self.", f"self.{owner}.") if owner \
+            else code.buffer_call
+        lines.append(f"        {register}({leaf!r}, {expr})")
     lines += ["", f"    def forward(self, {', '.join(code.forward_args)}):"]
     indent = " " * 8
     if code.forward_context is not None:
@@ -243,7 +248,10 @@ class Namer:
         self.names[self.key(value)] = text
 
 
-_LAYER_CALL = re.compile(r"self\.([A-Za-z_][A-Za-z0-9_]*)\(")
+# `self.conv1(`, `self.model.layers[0].mlp.up_proj(`: the layer's own name is the
+# last; `self.stem[1](` (a numbered child): `stem_1`.
+_LAYER_CALL = re.compile(r"self\.(?:[A-Za-z0-9_\[\]]+\.)*([A-Za-z_][A-Za-z0-9_]*)"
+                         r"(?:\[(\d+)\])?\(")
 
 
 # The scope of a whole Keras model ("functional_1/..."): it says nothing of the layer.
@@ -294,6 +302,10 @@ class EmitContext:
     # `if`/`loop` as torch.cond / while_loop calls, which torch.export captures
     # (x2 convert --exportable); otherwise Python if/while, as a person writes.
     export_control_flow = False
+    # The target's strict load takes the source's own arrays: a weight x2 laid
+    # out anew keeps a name of its own (torch); else load_source_checkpoint
+    # applies the layout (Paddle).
+    source_layout_only = True
 
     def __init__(self, graph, layer_attributes=()):
         """`layer_attributes`: what the framework's base class defines
@@ -306,6 +318,8 @@ class EmitContext:
         self.state: dict[str, np.ndarray] = {}
         self.buffers: dict[str, str] = {}
         self._layers: dict[tuple, str] = {}  # one submodule per set of weights
+        # layers at source paths: (kind, constructor, the source tensors they hold) -> path
+        self._source_layers: dict[tuple, str] = {}
         self.ops = None  # the OpRegistry generate_module writes with
         # trainable parameter (state_dict key) -> its source weight (Origin.to_json):
         # what `x2 check --grad` compares it with (report.json "parameters")
@@ -315,6 +329,12 @@ class EmitContext:
         self.host_values: set[str] = set()
         self.host: dict = {}
         self.memo: dict = {}  # what an op writer derives once per graph, by its key
+        # torch sources: weights at the source's state_dict keys (source_paths.py)
+        self.tree = SourceTree(graph.meta.source_state, graph.meta.source_modules,
+                               layer_attributes, spelling(self.framework, "Module")[0],
+                               spelling(self.framework, "ModuleList")[0],
+                               self.source_layout_only, self.code.submodules)
+        self.layer_namer.taken |= self.tree.top_names()  # x2's own names stay off them
 
     def dtype(self, name) -> Expr | str:
         """How the framework's code names a dtype."""
@@ -397,6 +417,10 @@ class EmitContext:
         return bool(origin is not None and origin.trainable and value in self.graph.constants
                     and self.const(value).dtype.kind == "f")
 
+    def own_buffer(self, array: np.ndarray) -> Expr:
+        """The registration of a constant x2 computed (no source weight)."""
+        return self.buffer_init(array)
+
     def parameter_init(self, array: np.ndarray) -> Expr:
         """A trainable parameter of the array's shape and dtype (load_model fills it)."""
         raise NotImplementedError
@@ -406,21 +430,42 @@ class EmitContext:
         # One parameter per source weight in one layout (an unrolled loop reads it often).
         key = ("param", origin.param or origin.tensor, origin.perm)
         if key not in self.buffers:
-            hint = (origin.param or value).replace(".", "_")
-            name = self.layer_namer(f"param:{value}", hint)
-            self.buffers[key] = name
+            name, written = self._source_place(origin, array)
+            if name is None:
+                hint = (origin.param or value).replace(".", "_")
+                name = written = self.layer_namer(f"param:{value}", hint)
+                self.tree.flat(name, origin, array.shape)
+            self.buffers[key] = written
             self.state[name] = array
             self.parameters[name] = origin.to_json()
-            self.code.submodules.append((name, self.parameter_init(array)))
+            self.code.submodules.append((written, self.parameter_init(array)))
         return self.buffers[key]
+
+    def _source_place(self, origin, array: np.ndarray) -> tuple[str | None, str | None]:
+        """(state key, attribute path) of a weight at its source key, or
+        (None, None) where it cannot sit there."""
+        if not self.tree.fits(origin, array.shape):
+            return None, None
+        written = self.tree.place(origin.param)
+        if written is None:
+            return None, None
+        self.tree.held(origin.param, written, origin, array.shape)
+        return origin.param, written
 
     def _buffer(self, value: str, array: np.ndarray) -> str:
         key = self.namer.key(value)
         if key not in self.buffers:
-            name = self.layer_namer(key, "c_" + value)
-            self.buffers[key] = name
+            origin = self.graph.origin.get(value)
+            name, written = self._source_place(origin, array) if self.tree.active \
+                else (None, None)
+            if name is None:
+                name = written = self.layer_namer(key, "c_" + value)
+                self.tree.flat(name, origin, array.shape)
+            self.buffers[key] = written
             self.state[name] = array
-            self.code.buffers.append((name, self.buffer_init(array)))
+            own = name not in self.tree.expressions and name not in self.tree.renamed
+            self.code.buffers.append((written, self.own_buffer(array) if own
+                                      else self.buffer_init(array)))
         return self.buffers[key]
 
     def layer(self, node, kind: str, ctor: Expr, params: dict, name_from: str | None = None
@@ -446,22 +491,75 @@ class EmitContext:
         elif origin is not None and origin.trainable and "/" in origin.param:
             # A TF variable ("stem_bn/gamma") names the layer after its Keras layer.
             base = origin.param.rpartition("/")[0]
-        name = self.layer_namer(f"layer:{self.namer.key(node.name)}", base)
         arrays = {param: self.const(value) if isinstance(value, str) else np.asarray(value)
                   for param, value in params.items()}
+        # the source tensor each parameter holds: learned weights and the
+        # source's buffers (BatchNorm's running statistics)
+        sources = {param: self._weight_origin(params[param],
+                                              name_from if param == "weight" else None, array,
+                                              learned=False)
+                   for param, array in arrays.items()}
+        # a layer at its source path that the source calls again (through
+        # another copy of its weight in the IR) is the one layer
+        same = (kind, str(ctor), tuple((p, None if o is None else (o.param, o.perm))
+                                       for p, o in sources.items()))
+        if same in self._source_layers:
+            if key is not None:
+                self._layers[key] = self._source_layers[same]
+            return self._source_layers[same]
+        path, written = self._layer_place(kind, params, arrays, sources, name_from)
+        placed = path is not None
+        if placed:
+            self._source_layers[same] = written
+        if not placed:
+            path = written = self.layer_namer(f"layer:{self.namer.key(node.name)}", base)
         half = {str(a.dtype) for a in arrays.values()} & {"float16", "bfloat16"}
         if half:  # x2 convert --precision: the layer holds its weights in half precision
             ctor = call(f"{ctor}.to", dtype=self.dtype(half.pop()))
-        self.code.submodules.append((name, ctor))
+        if placed:
+            self.tree.put(path, written, ctor, layer=True)
+        else:
+            self.code.submodules.append((written, ctor))
         for param, array in arrays.items():
-            self.state[f"{name}.{param}"] = array
-            source = self._weight_origin(params[param], name_from if param == "weight" else None,
-                                         array)
-            if source is not None:
-                self.parameters[f"{name}.{param}"] = source.to_json()
+            self.state[f"{path}.{param}"] = array
+            if sources[param] is not None:
+                if sources[param].trainable:
+                    self.parameters[f"{path}.{param}"] = sources[param].to_json()
+                if not placed:
+                    self.tree.flat(f"{path}.{param}", sources[param], array.shape)
         if key is not None:
-            self._layers[key] = name
-        return name
+            self._layers[key] = written
+        return written
+
+    def _layer_place(self, kind: str, params: dict, arrays: dict, sources: dict,
+                     name_from: str | None) -> tuple[str | None, str | None]:
+        """(state key prefix, attribute path) of a layer at its source module's
+        path, or (None, None): every parameter must be that module's, in a
+        layout the target loads, or state the layer keeps of its own
+        (SourceTree.own_state: BatchNorm's num_batches_tracked)."""
+        if not self.tree.active or not arrays:
+            return None, None
+        # x2's own arrays: neither an IR value nor laid out from one
+        own = [p for p in arrays if sources[p] is None and not isinstance(params[p], str)
+               and not (p == "weight" and name_from)]
+        known = [p for p in arrays if p not in own]
+        if not known or not all(self.tree.fits(sources[p], arrays[p].shape) for p in known):
+            return None, None
+        path = self.tree.module_path({p: sources[p].param for p in known}, kind)
+        if path is None or not all(self.tree.own_state(f"{path}.{p}", arrays[p].shape)
+                                   for p in own):
+            return None, None
+        written = self.tree.place(path)
+        if written is None:
+            return None, None
+        for param, array in arrays.items():
+            self.tree.held(f"{path}.{param}", f"{written}.{param}",
+                           sources[param], array.shape)
+        return path, written
+
+    def footer_lines(self) -> list[str]:
+        """What model.py defines after load_model (Paddle: load_source_checkpoint)."""
+        return []
 
     def finish_forward(self, body: list, returns: list[str]) -> list:
         """forward's top-level statements as the target wants them written."""
@@ -516,7 +614,7 @@ class EmitContext:
         found = _LAYER_CALL.match(str(written))
         if found is None or len(node.outputs) != 1 or node.outputs[0] in self.graph.outputs:
             return None
-        return found.group(1)
+        return found.group(1) + (f"_{found.group(2)}" if found.group(2) else "")
 
     def block(self, graph, inputs: list[str], scope: str) -> tuple[list, list[Expr]]:
         """The statements of subgraph `graph` with its inputs written as the
@@ -533,13 +631,15 @@ class EmitContext:
             self.graph, self.namer.scope = outer_graph, outer_scope
         return body, results
 
-    def _weight_origin(self, value, name_from: str | None, array: np.ndarray):
+    def _weight_origin(self, value, name_from: str | None, array: np.ndarray,
+                       learned: bool = True):
         """The learned source weight a layer parameter holds, if it is one: an IR
         constant's origin, or that of `name_from` for an array laid out anew
-        (nn.Linear's [out, in] is the IR's [in, out] transposed)."""
+        (nn.Linear's [out, in] is the IR's [in, out] transposed). `learned`
+        False: any source tensor it holds (a buffer too, which has a name)."""
         name = value if isinstance(value, str) else name_from
         origin = self.graph.origin.get(name) if name else None
-        if origin is None or not origin.trainable:
+        if origin is None or (not origin.trainable if learned else not origin.param):
             return None
         if isinstance(value, str):
             return origin
@@ -605,7 +705,8 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
     e.code.body = e.finish_forward(e.code.body, e.code.returns)
     e.code.methods = [m for m in [generate_method(graph, e.framework)] if m]
-    e.code.footer = footer
+    e.tree.aliases(e.state)
+    e.code.footer = footer + e.footer_lines()
     text = render_module(e.code)
     try:
         compile(text, "model.py", "exec")

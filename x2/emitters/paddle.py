@@ -63,11 +63,12 @@ def _refuse_wide_unsigned(graph: Graph) -> None:
 
 
 def generate(graph: Graph, source_desc: str, names: dict | None = None,
-             forward_context=None, parameters: dict | None = None, for_training: bool = False
-             ) -> tuple[str, dict[str, np.ndarray]]:
+             forward_context=None, parameters: dict | None = None, for_training: bool = False,
+             source_names: dict | None = None) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
-    `parameters` each trainable parameter's source weight (`x2 check --grad`)."""
+    `parameters` each trainable parameter's source weight (`x2 check --grad`),
+    `source_names` how the weights' names match the source's (report.json)."""
     import paddle
     _refuse_wide_unsigned(graph)
     e = PaddleContext(graph, dir(paddle.nn.Layer))
@@ -83,6 +84,8 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
         names.update(e.namer.names)
     if parameters is not None:
         parameters.update(e.parameters)
+    if source_names is not None and e.tree.active:
+        source_names.update(e.tree.report(result[1]))
     return result
 
 
@@ -123,9 +126,11 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     value_names: dict[str, str] = {}
     mixed = request.options.precision == "mixed"
     parameters: dict[str, dict] = {}
+    source_names: dict = {}
     text, state = generate(graph, request.source_desc, value_names,
                            auto_cast(request.options.keep_fp32) if mixed else None, parameters,
-                           for_training=request.options.purpose == "training")
+                           for_training=request.options.purpose == "training",
+                           source_names=source_names)
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy
@@ -173,6 +178,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                                 f"Convert with a CUDA build of paddle for inference/")
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names, "parameters": parameters,
+            **({"source_names": source_names} if source_names else {}),
             **({"precision": details} if precision != "fp32" else {})}
 
 

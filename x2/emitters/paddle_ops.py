@@ -71,6 +71,21 @@ class PaddleContext(EmitContext):
         # paddle.save turns 0-d tensors into shape [1]: keep scalars in the code.
         return call("paddle.full", [], value, self.dtype(dtype))
 
+    # Paddle's layers hold some weights laid out anew (Linear's [in, out]):
+    # they keep the source's names, and load_source_checkpoint lays them out.
+    source_layout_only = False
+
+    def footer_lines(self) -> list[str]:
+        if not self.tree.layouts:
+            return []
+        rows = [f"    {key!r}: ({tuple(self.tree.tied_keys(source))!r}, "
+                f"{None if perm is None else tuple(perm)}, {tuple(shape)}),"
+                for key, (source, perm, shape) in self.tree.layouts.items()]
+        return ["", "", "# parameter or buffer -> (the source checkpoint's keys for it (a tied "
+                "weight has several), the axes x2", "# permuted it by, its shape here)",
+                "SOURCE_KEYS = {", *rows, "}",
+                "", "", LOAD_SOURCE_CHECKPOINT]
+
     def parameter_init(self, array: np.ndarray) -> Expr:
         return call("self.create_parameter", list(array.shape), dtype=self.dtype(array.dtype))
 
@@ -633,3 +648,32 @@ def attention(e, node):
         Assign([weights_name], call("paddle.where", dead, call("paddle.zeros_like", weights),
                                     weights)),
         Assign([e.namer(node.outputs[0])], call("paddle.matmul", weights, v))]
+
+
+LOAD_SOURCE_CHECKPOINT = '''def load_source_checkpoint(path):
+    """The model with the weights of a checkpoint of its source: a torch
+    state_dict file (torch.save) or a .safetensors file, under the source's
+    keys. Each weight is laid out as this model holds it (SOURCE_KEYS); what
+    the checkpoint does not hold comes from model.pdparams."""
+    import numpy as np
+    if str(path).endswith(".safetensors"):
+        from safetensors.numpy import load_file
+        source = load_file(str(path))
+    else:
+        import torch
+        source = {key: (tensor.float() if tensor.dtype == torch.bfloat16 else tensor).numpy()
+                  for key, tensor in torch.load(path, map_location="cpu",
+                                                weights_only=True).items()}
+    # (a checkpoint may hold a tied weight under any one of its keys)
+    missing = [keys[0] for keys, _, _ in SOURCE_KEYS.values() if not set(keys) & set(source)]
+    if missing:
+        raise ValueError(f"{path} does not hold the source weights {missing[:5]}")
+    model = load_model()
+    state = model.state_dict()
+    for name, (keys, perm, shape) in SOURCE_KEYS.items():
+        array = np.asarray(source[next(key for key in keys if key in source)])
+        if perm is not None:  # the source tensor, reshaped if x2 did, then transposed
+            array = array.reshape([shape[i] for i in np.argsort(perm)]).transpose(perm)
+        state[name] = paddle.to_tensor(array.reshape(shape)).astype(state[name].dtype)
+    model.set_state_dict(state)
+    return model'''

@@ -134,6 +134,7 @@ SPELLING: dict[str, str | tuple[str | Api | None, str | Api | None]] = {
     "rnn":          ("nn.SimpleRNN",                  "nn.RNN"),
     "zeros_like":   ("paddle.zeros_like",             "torch.zeros_like"),
     "Module":       ("nn.Layer",                      "nn.Module"),
+    "ModuleList":   ("nn.LayerList",                  "nn.ModuleList"),
 }
 
 # Code, not names, for the classes x2 writes itself (recurrent_classes.py),

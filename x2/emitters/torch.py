@@ -18,7 +18,15 @@ _LOAD = '''def load_model(path=None):
     """The converted model with its weights, in eval mode."""
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pt")
     model = Model()
-    model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    kept = model.state_dict()
+    model.load_state_dict({k: v for k, v in state.items() if k in kept}, strict=True)
+    # x2's own constants (masks, rotary tables) are buffers outside the
+    # source's state_dict (not persistent): filled from model.pt here
+    buffers = dict(model.named_buffers())
+    with torch.no_grad():
+        for key in state.keys() - kept.keys():
+            buffers[key].copy_(state[key])
     model.eval()
     if CHANNELS_LAST:
         model = model.to(memory_format=torch.channels_last)
@@ -42,10 +50,12 @@ def autocast(e) -> Expr:
 
 def generate(graph: Graph, source_desc: str, channels_last: bool = False,
              names: dict | None = None, mixed: bool = False, parameters: dict | None = None,
-             exportable: bool = False) -> tuple[str, dict[str, np.ndarray]]:
+             exportable: bool = False, source_names: dict | None = None
+             ) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
-    `parameters` each trainable parameter's source weight (`x2 check --grad`)."""
+    `parameters` each trainable parameter's source weight (`x2 check --grad`),
+    `source_names` how the weights' names match the source's (report.json)."""
     import torch
     e = TorchContext(graph, dir(torch.nn.Module))
     e.export_control_flow = exportable
@@ -61,6 +71,8 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
         names.update(e.namer.names)
     if parameters is not None:
         parameters.update(e.parameters)
+    if source_names is not None and e.tree.active:
+        source_names.update(e.tree.report(state))
     return text, state
 
 
@@ -85,16 +97,23 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                       f"ops ({', '.join(TORCH_AUTOCAST_FP32)}) and takes no list; leave out "
                       f"--keep-fp32, or use --precision fp16")
     parameters: dict[str, dict] = {}
+    source_names: dict = {}
     text, state = generate(graph, request.source_desc, request.options.channels_last,
-                           value_names, mixed, parameters, request.options.exportable)
+                           value_names, mixed, parameters, request.options.exportable,
+                           source_names)
     (out / "model.py").write_text(text)
-    torch.save({k: to_tensor(v) for k, v in state.items()}, str(out / "model.pt"))
+    # A tied weight's keys hold one array: saved once, as torch saves the source's.
+    tensors = {}
+    torch.save({k: tensors.setdefault(id(v), to_tensor(v)) for k, v in state.items()},
+               str(out / "model.pt"))
+    del tensors
     del state
     # Loading it back proves model.py and model.pt fit together (convert's
     # verify then runs it against the source).
     import_generated(out / "model.py").load_model()
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names, "parameters": parameters,
+            **({"source_names": source_names} if source_names else {}),
             **({"precision": {
                 "autocast": "forward runs under torch.autocast(float16); weights stay fp32; "
                             "torch keeps its own fp32 op list"}} if mixed else {})}

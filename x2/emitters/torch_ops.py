@@ -44,6 +44,12 @@ class TorchContext(EmitContext):
     def parameter_init(self, array: np.ndarray) -> Expr:
         return call("nn.Parameter", self.buffer_init(array))
 
+    def own_buffer(self, array: np.ndarray) -> Expr:
+        # Beside the source's names, x2's own constants stay out of state_dict,
+        # so the source's state_dict loads with strict=True (load_model fills them).
+        init = self.buffer_init(array)
+        return Expr(f"{init}, persistent=False") if self.tree.active else init
+
     def data_format(self, node) -> dict:
         return {}  # --layout nhwc is channels_last memory format, not an argument
 

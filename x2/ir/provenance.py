@@ -78,6 +78,11 @@ class GraphMeta:
     dims: dict[str, list] = field(default_factory=dict)
     # symbol -> the size the source was captured or given at (torch's example)
     dim_examples: dict[str, int] = field(default_factory=dict)
+    # torch sources: the module's state_dict key -> {"shape": [...], "tied": the
+    # first key holding the same tensor}, and module path -> class name: where
+    # the emitters put each weight (x2/emitters/source_paths.py)
+    source_state: dict[str, dict] = field(default_factory=dict)
+    source_modules: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)

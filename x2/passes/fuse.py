@@ -97,6 +97,12 @@ def matmul_to_dense(graph: Graph) -> Graph:
         if key not in biases:
             biases[key] = graph.add_constant(node.name + "/bias",
                                              bias.reshape(-1).astype(weight.dtype))
+            # the source's bias laid out anew (a row vector flattened) is still
+            # that bias: it keeps its origin (the emitters name the layer's bias
+            # after it); a cast one is another array
+            origin = graph.origin.get(other)
+            if origin is not None and origin.perm is None and bias.dtype == weight.dtype:
+                graph.origin[biases[key]] = origin
         node.inputs = [*node.inputs, biases[key]]
         graph.remove_node(user)
         node.outputs = user.outputs

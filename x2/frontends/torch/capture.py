@@ -453,6 +453,8 @@ def read_ir(request: ReadRequest):
         graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
         record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
     graph.meta.source_model = request.model
+    if _is_module(loaded[0]):
+        _record_source_names(graph.meta, loaded[1])
     if hf_folder.is_hf_model(request.model):  # the task's dims (the worker names the user's)
         name_dims(graph, *split_input_shapes(request.input_shapes)[1:])
     graph.meta.dim_examples.update(symbol_examples(request.input_shapes))
@@ -477,6 +479,19 @@ def read_ir(request: ReadRequest):
     if notes:
         record["notes"] = notes
     return graph, record
+
+
+def _record_source_names(meta, module) -> None:
+    """The module's state_dict keys (with the shape and the first key of each
+    tensor: tied weights share one) and its modules' classes, which the
+    emitters name the converted model's weights and layers after
+    (x2/emitters/source_paths.py)."""
+    first: dict[int, str] = {}
+    for key, tensor in module.state_dict(keep_vars=True).items():
+        tied = first.setdefault(id(tensor), key)
+        meta.source_state[key] = {"shape": list(tensor.shape), "tied": tied}
+    meta.source_modules = {path: type(child).__name__
+                           for path, child in module.named_modules() if path}
 
 
 def _with_task_inputs(request: ReadRequest, model) -> ReadRequest:

@@ -1,0 +1,15 @@
+"""A small Llama-style decoder from transformers (2 layers, grouped-query
+attention, embedding and head tied) with random weights drawn from `seed`:
+the source of tests/test_source_names.py. Imports torch and transformers, so
+it runs only in a torch process."""
+import torch
+import transformers
+
+
+def llama(seed: int = 0):
+    torch.manual_seed(seed)
+    config = transformers.LlamaConfig(
+        vocab_size=64, max_position_embeddings=32, hidden_size=16, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, intermediate_size=32, use_cache=False,
+        tie_word_embeddings=True)
+    return transformers.LlamaForCausalLM(config).eval()

@@ -1,0 +1,206 @@
+"""The source's names in x2's torch and Paddle model.py (issue 47, first
+step): a torch source's state_dict keys name the converted model's
+parameters, in nested containers at the source's module paths, and its
+Linear/Embedding layers are layers at those paths. One small Llama-style
+decoder with its head tied to its embedding (tests/source_names_models.py),
+converted once to each target; the checks load the weights of a
+differently seeded source and compare with that source's logits (1e-5)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ENV, ROOT
+from x2.convert import convert as x2_convert
+
+pytestmark = pytest.mark.xdist_group("source_names")
+
+SOURCE = f"{ROOT / 'tests' / 'source_names_models.py'}:llama"
+SHAPES = {"input_ids": [2, 8]}
+
+# Runs in a torch process: the converted torch model against sources seeded 0
+# and 1; writes seed 1's checkpoint (.pt, .safetensors), inputs and logits for
+# the Paddle check.
+_TORCH_CHECK = r'''
+import json, sys
+from pathlib import Path
+import numpy as np, torch
+from safetensors.torch import save_file
+root, out, work = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+sys.path[:0] = [root, root + "/tests"]
+from source_names_models import llama
+from x2.emitters.codegen import import_generated
+converted = import_generated(out / "model.py").load_model()
+source, other = llama(0), llama(1)
+ids = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(3))
+linears = lambda m: sorted(n for n, x in m.named_modules() if isinstance(x, torch.nn.Linear))
+found = {"keys": list(source.state_dict()), "converted_keys": list(converted.state_dict()),
+         "linears": linears(source), "converted_linears": linears(converted),
+         "parameters": [sum(p.numel() for p in m.parameters()) for m in (source, converted)]}
+with torch.no_grad():
+    found["before"] = float((converted(ids) - source(ids).logits).abs().max())
+    converted.load_state_dict(other.state_dict(), strict=True)
+    want = other(ids).logits
+    found["scale"] = float(want.abs().max())
+    found["after"] = float((converted(ids) - want).abs().max())
+state = other.state_dict()
+torch.save(state, work / "other.pt")
+# safetensors keeps one tensor of a tied pair (transformers saves it so too)
+save_file({k: v.contiguous() for k, v in state.items() if k != "lm_head.weight"},
+          str(work / "other.safetensors"))
+np.save(work / "ids.npy", ids.numpy())
+np.save(work / "want.npy", want.numpy())
+print(json.dumps(found))
+'''
+
+# Runs in a Paddle process: the converted Paddle model's keys, and its logits
+# after load_source_checkpoint of seed 1's checkpoints.
+_PADDLE_CHECK = r'''
+import json, sys
+from pathlib import Path
+import numpy as np, paddle
+root, out, work = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+sys.path.insert(0, root)
+from x2.emitters.codegen import import_generated
+module = import_generated(out / "model.py")
+ids, want = paddle.to_tensor(np.load(work / "ids.npy")), np.load(work / "want.npy")
+found = {"source_keys": sorted(module.SOURCE_KEYS),
+         "renamed": sorted(k for k, v in module.SOURCE_KEYS.items() if k not in v[0]),
+         "own": sorted(k for k in module.load_model().state_dict() if k not in module.SOURCE_KEYS),
+         "linears": sorted(n for n, x in module.Model().named_sublayers()
+                           if isinstance(x, paddle.nn.Linear))}
+for name in ("other.pt", "other.safetensors"):
+    model = module.load_source_checkpoint(work / name)
+    with paddle.no_grad():
+        found[name] = float(np.abs(model(ids).numpy() - want).max())
+print(json.dumps(found))
+'''
+
+
+def run_check(script: str, out, work) -> dict:
+    proc = subprocess.run([sys.executable, "-c", script, str(ROOT), str(out), str(work)],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    """Both conversions, the torch check, and the Paddle check (which reads
+    the checkpoints the torch check wrote)."""
+    work = tmp_path_factory.mktemp("source_names")
+    reports = {}
+    for target in ("torch", "paddle"):
+        # x2's verify is left out: these checks compare with the source themselves.
+        reports[target] = x2_convert(SOURCE, str(work / target), source="torch", target=target,
+                                     input_shapes=SHAPES,
+                                     options={"input_dtypes": {"*": "int64"}},
+                                     emit_options={"verify": False})
+    torch_found = run_check(_TORCH_CHECK, work / "torch", work)
+    paddle_found = run_check(_PADDLE_CHECK, work / "paddle", work)
+    return work, reports, torch_found, paddle_found
+
+
+def test_torch_output_loads_the_sources_state_dict_strictly(converted):
+    work, reports, found, _ = converted
+    # Every key of the source, tied head included, and nothing else.
+    assert found["converted_keys"] == found["keys"] or \
+        sorted(found["converted_keys"]) == sorted(found["keys"])
+    assert "lm_head.weight" in found["keys"] and "model.embed_tokens.weight" in found["keys"]
+    # the tie is one parameter, as in the source
+    assert found["parameters"][0] == found["parameters"][1]
+    assert found["before"] <= 1e-5 * found["scale"] + 1e-6
+    # a differently seeded source's weights give that source's logits
+    assert found["after"] <= 1e-5 * found["scale"], found
+    names = reports["torch"].target_details["source_names"]
+    assert names == {"source_keys": 21, "matched": 21, "not_in_the_graph": [], "renamed": {}}
+
+
+def test_torch_output_has_the_sources_linear_layers_where_peft_looks(converted):
+    """peft's target_modules match module names: q_proj and v_proj are Linear
+    layers at the source's paths, called in forward (the head is the tied
+    embedding's table, so it is no Linear of its own)."""
+    work, _, found, _ = converted
+    assert found["converted_linears"] == [n for n in found["linears"] if n != "lm_head"]
+    assert len([n for n in found["converted_linears"] if n.endswith(("q_proj", "v_proj"))]) == 4
+    text = (work / "torch" / "model.py").read_text()
+    assert "self.model.layers[1].self_attn.q_proj(" in text
+    assert "self.model.embed_tokens = nn.Embedding(64, 16)" in text
+
+
+def test_paddle_output_has_the_source_keys_and_loads_its_checkpoints(converted):
+    work, reports, torch_found, found = converted
+    # Every source key names a weight (the tied head one more name of the
+    # embedding's), under its own name; what else the state_dict holds is
+    # x2's own constants (rotary tables, the mask).
+    assert found["source_keys"] == sorted(torch_found["keys"]) and found["renamed"] == []
+    assert found["own"] and all(k.startswith("c_") for k in found["own"])
+    assert found["linears"] == torch_found["converted_linears"]
+    # Paddle's Linear holds [in, out]: SOURCE_KEYS transposes the source's weight.
+    text = (work / "paddle" / "model.py").read_text()
+    assert "'model.layers.0.self_attn.q_proj.weight': " \
+        "(('model.layers.0.self_attn.q_proj.weight',), (1, 0), (16, 16))," in text
+    for name in ("other.pt", "other.safetensors"):
+        assert found[name] <= 1e-5 * torch_found["scale"], (name, found)
+    assert reports["paddle"].target_details["source_names"]["matched"] == 21
+
+
+# Runs in a torch process: the converted ResNet-like CNN (tests/torch_models.py:
+# resnet: Sequential stem, BatchNorms, a downsampling Sequential, a Linear
+# head) against a differently seeded source with other BatchNorm statistics.
+_RESNET_CHECK = r'''
+import json, sys
+from pathlib import Path
+import torch
+root, out = sys.argv[1], Path(sys.argv[2])
+sys.path[:0] = [root, root + "/tests"]
+from torch_models import ResNetish, resnet
+from x2.emitters.codegen import import_generated
+converted = import_generated(out / "model.py").load_model()
+source = resnet()
+torch.manual_seed(1)
+other = ResNetish().eval()
+gen = torch.Generator().manual_seed(2)
+with torch.no_grad():
+    for m in other.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.weight.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
+            m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=gen))
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=gen) + 0.5)
+            m.num_batches_tracked.fill_(7)
+x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(3))
+found = {"keys": list(source.state_dict()), "converted_keys": list(converted.state_dict())}
+with torch.no_grad():
+    found["before"] = float((converted(x) - source(x)).abs().max())
+    converted.load_state_dict(other.state_dict(), strict=True)
+    want = other(x)
+    found["scale"] = float(want.abs().max())
+    found["after"] = float((converted(x) - want).abs().max())
+found["batches"] = int(converted.stem[1].num_batches_tracked)
+print(json.dumps(found))
+'''
+
+
+def test_cnn_torch_output_loads_the_sources_state_dict_strictly(tmp_path):
+    """BatchNorm layers with their running statistics, a Sequential's layers
+    in a ModuleList built holding them, and the Linear head with its bias, all
+    at the source's keys."""
+    out = tmp_path / "torch"
+    report = x2_convert(f"{ROOT / 'tests' / 'torch_models.py'}:resnet", str(out),
+                        source="torch", target="torch", input_shapes={"x": [2, 3, 32, 32]},
+                        emit_options={"verify": False})
+    assert report.target_details["source_names"] == {
+        "source_keys": 43, "matched": 43, "not_in_the_graph": [], "renamed": {}}
+    text = (out / "model.py").read_text()
+    assert "self.stem = nn.ModuleList([\n            nn.Conv2d(3, 16," in text
+    assert "for _ in range" not in text and "self.stem[0] =" not in text
+    assert "self.layer2.down = nn.ModuleList([" in text
+    assert "self.layer1.bn1 = nn.BatchNorm2d(16" in text and "self.fc = nn.Linear(32, 10" in text
+    found = run_check(_RESNET_CHECK, out, tmp_path)
+    assert sorted(found["converted_keys"]) == sorted(found["keys"])
+    assert found["before"] <= 1e-5 * found["scale"] + 1e-6
+    assert found["after"] <= 1e-5 * found["scale"], found
+    assert found["batches"] == 7
