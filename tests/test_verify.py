@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from x2.check.compare import compare_indices
 from x2.check.parity import check
 from x2.check.verify import verify
 from x2.convert import convert
@@ -32,7 +33,10 @@ CASES = {
 # What each runner must run right (a refusal would be a regression: these
 # were refused, or written wrong, before the fixes they came with).
 MUST_CONVERT = {("padded_embedding", "paddle"), ("BigIndexMath", "paddle"),
-                ("padded_embedding", "torch"), ("padded_embedding", "onnx")}
+                ("padded_embedding", "torch"), ("padded_embedding", "onnx"),
+                # top-k over ties: every target picks other tied indices than
+                # torch, all right (compared up to ties, x2/check/compare.py)
+                ("TopkTies", "paddle"), ("TopkTies", "onnx"), ("TopkTies", "torch")}
 
 
 @pytest.mark.parametrize("target", ["paddle", "onnx", "torch"])
@@ -163,3 +167,54 @@ def test_the_cli_verifies_with_fresh_workers_and_says_so(sample, tmp_path):
     assert record["verified"] is True and record["against"].startswith("tf")
     assert all(rel < 1e-4 for per in record["max_rel"].values() for rel in per.values())
     assert record["noise"]["output_0"] >= 0 and record["seconds"] > 0
+
+
+def test_top_k_indices_that_are_wrong_even_up_to_ties_are_refused(tmp_path):
+    """TopkTies written right, then its indices shifted by one: verify and
+    x2 check both refuse it, though the right one (other tied indices than
+    torch's) passes both (test_trap_models_are_right_or_refused)."""
+    right = tmp_path / "right"
+    report = convert(f"{TRAPS}:TopkTies", str(right), source="torch", target="torch",
+                     emit_options={"verify": False}, **CASES["TopkTies"])
+    assert report.outputs[1]["indices_of"] == {"op": "topk", "values": "output_0", "axis": 1,
+                                               "axis_size": 6, "largest": True}
+    shifted = _broken_copy(right, tmp_path / "shifted", lambda text: text.replace(
+        "return output_0, output_1", "return output_0, output_1 + 1", 1))
+    assert "output_1 + 1" in (shifted / "model.py").read_text()
+    (tmp_path / "work").mkdir()
+    with pytest.raises(ConversionError, match="output 'output_1'.*even up to ties"):
+        verify(f"{TRAPS}:TopkTies", shifted, tmp_path / "work", source="torch",
+               target="torch")
+    result = check(f"{TRAPS}:TopkTies", str(shifted), source="torch", target="torch", seed=5)
+    rows = [r for r in result["outputs"] if r["name"] == "output_1"]
+    # (a batch whose rows are all tied may pass: any distinct tied indices are right)
+    assert not result["passed"] and any(r["wrong_indices"] > 0 for r in rows), rows
+
+
+TOPK = {"op": "topk", "values": "values", "axis": 1, "axis_size": 6}
+
+
+@pytest.mark.parametrize("got, wrong", [
+    ([[4, 2], [3, 1]], 0),   # tied 2 and 4 in the other order
+    ([[2, 5], [3, 1]], 0),   # another element of the last tied value (the k-th)
+    ([[2, 4], [1, 3]], 1),   # the largest of row 1 (no tie) is element 3, not 1
+    ([[2, 2], [3, 1]], 2),   # an index twice
+    ([[2, 6], [3, 1]], 1),   # past the axis
+])
+def test_top_k_indices_compared_up_to_ties(got, wrong):
+    values = np.array([[1.0, 1.0], [1.0, 0.0]])   # row 0 tied, row 1 not
+    assert compare_indices(np.array([[2, 4], [3, 1]]), np.array(got), TOPK, values) == wrong
+
+
+def test_sort_indices_ties_and_the_fallbacks_without_values():
+    ref, values = np.array([0, 1, 2]), np.array([3.0, 3.0, 1.0])
+    sort = {"op": "sort", "values": "values", "axis": 0}
+    assert compare_indices(ref, np.array([1, 0, 2]), sort, values) == 0
+    # a run of ties before the last must hold the same elements (all of them)
+    assert compare_indices(ref, np.array([0, 2, 1]), sort, values) == 3
+    # values not an output: the index set per row, the order within unknown
+    assert compare_indices(ref, np.array([2, 0, 1]), dict(sort, values=None)) == 0
+    assert compare_indices(ref, np.array([0, 1, 1]), dict(sort, values=None)) == 3
+    # argmax: exact (its tied candidates are not among the outputs)
+    argmax = {"op": "argmax", "values": None, "axis": 1}
+    assert compare_indices(np.array([1, 0]), np.array([1, 2]), argmax) == 1

@@ -135,6 +135,29 @@ def value_map(graph, target: str, names: dict | None) -> list[dict]:
     return entries
 
 
+def index_output(graph, value: str) -> dict | None:
+    """For an output holding the indices of a topk / sort (a topk with k -1)
+    / argmax: the op, the output holding their values (None where the
+    values are not an output), the axis and its static size (None where
+    dynamic). Which tied element such an op picks is its kernel's choice."""
+    node = graph.producer(value)
+    if node is None or node.op not in ("topk", "argmax"):
+        return None
+    axis = node.attrs["axis"]
+    shape = graph.info[node.inputs[0]].shape if node.inputs[0] in graph.info else None
+    size = shape[axis] if shape is not None and -len(shape) <= axis < len(shape) else None
+    record = {"op": node.op, "values": None, "axis": axis,
+              "axis_size": size if isinstance(size, int) else None}
+    if node.op == "topk":
+        if node.outputs.index(value) != 1:
+            return None   # the values themselves: compared as any float output
+        values = node.outputs[0]
+        record.update(op="sort" if node.attrs["k"] == -1 else "topk",
+                      values=values if values in graph.outputs else None,
+                      largest=bool(node.attrs.get("largest", True)))
+    return record
+
+
 def _input_ranges(graph, given: dict | None) -> dict[str, list[int]]:
     ranges = infer_index_ranges(graph)
     for name, bounds in (given or {}).items():
@@ -299,7 +322,10 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
                  **({"special": special_ids[v]} if special_ids.get(v) else {})}
                 for v in graph.inputs],
         dim_examples=dict(graph.meta.dim_examples),
-        outputs=[{"name": v, **(graph.info[v].to_json() if v in graph.info else {})}
+        # "indices_of": an index output (topk, sort, argmax), which verify
+        # and x2 check compare up to ties (x2/check/compare.py compare_indices).
+        outputs=[{"name": v, **(graph.info[v].to_json() if v in graph.info else {}),
+                  **({"indices_of": index_output(graph, v)} if index_output(graph, v) else {})}
                  for v in graph.outputs],
         ops_seen=read.source_ops,
         ops_mapped=sum(read.source_ops.values()),

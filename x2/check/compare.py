@@ -55,3 +55,77 @@ def precision_args(report, precision: str) -> dict:
         return {"precision": precision}
     return {"precision": "fp32", "written": written,
             "input_dtypes": [i["dtype"] for i in report.inputs]}
+
+
+# Index outputs (x2/convert.py index_output records them in report.json as
+# outputs[i]["indices_of"]): which of several tied elements a kernel picks is
+# its own choice, so these are compared up to ties, not exactly.
+def tie_rule(indices_of: dict) -> str:
+    """What compare_indices accepts for an output with this `indices_of`, in
+    words (for verify's notes and x2 check's rows)."""
+    op, values = indices_of["op"], indices_of.get("values")
+    if op in ("topk", "sort") and values:
+        return (f"the indices of {op} along axis {indices_of['axis']}, compared up to ties: "
+                f"equal where '{values}' (compared as usual) has no tie, the same index set "
+                f"within each run of tied values, distinct indices in every row"
+                f"{'; the last run of a top-k may hold other tied elements' if op == 'topk' else ''}")
+    if op in ("topk", "sort"):
+        return (f"the indices of {op} along axis {indices_of['axis']} without their values "
+                f"among the outputs: the same index set per row (the order within it is "
+                f"not compared)")
+    return (f"the index of {op} along axis {indices_of['axis']}: compared exactly (the tied "
+            f"candidates are not among the outputs; every target picks the first, as the "
+            f"source does)")
+
+
+def compare_indices(ref: np.ndarray, got: np.ndarray, indices_of: dict,
+                    ref_values: np.ndarray | None = None) -> int:
+    """How many of `got`'s indices are not a right answer, given the source's
+    `ref` (and the source's values output `ref_values`, for topk/sort with
+    it among the outputs): 0 when `got` picks, up to ties, what `ref` picks."""
+    if ref.shape != got.shape:
+        return max(ref.size, got.size, 1)
+    op, size = indices_of["op"], indices_of.get("axis_size")
+    out_of_range = int(np.sum((got < 0) | (got >= size))) if size else int(np.sum(got < 0))
+    if op not in ("topk", "sort") or ref.ndim == 0 or out_of_range:
+        return out_of_range or int(np.sum(ref != got))
+    axis = indices_of["axis"]
+    ref_rows = np.moveaxis(ref, axis, -1).reshape(-1, ref.shape[axis])
+    got_rows = np.moveaxis(got, axis, -1).reshape(-1, ref.shape[axis])
+    if ref_values is None or ref_values.shape != ref.shape:
+        return sum(_set_differs(r, g) for r, g in zip(ref_rows, got_rows))
+    value_rows = np.moveaxis(ref_values, axis, -1).reshape(ref_rows.shape)
+    partial_last = op == "topk"
+    return sum(_row_wrong_up_to_ties(r, g, v, partial_last)
+               for r, g, v in zip(ref_rows, got_rows, value_rows))
+
+
+def _set_differs(ref_row: np.ndarray, got_row: np.ndarray) -> int:
+    """The row's size where its index sets (with repeats) differ, else 0."""
+    return 0 if np.array_equal(np.sort(ref_row), np.sort(got_row)) else ref_row.size
+
+
+def _row_wrong_up_to_ties(ref_row, got_row, value_row, partial_last: bool) -> int:
+    """Positions of one sorted row whose indices are wrong: a run of equal
+    source values (ties sit side by side in sorted output) must hold the
+    same indices in any order; the last run of a top-k only distinct ones
+    (other elements of that value, beyond k, are as right). Repeated
+    indices are wrong anywhere."""
+    if len(np.unique(got_row)) != got_row.size:
+        return got_row.size
+    wrong = 0
+    for start, stop in _tied_runs(value_row):
+        if partial_last and stop == value_row.size:
+            continue   # distinct (above), and not in another run (checked there)
+        if not np.array_equal(np.sort(ref_row[start:stop]), np.sort(got_row[start:stop])):
+            wrong += stop - start
+    return wrong
+
+
+def _tied_runs(values: np.ndarray) -> list[tuple[int, int]]:
+    """[start, stop) of each run of equal values (NaN equal to NaN)."""
+    same = (values[1:] == values[:-1])
+    if values.dtype.kind == "f":
+        same |= np.isnan(values[1:]) & np.isnan(values[:-1])
+    edges = [0, *(np.flatnonzero(~same) + 1).tolist(), values.size]
+    return list(zip(edges[:-1], edges[1:]))

@@ -26,7 +26,7 @@ import numpy as np
 from ..contracts import ReadOptions, ReadRequest, Report
 from ..errors import X2Error
 from ..process.isolation import one_job, run_step
-from .compare import compare, precision_args, source_inputs
+from .compare import compare, compare_indices, precision_args, source_inputs, tie_rule
 from ..process.scratch import make_dir
 from .shapes import input_shape, size_sets
 
@@ -404,7 +404,9 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                         max_abs, max_rel, scale, constant, ok = compare(ref, out, o_rtol, o_atol)
                         row = OutputParity(runner, name, max_abs, max_rel, scale, constant, ok)
                         results.append(dict(row.to_json(), batch=b, seed=batch_info[b]["seed"],
-                                            rtol=o_rtol, atol=o_atol))
+                                            rtol=o_rtol, atol=o_atol,
+                                            **_up_to_ties(report, spec["outputs"], name, refs,
+                                                          out)))
                 if bisect and bisect_result is None and not all(r["passed"] for r in results
                                                                 if r["batch"] == b):
                     from .bisect import bisect as run_bisect
@@ -456,6 +458,21 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
             "notes": sorted(set(notes)), "bisect": bisect_result,
             "input_independent": None if allow_input_independent else message,
             "runner_errors": failed, "outputs": results}
+
+
+def _up_to_ties(report, outputs: list[str], name: str, refs: list[np.ndarray],
+                got: np.ndarray) -> dict:
+    """For an index output (report.json outputs[i]["indices_of"]): its
+    judgement up to ties (compare.compare_indices), which replaces the plain
+    one: "passed", how it was compared and how many indices are wrong."""
+    how = next((o.get("indices_of") for o in report.outputs if o["name"] == name), None)
+    ref = refs[outputs.index(name)]
+    if not how or ref.dtype.kind not in "biu" or got.dtype.kind not in "biu":
+        return {}
+    values = how.get("values")
+    wrong = compare_indices(ref, got, how, refs[outputs.index(values)]
+                            if values in outputs else None)
+    return {"passed": wrong == 0, "compared": tie_rule(how), "wrong_indices": wrong}
 
 
 def _distinct_shapes(batch_info: list[dict]) -> list[dict]:

@@ -34,7 +34,7 @@ from ..contracts import Report
 from ..errors import ConversionError, HostCannotRun, SourceRunError, X2Error
 from ..ir.symbols import BATCH
 from ..process.isolation import run_step
-from .compare import compare
+from .compare import compare, compare_indices, tie_rule
 from .parity import (PRECISION_TOLERANCES, _run_source, _samples_by_input, input_spread,
                      inputs_like, make_inputs, run_target, save_batches, target_runs)
 from .shapes import DEFAULT_SIZE, known_dims, symbols
@@ -213,6 +213,10 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                                                                     for a in arrays]})
     for i, name in enumerate(outputs):
         record["noise"][name] = noise[i]
+    # Index outputs (topk, sort, argmax) are compared up to ties: say how.
+    indices_of = [o.get("indices_of") for o in report.outputs]
+    notes.extend(f"output '{name}': {tie_rule(how)}" for name, how in zip(outputs, indices_of)
+                 if how)
     unrunnable = []
     for mode, got_by_batch, more, error in results:
         runner = f"{target}:{mode}"
@@ -229,7 +233,8 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         worst: dict[str, float] = {}
         for b, got in enumerate(got_by_batch):
             for i, (name, ref, out) in enumerate(zip(outputs, refs[b], got)):
-                problem, rel = _mismatch(ref, out, rtol, atol, noise[i])
+                problem, rel = _mismatch(ref, out, rtol, atol, noise[i], indices_of[i],
+                                         _values_of(indices_of[i], outputs, refs[b]))
                 worst[name] = max(worst.get(name, 0.0), rel)
                 if problem:
                     where = _where(sizes[b])
@@ -328,9 +333,18 @@ def _spread(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(diff), initial=0.0))
 
 
-def _mismatch(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float, noise: float
+def _values_of(indices_of: dict | None, outputs: list[str], refs: list[np.ndarray]
+               ) -> np.ndarray | None:
+    """The source's values output that an index output's ties are read from."""
+    values = (indices_of or {}).get("values")
+    return refs[outputs.index(values)] if values in outputs else None
+
+
+def _mismatch(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float, noise: float,
+              indices_of: dict | None = None, ref_values: np.ndarray | None = None
               ) -> tuple[str | None, float]:
-    """(why `got` is not `ref`, or None; its error relative to the output's scale)."""
+    """(why `got` is not `ref`, or None; its error relative to the output's
+    scale). An index output (`indices_of`) is compared up to ties."""
     if ref.shape != got.shape:
         return f"has shape {list(got.shape)}, the source's {list(ref.shape)}", float("inf")
     # Runners hand float outputs back as float32 (x2/check/runtime.py); every
@@ -338,9 +352,11 @@ def _mismatch(ref: np.ndarray, got: np.ndarray, rtol: float, atol: float, noise:
     if ref.dtype != got.dtype and not (ref.dtype.kind == "f" and got.dtype.kind == "f"):
         return f"has dtype {got.dtype}, the source's {ref.dtype}", float("inf")
     if ref.dtype.kind in "biu" and got.dtype.kind in "biu":
-        bad = int(np.sum(ref != got))
-        return (f"has {bad} of {ref.size} values other than the source's" if bad else None,
-                float(bad > 0))
+        bad = (compare_indices(ref, got, indices_of, ref_values) if indices_of
+               else int(np.sum(ref != got)))
+        what = "values other than the source's" + (
+            f" (even up to ties: {tie_rule(indices_of)})" if indices_of else "")
+        return f"has {bad} of {ref.size} {what}" if bad else None, float(bad > 0)
     max_abs, scale = _chunked_error(ref, got)
     max_rel = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     allowed = atol + rtol * scale + min(NOISE_FACTOR * noise, NOISE_CAP * scale)
