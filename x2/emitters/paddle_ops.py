@@ -512,16 +512,39 @@ def resize(e, node):
     ("ConvertPirAttribute2RuntimeAttribute not support ArrayAttribute<DoubleAttribute>").
     The tables are buffers; an axis whose input size is known only at run
     time computes its own (the model.py helper resize_taps)."""
-    a = node.attrs
     shape = e.graph.shape(node.inputs[0])
     if shape is None:
         raise e.unsupported(node, "a resize of an input of unknown rank")
+    return _resize_axes(e, node, node.attrs["size"])
+
+
+@PADDLE_OPS.register("upsample")
+def upsample(e, node):
+    """As `resize`, to the input's size times the whole factors: a size known
+    only at run time computes its taps from that size (resize_taps)."""
+    shape = e.graph.shape(node.inputs[0])
+    if shape is None:
+        raise e.unsupported(node, "a resize of an input of unknown rank")
+    if node.attrs["coord"] == "align_corners" and None in shape[2:]:
+        raise e.unsupported(node, "an align_corners upsampling of an image whose size is "
+                                  "known only at run time")
+    x = e.value(node.inputs[0])
+    sizes = [d * s if isinstance(d, int) else binop(e.dim(x, axis), "*", s)
+             for axis, d, s in zip((2, 3), shape[2:], node.attrs["scales"])]
+    return _resize_axes(e, node, sizes)
+
+
+def _resize_axes(e, node, sizes):
+    """The statements of a resize of node's input to `sizes` ([H, W]; ints, or
+    expressions where the input's size is known only at run time)."""
+    a = node.attrs
+    shape = e.graph.shape(node.inputs[0])
     y = e.value(node.inputs[0])
     name = e.namer(node.outputs[0])
     dtype = e.graph.dtype(node.inputs[0]) or "float32"
     statements = []
-    for axis, out_size, in_size, what in ((2, a["size"][0], shape[2], "rows"),
-                                          (3, a["size"][1], shape[3], "cols")):
+    for axis, out_size, in_size, what in ((2, sizes[0], shape[2], "rows"),
+                                          (3, sizes[1], shape[3], "cols")):
         taps = _resize_taps(e, node, y, axis, out_size, in_size, what, dtype, statements)
         if taps is None:
             continue

@@ -184,6 +184,26 @@ def tile(e, node):
     return e.api("tile", e.value(node.inputs[0]), repeats=list(node.attrs["repeats"]))
 
 
+def _host_items(e, node, value: str) -> list:
+    """A computed 1-D size value as a list of Python numbers and expressions
+    read from the inputs' shapes (`[0, 0, 0, (8 - h % 8) % 8]`)."""
+    if e.size_list(value) is None:
+        raise e.unsupported(node, "sizes computed from tensor values (not from shapes)")
+    return [item if isinstance(item, int) else Expr(item) for item in e.host[value].items]
+
+
+@register("tile_dynamic")
+def tile_dynamic(e, node):
+    return e.api("tile", e.value(node.inputs[0]), repeats=_host_items(e, node, node.inputs[1]))
+
+
+@register("pad_dynamic")
+def pad_dynamic(e, node):
+    pads = _host_items(e, node, node.inputs[1])
+    return e.constant_pad(e.value(node.inputs[0]), pads, node.attrs.get("value", 0.0),
+                          e.graph.shape(node.inputs[0]), e.graph.dtype(node.inputs[0]))
+
+
 @register("argmax")
 def argmax(e, node):
     return e.api("argmax", e.value(node.inputs[0]), axis=node.attrs["axis"],

@@ -390,6 +390,18 @@ def resize(e, node):
                 **extra)
 
 
+@TORCH_OPS.register("upsample")
+def upsample(e, node):
+    """F.interpolate by the whole factors: the output is the input's size
+    times them, whatever that size is at run time."""
+    a = node.attrs
+    extra = {"align_corners": a["coord"] == "align_corners"} if a["mode"] == "bilinear" else {}
+    scales = a["scales"]
+    factor = scales[0] if scales[0] == scales[1] else tuple(scales)
+    return call("F.interpolate", e.value(node.inputs[0]), scale_factor=factor, mode=a["mode"],
+                **extra)
+
+
 @TORCH_OPS.register("attention")
 def attention(e, node):
     q, k, v = (e.value(x) for x in node.inputs[:3])
