@@ -10,7 +10,7 @@ from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .paddle_inplace import overwritten_inputs
-from .python_ops import PYTHON_OPS, leaky_relu, reduce
+from .python_ops import PYTHON_OPS, host_items, leaky_relu, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
@@ -434,6 +434,29 @@ def _expand_sizes(dims, targets) -> list:
         else:
             sizes.append(Expr(target))
     return sizes
+
+
+@PADDLE_OPS.register("pad_dynamic")
+def pad_dynamic(e, node):
+    """Pads computed from sizes, in the forms Paddle Inference (3.3, default
+    config) runs right (see constant_pad): an image's height/width, or the
+    last axis of a sequence or a waveform (NCL, a rank-2 input given a unit
+    channel axis)."""
+    x, value = e.value(node.inputs[0]), node.attrs.get("value", 0.0)
+    pads = host_items(e, node, node.inputs[1])
+    rank = len(pads) // 2
+    padded = [i for i in range(rank) if not (pads[i] == 0 and pads[i + rank] == 0)]
+    if rank == 4 and set(padded) <= {2, 3}:
+        return call("paddle.nn.functional.pad", x, [pads[3], pads[7], pads[2], pads[6]],
+                    value=value)
+    if rank in (2, 3) and padded == [rank - 1]:
+        wide = call("paddle.unsqueeze", x, 1) if rank == 2 else x
+        out = call("paddle.nn.functional.pad", wide, [pads[rank - 1], pads[-1]], value=value,
+                   data_format="NCL")
+        return call("paddle.squeeze", out, 1) if rank == 2 else out
+    raise e.unsupported(node, f"padding axes {padded} of a rank-{rank} tensor by amounts "
+                              f"computed at run time (Paddle Inference runs an image's "
+                              f"height/width or a sequence's last axis)")
 
 
 @PADDLE_OPS.register("squeeze", "unsqueeze")

@@ -184,7 +184,7 @@ def tile(e, node):
     return e.api("tile", e.value(node.inputs[0]), repeats=list(node.attrs["repeats"]))
 
 
-def _host_items(e, node, value: str) -> list:
+def host_items(e, node, value: str) -> list:
     """A computed 1-D size value as a list of Python numbers and expressions
     read from the inputs' shapes (`[0, 0, 0, (8 - h % 8) % 8]`)."""
     if e.size_list(value) is None:
@@ -194,14 +194,7 @@ def _host_items(e, node, value: str) -> list:
 
 @register("tile_dynamic")
 def tile_dynamic(e, node):
-    return e.api("tile", e.value(node.inputs[0]), repeats=_host_items(e, node, node.inputs[1]))
-
-
-@register("pad_dynamic")
-def pad_dynamic(e, node):
-    pads = _host_items(e, node, node.inputs[1])
-    return e.constant_pad(e.value(node.inputs[0]), pads, node.attrs.get("value", 0.0),
-                          e.graph.shape(node.inputs[0]), e.graph.dtype(node.inputs[0]))
+    return e.api("tile", e.value(node.inputs[0]), repeats=host_items(e, node, node.inputs[1]))
 
 
 @register("argmax")

@@ -10,7 +10,7 @@ from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .lifetimes import release_dead
-from .python_ops import PYTHON_OPS, leaky_relu, on_tensors, reduce
+from .python_ops import PYTHON_OPS, host_items, leaky_relu, on_tensors, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
@@ -388,6 +388,14 @@ def resize(e, node):
     extra = {"align_corners": a["coord"] == "align_corners"} if a["mode"] == "bilinear" else {}
     return call("F.interpolate", e.value(node.inputs[0]), size=a["size"], mode=a["mode"],
                 **extra)
+
+
+@TORCH_OPS.register("pad_dynamic")
+def pad_dynamic(e, node):
+    """F.pad by amounts computed from the inputs' sizes, (begin, end) from the last dim back."""
+    pads = host_items(e, node, node.inputs[1])
+    return call("F.pad", e.value(node.inputs[0]), e.constant_pads(pads),
+                value=node.attrs.get("value", 0.0))
 
 
 @TORCH_OPS.register("upsample")
