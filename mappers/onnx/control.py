@@ -63,12 +63,49 @@ def if_(ctx, op):
         if len(branch.outputs) != len(op.outputs):
             raise ConversionError(f"If '{op.name}': {name} gives {len(branch.outputs)} outputs, "
                                   f"the node has {len(op.outputs)}")
+    _refuse_branches_of_other_ranks(ctx, op, then_branch, else_branch)
     ctx.emit("if", [op.inputs[0], *operands],
              {"then_branch": then_branch, "else_branch": else_branch}, outputs=op.outputs)
     for i, out in enumerate(op.outputs):
         if ctx.shape(out) is None:
             _shape_from_branches(ctx, out, then_branch.info.get(then_branch.outputs[i]),
                                  else_branch.info.get(else_branch.outputs[i]))
+
+
+def _refuse_branches_of_other_ranks(ctx, op, then_branch: Graph, else_branch: Graph):
+    """Branches whose outputs differ in rank cannot be one tensor after the
+    If (the ops after it fail on a rank they do not take). A condition on an
+    input's value (a voice-activity model's `If(sr == 16000)`) is a mode the
+    user fixes with --input-value; name that input."""
+    for then_out, else_out in zip(then_branch.outputs, else_branch.outputs):
+        a, b = then_branch.shape(then_out), else_branch.shape(else_out)
+        if a is None or b is None or len(a) == len(b):
+            continue
+        inputs = _inputs_behind(ctx.graph, op.inputs[0])
+        fix = (", ".join(f"--input-value {name}=VALUE" for name in inputs) +
+               " fixes it as a constant and converts the branch it picks") if inputs else \
+            "it depends on no graph input x2 can fix"
+        raise ConversionError(
+            f"If '{op.name}': its branches give outputs of different ranks ({len(a)} and "
+            f"{len(b)}), chosen at run time by a condition on the value of input "
+            f"{', '.join(repr(n) for n in inputs) or '(none)'}; {fix}",
+            details={"node": op.name, "condition_inputs": inputs})
+
+
+def _inputs_behind(graph: Graph, value: str) -> list[str]:
+    """The graph inputs `value` is computed from."""
+    seen, todo, found = set(), [value], []
+    while todo:
+        current = todo.pop()
+        if current in seen or not current:
+            continue
+        seen.add(current)
+        if current in graph.inputs:
+            found.append(current)
+        node = graph.producer(current)
+        if node is not None:
+            todo.extend(node.inputs)
+    return sorted(found)
 
 
 def _shape_from_branches(ctx, out: str, then: TensorInfo | None, other: TensorInfo | None):

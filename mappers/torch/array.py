@@ -135,8 +135,10 @@ def repeat(ctx, op):
     if extra > 0:
         x = ctx.emit("unsqueeze", [x], {"axes": list(range(extra))}, shape=(1,) * extra + shape,
                      hint="lead")
-    if not all(isinstance(r, int) for r in repeats):
-        raise unsupported(op, "repeat counts computed at run time are not supported yet")
+    if any(is_size(r) for r in repeats):
+        # A count read from a shape (`y.shape[1] // 4`): the counts as a computed 1-D value.
+        ctx.emit("tile_dynamic", [x, shape_value(ctx, repeats)], outputs=op.outputs)
+        return
     ctx.emit("tile", [x], {"repeats": [int(r) for r in repeats]}, outputs=op.outputs)
 
 
@@ -414,13 +416,18 @@ def constant_pad_nd(ctx, op):
     if len(pad) % 2 or len(pad) > 2 * n:
         raise unsupported(op, f"pad {list(pad)} must hold (begin, end) pairs for at most "
                               f"{n} dims")
-    if any(int(p) < 0 for p in pad):
+    if any(not is_size(p) and int(p) < 0 for p in pad):
         raise unsupported(op, f"negative padding {list(pad)} (cropping) is not supported yet")
     begins, ends = [0] * n, [0] * n
     for k in range(len(pad) // 2):
-        begins[n - 1 - k], ends[n - 1 - k] = int(pad[2 * k]), int(pad[2 * k + 1])
-    ctx.emit("pad", [x], {"pads": begins + ends, "mode": "constant", "value": float(value)},
-             outputs=op.outputs)
+        begins[n - 1 - k], ends[n - 1 - k] = pad[2 * k], pad[2 * k + 1]
+    if any(is_size(p) for p in pad):
+        # Amounts computed from a dynamic dim (`(8 - h % 8) % 8`): a computed 1-D value.
+        ctx.emit("pad_dynamic", [x, shape_value(ctx, begins + ends)], {"value": float(value)},
+                 outputs=op.outputs)
+        return
+    ctx.emit("pad", [x], {"pads": [int(p) for p in begins + ends], "mode": "constant",
+                          "value": float(value)}, outputs=op.outputs)
 
 
 @torch_mapper("aten.as_strided.default")

@@ -281,8 +281,8 @@ def upsample(ctx, op):
         scales = [s for s in given[3 if bilinear else 2:] if s is not None] or None
     in_size, out_size = ctx.shape(x)[2:], ctx.shape(op.outputs[0])[2:]
     if None in in_size or None in out_size:
-        raise unsupported(op, "a resize whose sizes are known only at run time is not "
-                              "supported yet")
+        _upsample_by_whole_scales(ctx, op, x, scales, bilinear, align)
+        return
     if scales and not align and any(float(o) != float(i) * float(s)
                                     for o, i, s in zip(out_size, in_size, scales)):
         raise unsupported(op, f"scale factors {list(scales)} on {list(in_size)} give output "
@@ -297,4 +297,23 @@ def upsample(ctx, op):
         coord = "asymmetric"
     ctx.emit("resize", [x], {"size": [int(d) for d in out_size],
                              "mode": "bilinear" if bilinear else "nearest", "coord": coord},
+             outputs=op.outputs)
+
+
+def _upsample_by_whole_scales(ctx, op, x, scales, bilinear: bool, align: bool):
+    """`upsample` of an image whose size is known only at run time by whole
+    scale factors (F.interpolate(scale_factor=2)): the output is exactly the
+    input's size times the factor, so torch's coordinates by the factor and
+    by the sizes agree. A size= or a fractional factor (torch rounds the
+    output size) over such an image is refused."""
+    whole = scales and all(float(s) == int(s) and int(s) >= 1 for s in scales)
+    if not whole:
+        raise unsupported(op, f"a resize of an image whose size is known only at run time "
+                              f"is supported by whole scale factors (scale_factor=2); "
+                              f"{'scale factors ' + str(list(scales)) if scales else 'an output size'}"
+                              f" over such an image is not supported yet: give its height and "
+                              f"width as numbers in --input-shape")
+    coord = ("align_corners" if align else "half_pixel") if bilinear else "asymmetric"
+    ctx.emit("upsample", [x], {"scales": [int(s) for s in scales],
+                               "mode": "bilinear" if bilinear else "nearest", "coord": coord},
              outputs=op.outputs)

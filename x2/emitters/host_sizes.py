@@ -30,7 +30,7 @@ from ..ir.symbols import value_dims
 # (op, input position) that read a computed shape or bound as Python numbers.
 _SIZE_OPERANDS = {("reshape_dynamic", 1), ("full", 0), ("range", 0), ("range", 1),
                   ("range", 2), ("slice_dynamic", 1), ("slice_dynamic", 2),
-                  ("expand_dynamic", 1)}
+                  ("expand_dynamic", 1), ("pad_dynamic", 1), ("tile_dynamic", 1)}
 # Integer arithmetic that keeps its meaning on Python ints (`div` is written
 # `//`: the IR's truncating division agrees with flooring on sizes, which are
 # never negative).

@@ -533,6 +533,32 @@ def tile(e, node):
     e.node("Tile", [node.inputs[0], e.ints(node.attrs["repeats"])], node.outputs)
 
 
+@onnx_op("tile_dynamic")
+def tile_dynamic(e, node):
+    repeats = e.node("Cast", [node.inputs[1]], [e.fresh(node, "repeats64")],
+                     to=e.onnx_dtype("int64"))
+    e.node("Tile", [node.inputs[0], repeats], node.outputs)
+
+
+@onnx_op("pad_dynamic")
+def pad_dynamic(e, node):
+    pads = e.node("Cast", [node.inputs[1]], [e.fresh(node, "pads64")], to=e.onnx_dtype("int64"))
+    value = e.scalar(node.attrs.get("value", 0.0), e.dtype(node.inputs[0]))
+    e.node("Pad", [node.inputs[0], pads, value], node.outputs, mode="constant")
+
+
+@onnx_op("upsample")
+def upsample(e, node):
+    """Resize to sizes computed at run time: the input's shape times [1, 1, sh, sw]."""
+    a, x = node.attrs, node.inputs[0]
+    shape = e.node("Shape", [x], [e.fresh(node, "shape")])
+    sizes = e.node("Mul", [shape, e.ints([1, 1, *a["scales"]])], [e.fresh(node, "sizes")])
+    extra = {"nearest_mode": "floor"} if a["mode"] == "nearest" else {}
+    e.node("Resize", [x, "", "", sizes], node.outputs,
+           mode="linear" if a["mode"] == "bilinear" else "nearest",
+           coordinate_transformation_mode=a["coord"], **extra)
+
+
 @onnx_op("argmax")
 def argmax(e, node):
     e.node("ArgMax", node.inputs[:1], node.outputs, axis=node.attrs["axis"],

@@ -28,7 +28,7 @@ INT_KEPT = frozenset({
     "gather", "gather_elements", "gather_nd", "transpose", "slice", "strided_slice",
     "slice_dynamic", "maximum", "minimum", "sign", "pow", "shape", "concat", "stack", "split",
     "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_mean", "reduce_any",
-    "topk", "range", "full", "expand", "expand_dynamic", "tile", "repeat_interleave",
+    "topk", "range", "full", "expand", "expand_dynamic", "tile", "tile_dynamic", "repeat_interleave",
     "if", "loop"})
 # The input an op writes over, where it is not input 0 (where(cond, x, y): x).
 WRITTEN_INPUT = {"where": 1}

@@ -10,7 +10,7 @@ from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .paddle_inplace import overwritten_inputs
-from .python_ops import PYTHON_OPS, leaky_relu, reduce
+from .python_ops import PYTHON_OPS, host_items, leaky_relu, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
@@ -451,6 +451,29 @@ def _expand_sizes(dims, targets) -> list:
     return sizes
 
 
+@PADDLE_OPS.register("pad_dynamic")
+def pad_dynamic(e, node):
+    """Pads computed from sizes, in the forms Paddle Inference (3.3, default
+    config) runs right (see constant_pad): an image's height/width, or the
+    last axis of a sequence or a waveform (NCL, a rank-2 input given a unit
+    channel axis)."""
+    x, value = e.value(node.inputs[0]), node.attrs.get("value", 0.0)
+    pads = host_items(e, node, node.inputs[1])
+    rank = len(pads) // 2
+    padded = [i for i in range(rank) if not (pads[i] == 0 and pads[i + rank] == 0)]
+    if rank == 4 and set(padded) <= {2, 3}:
+        return call("paddle.nn.functional.pad", x, [pads[3], pads[7], pads[2], pads[6]],
+                    value=value)
+    if rank in (2, 3) and padded == [rank - 1]:
+        wide = call("paddle.unsqueeze", x, 1) if rank == 2 else x
+        out = call("paddle.nn.functional.pad", wide, [pads[rank - 1], pads[-1]], value=value,
+                   data_format="NCL")
+        return call("paddle.squeeze", out, 1) if rank == 2 else out
+    raise e.unsupported(node, f"padding axes {padded} of a rank-{rank} tensor by amounts "
+                              f"computed at run time (Paddle Inference runs an image's "
+                              f"height/width or a sequence's last axis)")
+
+
 @PADDLE_OPS.register("squeeze", "unsqueeze")
 def squeeze(e, node):
     if node.op == "unsqueeze" and e.graph.shape(node.inputs[0]) == ():
@@ -527,16 +550,39 @@ def resize(e, node):
     ("ConvertPirAttribute2RuntimeAttribute not support ArrayAttribute<DoubleAttribute>").
     The tables are buffers; an axis whose input size is known only at run
     time computes its own (the model.py helper resize_taps)."""
-    a = node.attrs
     shape = e.graph.shape(node.inputs[0])
     if shape is None:
         raise e.unsupported(node, "a resize of an input of unknown rank")
+    return _resize_axes(e, node, node.attrs["size"])
+
+
+@PADDLE_OPS.register("upsample")
+def upsample(e, node):
+    """As `resize`, to the input's size times the whole factors: a size known
+    only at run time computes its taps from that size (resize_taps)."""
+    shape = e.graph.shape(node.inputs[0])
+    if shape is None:
+        raise e.unsupported(node, "a resize of an input of unknown rank")
+    if node.attrs["coord"] == "align_corners" and None in shape[2:]:
+        raise e.unsupported(node, "an align_corners upsampling of an image whose size is "
+                                  "known only at run time")
+    x = e.value(node.inputs[0])
+    sizes = [d * s if isinstance(d, int) else binop(e.dim(x, axis), "*", s)
+             for axis, d, s in zip((2, 3), shape[2:], node.attrs["scales"])]
+    return _resize_axes(e, node, sizes)
+
+
+def _resize_axes(e, node, sizes):
+    """The statements of a resize of node's input to `sizes` ([H, W]; ints, or
+    expressions where the input's size is known only at run time)."""
+    a = node.attrs
+    shape = e.graph.shape(node.inputs[0])
     y = e.value(node.inputs[0])
     name = e.namer(node.outputs[0])
     dtype = e.graph.dtype(node.inputs[0]) or "float32"
     statements = []
-    for axis, out_size, in_size, what in ((2, a["size"][0], shape[2], "rows"),
-                                          (3, a["size"][1], shape[3], "cols")):
+    for axis, out_size, in_size, what in ((2, sizes[0], shape[2], "rows"),
+                                          (3, sizes[1], shape[3], "cols")):
         taps = _resize_taps(e, node, y, axis, out_size, in_size, what, dtype, statements)
         if taps is None:
             continue

@@ -184,6 +184,19 @@ def tile(e, node):
     return e.api("tile", e.value(node.inputs[0]), repeats=list(node.attrs["repeats"]))
 
 
+def host_items(e, node, value: str) -> list:
+    """A computed 1-D size value as a list of Python numbers and expressions
+    read from the inputs' shapes (`[0, 0, 0, (8 - h % 8) % 8]`)."""
+    if e.size_list(value) is None:
+        raise e.unsupported(node, "sizes computed from tensor values (not from shapes)")
+    return [item if isinstance(item, int) else Expr(item) for item in e.host[value].items]
+
+
+@register("tile_dynamic")
+def tile_dynamic(e, node):
+    return e.api("tile", e.value(node.inputs[0]), repeats=host_items(e, node, node.inputs[1]))
+
+
 @register("argmax")
 def argmax(e, node):
     return e.api("argmax", e.value(node.inputs[0]), axis=node.attrs["axis"],

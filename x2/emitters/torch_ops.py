@@ -10,7 +10,7 @@ from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .lifetimes import release_dead
-from .python_ops import PYTHON_OPS, leaky_relu, on_tensors, reduce
+from .python_ops import PYTHON_OPS, host_items, leaky_relu, on_tensors, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
 
@@ -393,6 +393,26 @@ def resize(e, node):
         raise ValueError("resize: bilinear with asymmetric coordinates has no torch equivalent")
     extra = {"align_corners": a["coord"] == "align_corners"} if a["mode"] == "bilinear" else {}
     return call("F.interpolate", e.value(node.inputs[0]), size=a["size"], mode=a["mode"],
+                **extra)
+
+
+@TORCH_OPS.register("pad_dynamic")
+def pad_dynamic(e, node):
+    """F.pad by amounts computed from the inputs' sizes, (begin, end) from the last dim back."""
+    pads = host_items(e, node, node.inputs[1])
+    return call("F.pad", e.value(node.inputs[0]), e.constant_pads(pads),
+                value=node.attrs.get("value", 0.0))
+
+
+@TORCH_OPS.register("upsample")
+def upsample(e, node):
+    """F.interpolate by the whole factors: the output is the input's size
+    times them, whatever that size is at run time."""
+    a = node.attrs
+    extra = {"align_corners": a["coord"] == "align_corners"} if a["mode"] == "bilinear" else {}
+    scales = a["scales"]
+    factor = scales[0] if scales[0] == scales[1] else tuple(scales)
+    return call("F.interpolate", e.value(node.inputs[0]), scale_factor=factor, mode=a["mode"],
                 **extra)
 
 

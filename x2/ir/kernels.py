@@ -234,6 +234,18 @@ def expand_dynamic(xs, a):
     return [xs[0] * np.ones(shape, dtype=xs[0].dtype)]
 
 
+def _ints(value) -> list[int]:
+    return [int(d) for d in np.asarray(value).reshape(-1)]
+
+
+def pad_dynamic(xs, a):
+    return pad(xs[:1], {"pads": _ints(xs[1]), "mode": "constant", "value": a.get("value", 0.0)})
+
+
+def tile_dynamic(xs, a):
+    return [np.tile(xs[0], _ints(xs[1]))]
+
+
 def split(xs, a):
     bounds = np.cumsum(a["sizes"])[:-1]
     return list(np.split(xs[0], bounds, axis=a["axis"]))
@@ -293,6 +305,12 @@ def resize(xs, a):
     top = x[:, :, y0][:, :, :, x0] * (1 - dx) + x[:, :, y0][:, :, :, x1] * dx
     bottom = x[:, :, y1][:, :, :, x0] * (1 - dx) + x[:, :, y1][:, :, :, x1] * dx
     return [(top * (1 - dy) + bottom * dy).astype(xs[0].dtype)]
+
+
+def upsample(xs, a):
+    """`resize` to the input's H, W times the whole `scales`."""
+    size = [d * s for d, s in zip(xs[0].shape[2:], a["scales"])]
+    return resize(xs, {"size": size, "mode": a["mode"], "coord": a["coord"]})
 
 
 def argmax(xs, a):

@@ -192,6 +192,12 @@ op("slice_dynamic", "x starts ends", K.slice_dynamic, "`slice` whose starts and 
    "are known", axes=INTS, steps=INTS)
 op("expand_dynamic", "x shape", K.expand_dynamic, "`expand` to a computed shape (1-D ints); "
    "the fold pass makes it `expand` when the shape is known")
+op("pad_dynamic", "x pads", K.pad_dynamic, "`pad` with `value` by amounts computed by the "
+   "graph (1-D ints, ONNX order: all begins, then all ends; F.pad to a multiple of a size); "
+   "the fold pass makes it `pad` when they are known", value=Attr("float", 0.0))
+op("tile_dynamic", "x repeats", K.tile_dynamic, "`tile` by counts computed by the graph (1-D "
+   "ints, one per dim: a repeat by a count read from a shape); the fold pass makes it `tile` "
+   "when they are known")
 op("repeat_interleave", "x", lambda xs, a: [np.repeat(xs[0], a["repeats"], axis=a["axis"])],
    "each element `repeats` times in a row along `axis` (a nearest upsampling by a whole "
    "factor, on any size)", layout="axis", repeats=INT, axis=INT)
@@ -233,6 +239,11 @@ op("dropout", "x", _unary(lambda x, a: x), "x (inference); a dropout layer of `r
 op("resize", "x", K.resize, "NCHW resize of H, W to `size`; nearest takes the floor of the "
    "source coordinate", size=Attr("ints", doc="[H, W]"),
    mode=Attr("str", choices=("bilinear", "nearest")),
+   coord=Attr("str", choices=("half_pixel", "align_corners", "asymmetric")))
+
+op("upsample", "x", K.upsample, "NCHW resize of H, W by whole `scales` (an input whose "
+   "size is known only at run time: the output is the input's size times the scale)",
+   scales=Attr("ints", doc="[H, W], each at least 1"), mode=Attr("str", choices=("bilinear", "nearest")),
    coord=Attr("str", choices=("half_pixel", "align_corners", "asymmetric")))
 
 _DIRECTION = Attr("str", "forward", ("forward", "reverse", "bidirectional"))

@@ -157,6 +157,11 @@ def infer(op: str, shapes: list[Shape | None], attrs: dict, lengths: list[int | 
             rank, pads = len(x), attrs["pads"]
             return tuple(None if d is None else d + pads[i] + pads[i + rank]
                          for i, d in enumerate(x))
+        if op in ("pad_dynamic", "tile_dynamic"):
+            return (None,) * len(x)
+        if op == "upsample":
+            return tuple(x[:2]) + tuple(None if d is None else d * s
+                                        for d, s in zip(x[2:], attrs["scales"]))
         if op == "slice_dynamic":
             return tuple(None if i in attrs["axes"] else d for i, d in enumerate(x))
     except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):

@@ -143,13 +143,17 @@ def _partial_reduce(node, x: np.ndarray) -> np.ndarray:
 def _static_form(graph: Graph, node) -> None:
     """A computed slice or expand whose bounds or target shape turned out
     constant becomes the op with them as attributes."""
-    if node.op not in ("slice_dynamic", "expand_dynamic") or not all(
+    if node.op not in ("slice_dynamic", "expand_dynamic", "pad_dynamic", "tile_dynamic") or not all(
             v in graph.constants for v in node.inputs[1:]):
         return
     values = [[int(d) for d in graph.constants[v].reshape(-1)] for v in node.inputs[1:]]
     if node.op == "slice_dynamic":
         attrs = {"starts": values[0], "ends": values[1], "axes": node.attrs["axes"],
                  "steps": node.attrs["steps"]}
+    elif node.op == "pad_dynamic":
+        attrs = {"pads": values[0], "mode": "constant", "value": node.attrs.get("value", 0.0)}
+    elif node.op == "tile_dynamic":
+        attrs = {"repeats": values[0]}
     else:
         attrs = {"shape": values[0]}
     node.op = node.op.removesuffix("_dynamic")
