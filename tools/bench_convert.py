@@ -5,7 +5,8 @@ same SavedModels, in one run.
                                   [--json build/bench/bench.json] [--threads 1] [--runs 30]
 
 For each model: conversion wall time and peak RSS (each conversion in a fresh
-process; RSS is the largest of it and its workers), ONNX node count,
+process; RSS is the largest of it and its workers), the part of it that
+convert's verify against TensorFlow took and its ratio to the rest, ONNX node count,
 Transposes left, and onnxruntime latency of each output model (median of
 --runs, same thread count, same input; the outputs of one model run
 round-robin in one process). x2 runs three times: with the default
@@ -122,8 +123,10 @@ def bench_model(name: str, work: Path, tf2onnx_python: Path, threads: int, runs:
         subprocess.run(["rm", "-rf", str(out)])
         run = timed(x2 + ["--out", str(out), *extra], env={**env, "PYTHONPATH": str(ROOT)})
         if run["rc"] == 0:
-            reader = json.loads((out / "report.json").read_text())["source"].get("reader", {})
-            run["reader"] = reader.get("name", "tensorflow")
+            report = json.loads((out / "report.json").read_text())
+            run["reader"] = report["source"].get("reader", {}).get("name", "tensorflow")
+            # convert's verify against TensorFlow is part of the wall time
+            run["verify_s"] = report["timings_s"].get("verify against the source", 0.0)
             outputs[label] = out / "model.onnx"
         rows[label] = run
     out = work / f"{name}_tf2onnx.onnx"
@@ -161,22 +164,31 @@ def main() -> int:
 
     table = Table(title=f"TF SavedModel -> ONNX (onnxruntime: {args.threads} thread(s), "
                         f"median of {args.runs})")
-    for col in ("model", "converter", "read by", "wall s", "peak RSS MB", "nodes", "Transposes",
-                "ORT ms", "wall vs tf2onnx", "RSS vs tf2onnx", "ORT vs tf2onnx"):
+    for col in ("model", "converter", "read by", "wall s", "verify s", "verify / rest",
+                "peak RSS MB", "nodes", "Transposes", "ORT ms", "wall vs tf2onnx",
+                "RSS vs tf2onnx", "ORT vs tf2onnx"):
         table.add_column(col)
     for name, rows in results.items():
         base = rows["tf2onnx"]
         for label, r in rows.items():
             if r["rc"] != 0:
                 reason = (r.get("stderr") or "").strip().splitlines()[-1:] or ["failed"]
-                table.add_row(name, label, "", "failed: " + reason[0][-70:], *[""] * 7)
+                table.add_row(name, label, "", "failed: " + reason[0][-70:], *[""] * 9)
                 continue
+            verify = r.get("verify_s")
             ratio = (lambda k: f"{r[k] / base[k]:.2f}x" if base["rc"] == 0 else "-")  # noqa: E731
             table.add_row(name, label, r.get("reader", ""), f"{r['wall_s']:.2f}",
+                          "" if verify is None else f"{verify:.2f}",
+                          "" if verify is None else f"{verify / (r['wall_s'] - verify):.2f}x",
                           f"{r['peak_rss'] / 2**20:.0f}", str(r["nodes"]), str(r["transposes"]),
                           f"{r['latency_ms']:.2f}", ratio("wall_s"), ratio("peak_rss"),
                           ratio("latency_ms"))
-    Console(width=200).print(table)
+    Console(width=240).print(table)
+    ratios = sorted(r["verify_s"] / (r["wall_s"] - r["verify_s"]) for rows in results.values()
+                    for label, r in rows.items() if label == "x2" and r["rc"] == 0)
+    if ratios:
+        print(f"convert's verify against TensorFlow / the rest of the conversion (x2 rows): "
+              f"median {ratios[len(ratios) // 2]:.2f}x over {len(ratios)} models")
     path = Path(args.json) if args.json else work / "bench.json"
     path.write_text(json.dumps(results, indent=2))
     print(f"wrote {path}", file=sys.stderr)
