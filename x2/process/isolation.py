@@ -170,9 +170,12 @@ class _Server:
         size = self.log_size()
         return os.pread(self.log.fileno(), size - start, start).decode(errors="replace")
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """End the worker: let it finish and exit (`wait`), or kill it now."""
         if self.alive():
             try:
+                if not wait:
+                    raise subprocess.TimeoutExpired(self.proc.args, 0)
                 self.proc.stdin.close()
                 self.proc.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
@@ -211,12 +214,12 @@ class _Pool:
         else:
             server.close()
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         with self.lock:
             servers = [s for idle in self.idle.values() for s in idle]
             self.idle.clear()
         for server in servers:
-            server.close()
+            server.close(wait)
 
 
 _POOL = _Pool()
@@ -314,8 +317,14 @@ def one_job():
     if _REUSE[0] or _IN_PROCESS:
         yield
         return
-    with reuse_workers():
+    _REUSE[0] = True
+    try:
         yield
+    finally:
+        _REUSE[0] = False
+        # Killed, not asked to exit: a framework's own shutdown (a second
+        # for TensorFlow) has nothing to save, and the user would wait for it.
+        _POOL.close(wait=False)
 
 
 def start_step(task: str, scratch: Path | None = None) -> Step | InProcessStep | PooledStep:
