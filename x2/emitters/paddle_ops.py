@@ -490,12 +490,17 @@ def squeeze(e, node):
             # positions from the mask: "Broadcast dimension mismatch").
             return call("paddle.reshape", e.value(node.inputs[0]), shape=shape)
     if node.op == "squeeze" and any(u.op == "transpose" for u in e.graph.users(node.outputs[0])):
-        shape = _squeezed_shape(e.graph.shape(node.inputs[0]), node.attrs["axes"])
-        if shape is not None:
+        rank = len(e.graph.shape(node.inputs[0]) or ())
+        axes = sorted({a % rank for a in node.attrs["axes"]}) if rank else []
+        if len(axes) == 1 and rank > 1:
             # Paddle Inference (3.3) fuses squeeze + transpose into a oneDNN
             # transpose typed as its unsqueezed input, and a concat after it
-            # fails to build (a sequence pooled between transformer blocks).
-            return call("paddle.reshape", e.value(node.inputs[0]), shape=shape)
+            # fails to build (a sequence pooled between transformer blocks);
+            # a reshape there is fused with the transpose wrongly (PP-OCR's
+            # recognizer): the unit axis is merged into its neighbour.
+            start = axes[0] if axes[0] < rank - 1 else axes[0] - 1
+            return call("paddle.flatten", e.value(node.inputs[0]), start_axis=start,
+                        stop_axis=start + 1)
     return call(f"paddle.{node.op}", e.value(node.inputs[0]), axis=node.attrs["axes"])
 
 
@@ -506,13 +511,6 @@ def _copying_shape(dims, kept) -> list[int] | None:
     shape = [1 if i is None else 0 if i == j else dims[i] if dims[i] is not None else -1
              for j, i in enumerate(kept)]
     return shape if shape.count(-1) <= 1 else None
-
-
-def _squeezed_shape(dims, axes) -> list[int] | None:
-    if dims is None:
-        return None
-    gone = {a % len(dims) for a in axes}
-    return _copying_shape(dims, [i for i in range(len(dims)) if i not in gone])
 
 
 def _integer_product(e, value) -> bool:
