@@ -3,7 +3,7 @@ a lost Ray worker retried (a model's own error not), resume after an
 interrupted run, and the install hint without Ray. Each CLI run with
 --executor ray starts (and stops) its own local Ray instance with -j CPUs.
 
-Cost: two runs of 20 conversions, 6 conversions + checks interrupted and
+Cost: two runs of 8 conversions, 6 conversions + checks interrupted and
 resumed, three local Ray instances: about 1.5 min on 2 idle cores, several
 minutes when other jobs share them."""
 from __future__ import annotations
@@ -74,6 +74,9 @@ def _summary(out: Path) -> list[dict]:
 
 
 def test_ray_gives_the_local_summary_and_survives_a_lost_worker(models, tmp_path):
+    # Two models of one name, the one whose worker is lost, the one that fails.
+    models = [m for m in models if m.stem in ("mlp_relu", "cnn_k3", "unmapped")]
+    assert len(models) == 4
     local = _x2(*_many(tmp_path / "local", models))
     assert local.returncode == 1, local.stderr  # the Round model fails, the rest convert
     hooks = tmp_path / "hooks"
@@ -89,8 +92,7 @@ def test_ray_gives_the_local_summary_and_survives_a_lost_worker(models, tmp_path
     assert _summary(tmp_path / "ray") == expected
     assert [(r["out"], r["status"]) for r in expected] == [
         (f"{name}/{t}", "failed" if name == "unmapped" else "ok")
-        for name in ("mlp_relu", "mlp_tanh", "mlp_sigmoid", "wide_relu", "wide_tanh", "cnn_k1",
-                     "cnn_k3", "cnn_k5", "mlp_relu_2", "unmapped") for t in TARGETS]
+        for name in ("mlp_relu", "cnn_k3", "mlp_relu_2", "unmapped") for t in TARGETS]
     assert "Round" in expected[-1]["error"]
     # The lost worker's pair ran twice; the model's own error once, like the rest.
     attempts = (hooks / "attempts").read_text().split()
