@@ -3,9 +3,12 @@
 check that keeps a converted model that crashes or disagrees from being
 reported as a success.
 
-Cost: the whole node suite (~1,900 cases, converted in-process; most are
-refused in milliseconds) takes about 25 s for torch and 35 s for paddle; the
-82 pytorch-converted models about 10 s.
+Cost: the suite runs a seeded half of the node suite (SAMPLE of its 1,884
+cases, converted in-process and verified against onnxruntime; 350 of them
+counted): about 45 s for torch and 70 s for paddle on 2 idle cores; the 82
+pytorch-converted models about 20 s. The whole node suite is
+`python tools/onnx_conformance.py --target paddle --backend-test OUT.json`
+(about twice as long), and the floors below hold on it too.
 Each runs in a subprocess, so that no framework another test imported
 (TensorFlow) shares a process with paddle."""
 from __future__ import annotations
@@ -41,6 +44,9 @@ TORCH_COUNTED_PASS_FLOOR = 0.87
 # model departs from onnxruntime (Resize with align_corners, AffineGrid's
 # expanded form): refused, where the suite's own values pass.
 PADDLE_COUNTED_PASS_FLOOR = 0.78
+# The seeded half of the node suite the tests run (on it, on 2026-12-07: torch
+# 311 of 350 counted cases pass, 0.889; paddle 287, 0.820).
+SAMPLE = 800
 
 
 def _backend_test(tmp_path, target: str, *extra: str) -> dict[str, str]:
@@ -60,13 +66,14 @@ def _counted() -> set[str]:
 @pytest.mark.parametrize("target, floor", [("torch", TORCH_COUNTED_PASS_FLOOR),
                                            ("paddle", PADDLE_COUNTED_PASS_FLOOR)])
 def test_node_suite_never_wrong_or_broken(tmp_path, target, floor):
-    statuses = _backend_test(tmp_path, target)
-    assert len(statuses) > 1500, "the node suite was not collected"
+    statuses = _backend_test(tmp_path, target, "--sample", str(SAMPLE), "--seed", "0")
+    assert len(statuses) == SAMPLE, "the node suite was not collected"
     failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
     assert not failed, f"{len(failed)} cases converted, then crashed or gave wrong numbers: " \
                        f"{dict(list(failed.items())[:10])}"
-    counted = _counted()
-    passed = sum(statuses.get(name) == "pass" for name in counted)
+    counted = _counted() & set(statuses)
+    assert len(counted) > 300
+    passed = sum(statuses[name] == "pass" for name in counted)
     assert passed / len(counted) >= floor, (passed, len(counted))
 
 
