@@ -186,13 +186,14 @@ def test_a_size_divided_at_run_time_stays_an_integer(target, tmp_path):
 
 
 def test_a_size_computed_from_a_named_torch_dim_is_named_where_unmapped(tmp_path):
-    """A size derived from a dynamic dim where x2 takes only a number (F.pad's
-    amounts): the error names the op and what to do, and nothing is written."""
+    """A size derived from a dynamic dim where x2 takes only a number (a resize
+    by a fractional factor; F.pad's amounts now convert, test_run_time_sizes):
+    the error names the op and what to do, and nothing is written."""
     from x2.errors import ConversionError
-    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:pad_by_length"
-    with pytest.raises(ConversionError, match="size computed from a dynamic dim.*--input-shape"):
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:interpolate_by_a_fraction"
+    with pytest.raises(ConversionError, match="whole scale factors.*--input-shape"):
         convert(model, str(tmp_path / "out"), source="torch", target="onnx",
-                input_shapes={"x": [2, "seq"]})
+                input_shapes={"x": [1, 3, "h=8", "w=8"]})
     assert not (tmp_path / "out").exists()
 
 
