@@ -149,11 +149,13 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     # them). Usually one source run takes every set; a source that rejects
     # one of them is run set by set.
     probes = _probes(batches[0], spec)
-    refs, probe_refs = None, None
+    refs, probe_refs, dirs = None, None, None
     if not large:
         try:
-            everything = run_source(save_batches(work / "source", batches + probes, names, io))
+            sets = save_batches(work / "source", batches + probes, names, io)
+            everything = run_source(sets)
             refs, probe_refs = everything[:len(batches)], everything[len(batches):]
+            dirs = sets   # the runners read the same folders
         except X2Error:
             pass   # run again set by set, which says which set the source rejects
     if refs is None:
@@ -171,7 +173,8 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         runs = [r for r in runs if r[1] != "inference"]
         notes.append("paddle (inference) not run: --layout nhwc, whose convolutions Paddle "
                      "Inference's oneDNN runs wrong on CPU")
-    dirs = save_batches(work, batches + probes, names, io)
+    if dirs is None:
+        dirs = save_batches(work, batches + probes, names, io)
 
     def run_probes():
         nonlocal probe_refs
