@@ -118,6 +118,15 @@ class While:
 
 
 @dataclass
+class For:
+    """for var in iterable: body (a loop over a list of layers, module_tree.py)."""
+    var: str
+    iterable: Expr
+    body: list
+    comment: str = ""
+
+
+@dataclass
 class Def:
     """def name(args): body; return results (a branch or loop function that
     torch.cond / while_loop call)."""
@@ -146,6 +155,9 @@ class ModuleCode:
     methods: list[str] = field(default_factory=list)      # after forward, as written
     # forward runs inside `with <context>:` (x2 convert --precision mixed: autocast)
     forward_context: Expr | None = None
+    # classes model.py defines before Model from the source's modules (module_tree.py)
+    classes: list[str] = field(default_factory=list)
+    class_comment: str = ""   # Model's own: the source's root module
 
 
 COMMENT_CHARS = 160  # a provenance comment longer than this is cut (names can be huge)
@@ -156,9 +168,13 @@ def render_module(code: ModuleCode) -> str:
     lines = [f'"""{doc}\n"""', *code.header, "", ""]
     for helper in code.helpers:
         lines += [helper.rstrip("\n"), "", ""]
-    lines += [f"class Model({code.base_class}):",
-             "    def __init__(self):",
-             "        super().__init__()"]
+    for text in code.classes:
+        lines += [text.rstrip("\n"), "", ""]
+    lines += [f"class Model({code.base_class}):"]
+    if code.class_comment:
+        lines.append(f"    # {code.class_comment}")
+    lines += ["    def __init__(self):",
+              "        super().__init__()"]
     for name, expr in code.submodules:
         lines.append(f"        self.{name} = {expr}")
     for name, expr in code.buffers:
@@ -196,6 +212,9 @@ def _render_statements(lines: list[str], statements: list, indent: str) -> None:
                 _render_statements(lines, step.orelse, inner)
         elif isinstance(step, While):
             lines.append(f"{indent}while {step.cond}:{suffix}")
+            _render_statements(lines, step.body or [Assign([], Expr("pass"))], inner)
+        elif isinstance(step, For):
+            lines.append(f"{indent}for {step.var} in {step.iterable}:{suffix}")
             _render_statements(lines, step.body or [Assign([], Expr("pass"))], inner)
         elif isinstance(step, Def):
             lines.append(f"{indent}def {step.name}({', '.join(step.args)}):{suffix}")
@@ -312,7 +331,13 @@ class EmitContext:
         (forward, eval, ...), which a submodule name must not replace."""
         self.graph = graph
         self.namer = Namer(scopes=scope_names(graph.info))
+        self.layer_attributes = tuple(layer_attributes)
         self.layer_namer = Namer(layer_attributes)
+        # a torch source's modules as classes (module_tree.py): the plan, and
+        # the instance whose forward is being written (None: one flat forward)
+        self.plan = None
+        self.frame = None
+        self.provenance = True   # a comment per statement naming its source node
         self.code = ModuleCode(docstring=[], header=[],
                                base_class=spelling(self.framework, "Module")[0])
         self.state: dict[str, np.ndarray] = {}
@@ -390,15 +415,34 @@ class EmitContext:
         if value in self.graph.constants:
             array = self.const(value)
             if self.is_trainable(value):
-                return Expr(f"self.{self._parameter(value, array)}")
+                return self.ref(self._parameter(value, array))
             if array.ndim == 0 and (array.dtype.kind in "fiub" or array.dtype.name == "bfloat16"):
                 # Scalars stay in the code: frameworks disagree on saving 0-d tensors.
                 if not tensor and not (array.dtype.kind in "iu" and
                                        abs(int(array.item())) > self.int_literal_limit):
                     return Expr(literal(array.item()))
                 return self.scalar_tensor(array.item(), str(array.dtype))
-            return Expr(f"self.{self._buffer(value, array)}")
+            return self.ref(self._buffer(value, array))
         return Expr(self.namer(value))
+
+    def ref(self, written: str) -> Expr:
+        """`self.<written>`, an attribute path from the model's root, as the
+        forward being written reads it (module_tree.py: a class's own
+        attribute, or an argument where it lives elsewhere)."""
+        if self.frame is None:
+            return Expr(f"self.{written}")
+        return self.plan.ref(self.frame, written)
+
+    def own_place(self, key: str, hint: str, value: str | None = None) -> tuple[str, str]:
+        """(state key, attribute path) of x2's own parameter, buffer or layer
+        (not at a source path): flat in Model, or in the class that holds
+        what reads it (module_tree.py)."""
+        if self.frame is None:
+            name = self.layer_namer(key, hint)
+            return name, name
+        owner = self.plan.owner(value)
+        local = owner.attr_namer(key, hint)
+        return owner.state_key(local), owner.written(local)
 
     def size_list(self, value: str) -> Expr | None:
         """A computed shape as a Python list (`[batch, seq, 4]`) where it is
@@ -409,7 +453,7 @@ class EmitContext:
     def table(self, name: str, array: np.ndarray) -> Expr:
         """A constant the emitter computes itself (an index table), as a buffer
         named after `name`."""
-        return Expr(f"self.{self._buffer(name, array)}")
+        return self.ref(self._buffer(name, array))
 
     def is_trainable(self, value: str) -> bool:
         """A float constant that holds a weight the source learns (its Origin)."""
@@ -433,7 +477,7 @@ class EmitContext:
             name, written = self._source_place(origin, array)
             if name is None:
                 hint = (origin.param or value).replace(".", "_")
-                name = written = self.layer_namer(f"param:{value}", hint)
+                name, written = self.own_place(f"param:{value}", hint, value)
                 self.tree.flat(name, origin, array.shape)
             self.buffers[key] = written
             self.state[name] = array
@@ -459,7 +503,7 @@ class EmitContext:
             name, written = self._source_place(origin, array) if self.tree.active \
                 else (None, None)
             if name is None:
-                name = written = self.layer_namer(key, "c_" + value)
+                name, written = self.own_place(key, "c_" + value, value)
                 self.tree.flat(name, origin, array.shape)
             self.buffers[key] = written
             self.state[name] = array
@@ -512,7 +556,7 @@ class EmitContext:
         if placed:
             self._source_layers[same] = written
         if not placed:
-            path = written = self.layer_namer(f"layer:{self.namer.key(node.name)}", base)
+            path, written = self.own_place(f"layer:{self.namer.key(node.name)}", base)
         half = {str(a.dtype) for a in arrays.values()} & {"float16", "bfloat16"}
         if half:  # x2 convert --precision: the layer holds its weights in half precision
             ctor = call(f"{ctor}.to", dtype=self.dtype(half.pop()))
@@ -574,12 +618,16 @@ class EmitContext:
         """The code of `nodes` (of the current graph), one or more statements each."""
         out = []
         for node in nodes:
+            if node.op == "module_call":
+                out.extend(self.plan.call(node))
+                continue
             if node.outputs and node.outputs[0] in self.host_values and not self.namer.scope:
                 out.extend(self._host_size(node))
                 continue
             written = self.ops[node.op](self, node)
             src = node.source
-            comment = f"{src.get('op')} {src.get('name')}" if src.get("name") else ""
+            comment = f"{src.get('op')} {src.get('name')}" \
+                if src.get("name") and self.provenance else ""
             if isinstance(written, Expr):
                 hint = self._layer_called(written, node)
                 written = [Assign([self.namer(o, hint) for o in node.outputs], written)]
@@ -605,7 +653,8 @@ class EmitContext:
         self.host[out] = host_sizes.HostSize(scalar=name)
         src = node.source
         return [Assign([name], Expr(size.text()),
-                       f"{src.get('op')} {src.get('name')}" if src.get("name") else "")]
+                       f"{src.get('op')} {src.get('name')}"
+                       if src.get("name") and self.provenance else "")]
 
     def _layer_called(self, written: Expr, node) -> str | None:
         """The submodule a node's one output comes from (`self.conv1(x)`), which
@@ -701,11 +750,21 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.code.prologue = prologue(e) if prologue else []
     e.code.forward_context = forward_context(e) if forward_context else None
     e.host_values = host_sizes.plan(graph)
-    e.code.body = e.statements(graph.nodes)
+    from . import module_tree
+    e.plan = module_tree.plan(e)
+    if e.plan is not None:
+        e.provenance = False   # one comment per class instead (module_tree.py)
+        e.code.body = e.plan.emit_root()
+        e.code.class_comment = e.plan.root_comment()
+    else:
+        e.code.body = e.statements(graph.nodes)
     e.code.returns = [str(e.value(v)) for v in graph.outputs]
-    e.code.body = e.finish_forward(e.code.body, e.code.returns)
+    if e.plan is None:
+        e.code.body = e.finish_forward(e.code.body, e.code.returns)
     e.code.methods = [m for m in [generate_method(graph, e.framework)] if m]
     e.tree.aliases(e.state)
+    if e.plan is not None:
+        e.plan.finish()
     e.code.footer = footer + e.footer_lines()
     text = render_module(e.code)
     try:

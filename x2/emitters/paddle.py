@@ -64,7 +64,8 @@ def _refuse_wide_unsigned(graph: Graph) -> None:
 
 def generate(graph: Graph, source_desc: str, names: dict | None = None,
              forward_context=None, parameters: dict | None = None, for_training: bool = False,
-             source_names: dict | None = None) -> tuple[str, dict[str, np.ndarray]]:
+             source_names: dict | None = None, module_tree: dict | None = None
+             ) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
     `parameters` each trainable parameter's source weight (`x2 check --grad`),
@@ -84,6 +85,8 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
         names.update(e.namer.names)
     if parameters is not None:
         parameters.update(e.parameters)
+    if module_tree is not None and e.plan is not None:
+        module_tree.update(e.plan.report())
     if source_names is not None and e.tree.active:
         source_names.update(e.tree.report(result[1]))
     return result
@@ -127,10 +130,11 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     mixed = request.options.precision == "mixed"
     parameters: dict[str, dict] = {}
     source_names: dict = {}
+    module_tree: dict = {}
     text, state = generate(graph, request.source_desc, value_names,
                            auto_cast(request.options.keep_fp32) if mixed else None, parameters,
                            for_training=request.options.purpose == "training",
-                           source_names=source_names)
+                           source_names=source_names, module_tree=module_tree)
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy
@@ -179,6 +183,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names, "parameters": parameters,
             **({"source_names": source_names} if source_names else {}),
+            **({"module_tree": module_tree} if module_tree else {}),
             **({"precision": details} if precision != "fp32" else {})}
 
 

@@ -48,6 +48,17 @@ def _overwrites(graph, node, value) -> bool:
     return dtype.startswith(("float", "bfloat")) and node.op in FLOAT_IN_PLACE
 
 
+def overwritten_value(graph, node, skip=frozenset()) -> str | None:
+    """The value computed by another node that `node` would overwrite in
+    place under Paddle Inference, whoever reads it later (module_tree.py
+    keeps such a node in the forward that computes and reads the value)."""
+    value = _written(node)
+    if value is None or value in skip or graph.producer(value) is None or \
+            not graph.shape(value):
+        return None
+    return value if _overwrites(graph, node, value) else None
+
+
 def overwritten_inputs(graph, nodes, skip=frozenset()) -> dict[int, str]:
     """{index of a node in `nodes`: the input it writes over} where Paddle
     Inference would overwrite a value computed by an earlier node of `nodes`
@@ -61,7 +72,7 @@ def overwritten_inputs(graph, nodes, skip=frozenset()) -> dict[int, str]:
     returned = set(graph.outputs)
     found = {}
     for i, node in enumerate(nodes):
-        value = _written(node)
+        value = None if node.op == "module_call" else _written(node)
         if value is None or value not in computed or value in skip:
             continue
         if not graph.shape(value):  # paddle.concat takes no 0-D tensor

@@ -9,7 +9,7 @@ import numpy as np
 from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
-from .paddle_inplace import overwritten_inputs
+from .paddle_inplace import overwritten_inputs, overwritten_value
 from .python_ops import PYTHON_OPS, host_items, leaky_relu, reduce
 from .recurrent_classes import gru_reset_before
 from .registry import OpRegistry
@@ -58,6 +58,10 @@ class PaddleContext(EmitContext):
             out.extend(super().statements([node]))
             self.namer.bind(value, original)
         return out
+
+    def overwrites(self, node) -> str | None:
+        """What Paddle Inference would let `node` write over (module_tree.py)."""
+        return overwritten_value(self.graph, node, set(self.host_values or ()))
 
     def output_copy(self, x: Expr) -> Expr:
         # paddle.jit.save returns a tensor returned twice only once.

@@ -228,7 +228,7 @@ def gather(e, node):
         # One constant index (ONNX Gather on a shape or a qkv stack): plain indexing.
         return take(e.value(x), axis, Expr(str(int(e.const(idx)))))
     if _is_embedding(e, node):
-        return call(f"self.{_embedding_layer(e, node)}", e.value(idx))
+        return call(str(e.ref(_embedding_layer(e, node))), e.value(idx))
     if e.has_api("index_select") and len(e.graph.shape(idx) or (0, 0)) == 1:
         return e.api("index_select", e.value(x), e.value(idx), axis=axis)
     # Tensor indexing on one axis is numpy.take for any index shape.
@@ -460,7 +460,7 @@ def layer_norm(e, node):
         # A learned scale and bias over one axis: nn.LayerNorm, as one writes it.
         layer = e.layer(node, "norm", e.api("LayerNorm", shape[0], epsilon=eps),
                         _params(*node.inputs[1:]))
-        return call(f"self.{layer}", e.value(x))
+        return call(str(e.ref(layer)), e.value(x))
     extra = [e.value(v) for v in node.inputs[1:]]
     if spelled_out:
         # paddle's layer_norm op takes begin_norm_axis >= 1 and epsilon in
@@ -501,14 +501,14 @@ def group_norm(e, node):
     else:
         layer = e.layer(node, "norm", e.api("GroupNorm", groups, channels, epsilon=eps),
                         _params(scale, bias))
-    return call(f"self.{layer}", e.value(x))
+    return call(str(e.ref(layer)), e.value(x))
 
 
 @register("dropout")
 def dropout(e, node):
     """nn.Dropout(p): inactive in eval(), the source's dropout in train()."""
     layer = e.layer(node, "dropout", e.api("Dropout", p=node.attrs["rate"]), {})
-    return call(f"self.{layer}", e.value(node.inputs[0]))
+    return call(str(e.ref(layer)), e.value(node.inputs[0]))
 
 
 @register("batch_norm")
@@ -524,7 +524,7 @@ def batch_norm(e, node):
                                       e.const(scale).shape[0], epsilon=eps,
                                       **e.data_format(node)),
                     e.norm_state(scale, bias, mean, var))
-    return call(f"self.{layer}", e.value(x))
+    return call(str(e.ref(layer)), e.value(x))
 
 
 def _params(weight, bias) -> dict:
@@ -546,7 +546,7 @@ def conv2d(e, node):
         "Conv2d", in_per_group * a["groups"], out_ch, kernel_size=[kh, kw], stride=a["strides"],
         padding=padding, dilation=a["dilations"], groups=a["groups"], **e.bias_flag(bias),
         **e.data_format(node)), _params(w, bias))
-    return call(f"self.{layer}", inp)
+    return call(str(e.ref(layer)), inp)
 
 
 @register("conv_transpose2d")
@@ -561,7 +561,7 @@ def conv_transpose2d(e, node):
     # The IR's pads crop the full output: x[:, :, top:-bottom, left:-right].
     t, l, b, r = a["pads"]
     huge = 1 << 62
-    return subscript(call(f"self.{layer}", e.value(x)), 4, [2, 3], [t, l],
+    return subscript(call(str(e.ref(layer)), e.value(x)), 4, [2, 3], [t, l],
                      [-b if b else huge, -r if r else huge], [1, 1])
 
 
@@ -572,12 +572,12 @@ def dense(e, node):
     tied = _tied_embedding(e, w)
     if tied is not None:
         # A separate Linear would untie the head: fine-tuning would move one copy.
-        return e.tied_linear(e.value(x), Expr(f"self.{tied}.weight"),
+        return e.tied_linear(e.value(x), Expr(f"{e.ref(tied)}.weight"),
                              e.value(bias) if bias else None)
     size_in, size_out = e.const(w).shape
     layer = e.layer(node, "linear", e.api("Linear", size_in, size_out, **e.bias_flag(bias)),
                     _params(e.dense_weight(w), bias), name_from=w)
-    return call(f"self.{layer}", e.value(x))
+    return call(str(e.ref(layer)), e.value(x))
 
 
 # ONNX's gate blocks (the IR's) in torch's and Paddle's order: LSTM i,o,f,c -> i,f,c,o;
@@ -628,7 +628,7 @@ def recurrent(e, node):
     inp = e.value(x)
     if a["direction"] == "reverse":   # neither framework has a reverse-only layer
         inp = e.api("flip", inp, axis=[time_axis])
-    steps = e.recurrent_call(node, f"self.{layer}", inp, state, e.value(lens) if lens else None,
+    steps = e.recurrent_call(node, str(e.ref(layer)), inp, state, e.value(lens) if lens else None,
                              targets, time_axis)
     if a["direction"] == "reverse":
         steps.append(Assign([y], e.api("flip", Expr(y), axis=[time_axis])))
@@ -651,4 +651,4 @@ def _gru_reset_before(e, node, x, w, r, b, lens, h0) -> list:
     args = [e.value(x), e.value(h0) if h0 else None] + ([e.value(lens)] if lens else [])
     while args[-1] is None:
         args.pop()
-    return [Assign([e.namer(o) for o in node.outputs], call(f"self.{layer}", *args))]
+    return [Assign([e.namer(o) for o in node.outputs], call(str(e.ref(layer)), *args))]

@@ -40,11 +40,23 @@ class _ListExpr:
         items = self.tree.items[self.path]
         empty = f"{self.tree.module_ctor}()"
         size = max(items) + 1
-        held = [items.get(i, empty) for i in range(size)]
-        if all(item == empty for item in held):
-            return f"{self.tree.list_ctor}([{empty} for _ in range({size})])"
+        held = [str(items.get(i, empty)) for i in range(size)]
+        if all(item == held[0] for item in held):
+            return f"{self.tree.list_ctor}([{held[0]} for _ in range({size})])"
         rows = "".join(f"            {item},\n" for item in held)
         return f"{self.tree.list_ctor}([\n{rows}        ])"
+
+
+class _Ctor:
+    """A container's constructor, written when model.py is rendered: the
+    class module_tree.py wrote for the module at its path, else an empty
+    module."""
+
+    def __init__(self, tree: "SourceTree", path: str):
+        self.tree, self.path = tree, path
+
+    def __str__(self) -> str:
+        return f"{self.tree.classes.get(self.path, self.tree.module_ctor)}()"
 
 
 class SourceTree:
@@ -78,6 +90,8 @@ class SourceTree:
         # converted key -> (source key, perm, shape): load_source_checkpoint's table
         self.layouts: dict[str, tuple] = {}
         self.renamed: dict[str, str] = {}        # converted key -> the source key it holds
+        self.classes: dict[str, str] = {}        # module path -> its class (module_tree.py)
+        self.alias_lines: set[str] = set()       # attribute paths that alias another
 
     @property
     def active(self) -> bool:
@@ -172,6 +186,7 @@ class SourceTree:
                 if target is None:
                     continue
                 self.lines.append((target, f"self.{written}"))
+                self.alias_lines.add(target)
                 state[alias] = state[key]
                 self.layouts[alias] = self.layouts[key]
 
@@ -224,7 +239,14 @@ class SourceTree:
         module there until `put` gives it its layer."""
         parent, _, last = path.rpartition(".")
         if parent in self.items and last.isdigit():
-            self.items[parent].setdefault(int(last), f"{self.module_ctor}()")
+            self.items[parent].setdefault(int(last), _Ctor(self, path))
+
+    def container(self, path: str) -> None:
+        """Declare the module at `path` (and those above it) a container: a
+        class of module_tree.py's there."""
+        parts = path.split(".")
+        for i in range(1, len(parts) + 1):
+            self._container(".".join(parts[:i]))
 
     def _container(self, path: str) -> None:
         if path in self.declared:
@@ -234,7 +256,7 @@ class SourceTree:
             self.items[path] = {}
             self.lines.append((self.attribute(path), _ListExpr(self, path)))
         elif not self._in_list(path):
-            self.lines.append((self.attribute(path), f"{self.module_ctor}()"))
+            self.lines.append((self.attribute(path), _Ctor(self, path)))
         self._hold(path)
 
     def _in_list(self, path: str) -> bool:

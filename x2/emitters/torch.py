@@ -50,8 +50,8 @@ def autocast(e) -> Expr:
 
 def generate(graph: Graph, source_desc: str, channels_last: bool = False,
              names: dict | None = None, mixed: bool = False, parameters: dict | None = None,
-             exportable: bool = False, source_names: dict | None = None
-             ) -> tuple[str, dict[str, np.ndarray]]:
+             exportable: bool = False, source_names: dict | None = None,
+             module_tree: dict | None = None) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
     `parameters` each trainable parameter's source weight (`x2 check --grad`),
@@ -71,6 +71,8 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
         names.update(e.namer.names)
     if parameters is not None:
         parameters.update(e.parameters)
+    if module_tree is not None and e.plan is not None:
+        module_tree.update(e.plan.report())
     if source_names is not None and e.tree.active:
         source_names.update(e.tree.report(state))
     return text, state
@@ -98,9 +100,10 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                       f"--keep-fp32, or use --precision fp16")
     parameters: dict[str, dict] = {}
     source_names: dict = {}
+    module_tree: dict = {}
     text, state = generate(graph, request.source_desc, request.options.channels_last,
                            value_names, mixed, parameters, request.options.exportable,
-                           source_names)
+                           source_names, module_tree)
     (out / "model.py").write_text(text)
     # A tied weight's keys hold one array: saved once, as torch saves the source's.
     tensors = {}
@@ -114,6 +117,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
             "value_names": value_names, "parameters": parameters,
             **({"source_names": source_names} if source_names else {}),
+            **({"module_tree": module_tree} if module_tree else {}),
             **({"precision": {
                 "autocast": "forward runs under torch.autocast(float16); weights stay fp32; "
                             "torch keeps its own fp32 op list"}} if mixed else {})}

@@ -30,7 +30,7 @@ class TorchContext(EmitContext):
     def statements(self, nodes) -> list:
         out = []
         for node in nodes:
-            widened = _uint_in_int64(self, node)
+            widened = None if node.op == "module_call" else _uint_in_int64(self, node)
             out.extend(super().statements([node]) if widened is None else widened)
         return out
 

@@ -37,6 +37,9 @@ class SourceOp:
     const_value: np.ndarray | None = None   # for constant ops
     param: str = ""                          # constants: the source's parameter name, if one
     trainable: bool = False                  # constants: the source learns it (x2/ir/provenance.py)
+    # the source modules whose forward ran the op, outermost first (torch:
+    # nn_module_stack), as x2/ir/scopes.py writes them; "" where unknown
+    scope: str = ""
 
 
 @dataclass
@@ -187,9 +190,12 @@ class MapContext:
                 return outputs[0]
         name = self.graph.fresh_name(f"{self.current.name}/{hint or op}") if outputs is None \
             else outputs[0]
+        source = {"op": self.current.type, "name": self.current.name,
+                  "mapper": self.current_mapper}
+        if self.current.scope:
+            source["scope"] = self.current.scope
         node = self.graph.add_node(op, inputs, attrs=attrs, name=name, outputs=outputs,
-                                   source={"op": self.current.type, "name": self.current.name,
-                                           "mapper": self.current_mapper})
+                                   source=source)
         for out in node.outputs:
             if out in self.source.info and out not in self.graph.info:
                 self.graph.info[out] = self.source.info[out]

@@ -83,6 +83,8 @@ class GraphMeta:
     # the emitters put each weight (x2/emitters/source_paths.py)
     source_state: dict[str, dict] = field(default_factory=dict)
     source_modules: dict[str, str] = field(default_factory=dict)
+    # the root module's class (qualified name), which model.py's Model stands for
+    source_class: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)

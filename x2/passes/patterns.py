@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir import Graph, Node
+from ..ir.scopes import with_shared_scope
 
 COMMUTATIVE = frozenset({"add", "mul", "maximum", "minimum"})
 
@@ -216,9 +217,12 @@ def apply_rewrites(graph: Graph, rewrites: list[Rewrite],
                 new = rewrite.replace(graph, found)
                 if new is None:
                     continue
+                # Provenance: the fused nodes come from the matched root's
+                # source node, in the module scope the matched nodes share.
+                fused = with_shared_scope(dict(node.source),
+                                          [inner.source for inner in found.interior])
                 for made in graph.nodes[before:]:
-                    # Provenance: the fused nodes come from the matched root's source node.
-                    made.source = made.source or dict(node.source)
+                    made.source = made.source or dict(fused)
                 _take_place(graph, node, new)
                 if counts is not None:
                     counts[rewrite.name] = counts.get(rewrite.name, 0) + 1

@@ -492,6 +492,7 @@ def _record_source_names(meta, module) -> None:
         meta.source_state[key] = {"shape": list(tensor.shape), "tied": tied}
     meta.source_modules = {path: type(child).__name__
                            for path, child in module.named_modules() if path}
+    meta.source_class = f"{type(module).__module__}.{type(module).__qualname__}"
 
 
 def _with_task_inputs(request: ReadRequest, model) -> ReadRequest:

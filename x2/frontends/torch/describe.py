@@ -176,6 +176,7 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
                 sizes[node.name] = int(val)
                 continue
             ops.append(_size_op(node, ref))
+            ops[-1].scope = module_scope(node)
             info[node.name] = TensorInfo("int64", ())
             sizes[node.name] = SymDim(str(val), node.name)
             continue
@@ -196,6 +197,7 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
         if str(node.target) in _CONTROL_FLOW:
             op = _control_flow_op(node, ref, submodules)
             op.outputs = outputs
+            op.scope = module_scope(node)
             ops.append(op)
             continue
         args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
@@ -203,11 +205,32 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
         attrs = {"args": args, "kwargs": kwargs}
         if node.target in layout_ops:
             attrs["input_layout"] = _layout(node.args[0])
-        ops.append(SourceOp(str(node.target), node.name, inputs, outputs, attrs))
+        ops.append(SourceOp(str(node.target), node.name, inputs, outputs, attrs,
+                            scope=module_scope(node)))
     out_node = next(n for n in fx_graph.nodes if n.op == "output")
     outs = [rename.get(a.name, a.name) for a in flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
     return ops, info, outs
+
+
+def module_scope(node) -> str:
+    """The modules whose forward ran an FX node (its `nn_module_stack`: key ->
+    (path, class); a later call of a module has a key ending "@N"), the root
+    module left out, as x2/ir/scopes.py writes them."""
+    from ...ir.scopes import Scope, encode
+    chain = []
+    for key, entry in (node.meta.get("nn_module_stack") or {}).items():
+        try:
+            path, cls = entry
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(path, str) or not path:
+            continue
+        call = str(key).rpartition("@")[2] if "@" in str(key) else "0"
+        name = cls if isinstance(cls, str) else \
+            f"{getattr(cls, '__module__', '')}.{getattr(cls, '__qualname__', cls)}"
+        chain.append(Scope(path, int(call) if call.isdigit() else 0, name))
+    return encode(chain)
 
 
 # Python arithmetic on sizes in FX graphs, by the SourceOp type it becomes.

@@ -126,6 +126,11 @@ class _Reader:
             self.keys.setdefault(id(tensor), key)
         self.parameters = {key for key, _ in module.named_parameters()}
         self.constants: dict[str, str] = {}  # state_dict key -> value name
+        # module scopes (x2/ir/scopes.py): the chain the last op ran in, and
+        # how often each module path was entered
+        self.chain: list[str] = []
+        self.calls: dict[str, int] = {}
+        self.classes: dict[str, str] = {}
 
     def read(self, graph, arguments: list[str]) -> SourceGraph:
         inputs = list(graph.inputs())
@@ -288,7 +293,38 @@ class _Reader:
             self._bind(outs[0], op_name, name)
         inputs = [a for a in flatten([args, list(kwargs.values())]) if isinstance(a, TensorRef)]
         self.ops.append(SourceOp(f"aten.{name}.{overload}", op_name, inputs, outputs,
-                                 {"args": args, "kwargs": kwargs}))
+                                 {"args": args, "kwargs": kwargs}, scope=self._scope(node)))
+
+    def _scope(self, node) -> str:
+        """The modules whose forward ran `node` (its scope name,
+        `__module.seq/__module.seq.0`). A trace does not number a module's
+        calls: a module entered again after the ops ran outside it is its
+        next call (two calls with no op of the caller between read as one)."""
+        from ...ir.scopes import Scope, encode
+        try:
+            text = node.scopeName()
+        except RuntimeError:
+            return ""
+        paths = [p.removeprefix("__module.") for p in text.split("/")
+                 if p.startswith("__module.")]
+        same = 0
+        while same < min(len(paths), len(self.chain)) and paths[same] == self.chain[same]:
+            same += 1
+        for path in paths[same:]:
+            self.calls[path] = self.calls.get(path, -1) + 1
+        self.chain = paths
+        chain = []
+        for path in paths:
+            if path not in self.classes:
+                try:
+                    kind = type(self.module.get_submodule(path))
+                    self.classes[path] = f"{kind.__module__}.{kind.__qualname__}"
+                except (AttributeError, TypeError):
+                    self.classes[path] = ""
+            if not self.classes[path]:
+                return encode(chain)
+            chain.append(Scope(path, self.calls[path], self.classes[path]))
+        return encode(chain)
 
     def _bind(self, value, name: str, made_by: str) -> None:
         self._note_info(value, name)
