@@ -535,6 +535,10 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
               help="--to torch: write conditionals and loops as torch.cond / while_loop "
                    "calls, which torch.export keeps as control flow (default: Python "
                    "if/while).")
+@click.option("--flat", is_flag=True,
+              help="--to torch/paddle from a torch model: write one flat Model class with a "
+                   "comment naming the source node on every line (default: a class per "
+                   "source module class, as the source's modeling code has them).")
 @click.option("--no-verify", is_flag=True,
               help="Write the model without running it against the source model (by default "
                    "the source framework and every runner of the target run the same inputs, "
@@ -552,7 +556,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
             io_layout, opset, input_dtype, input_range, input_value, with_cache, part,
             trust_pickle,
             dynamic_batch, model_def, trust_code, tags, channels_last, tf_reader, unroll_loops, precision, keep_fp32,
-            io_dtype, purpose, exportable, no_verify, verify_dims, verify_timeout, quiet, debug):
+            io_dtype, purpose, exportable, flat, no_verify, verify_dims, verify_timeout, quiet,
+            debug):
     """Convert MODEL from one framework to another."""
     from .check.shapes import parse_dim_sizes
     from .convert import convert as run_convert
@@ -564,7 +569,8 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
                                    io_dtype=io_dtype, verify=not no_verify,
                                    verify_timeout=verify_timeout,
                                    verify_dims=parse_dim_sizes(verify_dims) or None,
-                                   purpose=purpose, exportable=bool(exportable))
+                                   purpose=purpose, exportable=bool(exportable),
+                                   flat=bool(flat))
     except Exception as exc:
         _fail(exc, debug)
         return

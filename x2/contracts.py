@@ -131,6 +131,7 @@ class EmitOptions:
     verify_dims: dict[str, list[int]] | None = None  # --dim NAME=S1,S2: verify's sizes
     purpose: str = "inference"       # --for inference|training (x2/passes/__init__.py PURPOSES)
     exportable: bool = False         # --exportable: torch control flow as torch.cond/while_loop
+    flat: bool = False               # --flat: one Model class, provenance on every line
 
     @staticmethod
     def from_json(d: dict) -> "EmitOptions":

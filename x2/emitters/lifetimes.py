@@ -67,3 +67,91 @@ def release_dead(body: list, returns: list[str]) -> list:
         if i in released_after:
             out.append(Assign([], Expr(f"del {', '.join(sorted(released_after[i]))}")))
     return out
+
+
+def reuse_names(body: list, returns: list[str], arguments: list[str]
+                ) -> tuple[list, list[str], dict[str, str]]:
+    """`body` as a person writes it, `x = self.conv(x)`: a statement whose
+    single result is computed from a name read there for the last time
+    takes that name, so the tensor it held goes when the name is rebound,
+    with no `del`. Returns (body, returns, {old name: the name it took}).
+    Only names assigned once at the top level are given or taken; a name a
+    closure reads (Def) keeps its own."""
+    counts: dict[str, int] = {}
+    for step in body:
+        for name in _assigned_all(step):
+            counts[name] = counts.get(name, 0) + 1
+    keep = set()
+    last_read: dict[str, int] = {}
+    for i, step in enumerate(body):
+        names = _NAME.findall(_text(step))
+        if isinstance(step, Def):
+            keep.update(names)
+        for name in names:
+            last_read[name] = i
+    end = len(body)
+    for text in returns:
+        for name in _NAME.findall(text):
+            last_read[name] = end
+    # (an argument is not taken: its caller holds the tensor all the same)
+    once = {n for n, c in counts.items() if c == 1} - set(arguments)
+    renames: dict[str, str] = {}
+    live_until = dict(last_read)
+    out = []
+    for i, step in enumerate(body):
+        step = _rename_step(step, renames) if renames else step
+        out.append(step)
+        if not isinstance(step, Assign) or len(step.targets) != 1 or \
+                not step.targets[0].isidentifier():
+            continue
+        target = step.targets[0]
+        if target not in once or target in keep or target in arguments:
+            continue
+        for name in _NAME.findall(str(step.expr)):
+            if name == target or name not in once or name in keep or \
+                    live_until.get(name, -1) != i or name in renames:
+                continue
+            renames[target] = name
+            step.targets = [name]
+            live_until[name] = live_until.get(target, i)
+            break
+    returns = [_NAME.sub(lambda m: renames.get(m.group(1), m.group(1)), r) for r in returns]
+    return out, returns, renames
+
+
+def _assigned_all(step) -> set[str]:
+    """Every name `step` binds, in branches and loops too."""
+    names = set()
+    if hasattr(step, "targets"):
+        names |= {t.strip() for target in step.targets for t in target.split(",")
+                  if t.strip().isidentifier()}
+    for field in ("then", "orelse", "body"):
+        for inner in getattr(step, field, None) or []:
+            names |= _assigned_all(inner)
+    if isinstance(step, Def):
+        names.add(step.name)
+    var = getattr(step, "var", None)
+    if var:
+        names.add(var)
+    return names
+
+
+def _rename_step(step, renames: dict):
+    """`step` reading each name in `renames` as the name it took."""
+    swap = lambda text: _NAME.sub(lambda m: renames.get(m.group(1), m.group(1)), str(text))
+    step = copy.copy(step)
+    for name in ("cond", "expr", "iterable"):
+        if hasattr(step, name):
+            setattr(step, name, Expr(swap(getattr(step, name))))
+    if hasattr(step, "targets"):
+        step.targets = [swap(t) for t in step.targets]
+    if hasattr(step, "arg_texts"):
+        step.arg_texts = [swap(t) for t in step.arg_texts]
+    if hasattr(step, "results") and isinstance(step, Def):
+        step.results = [Expr(swap(r)) for r in step.results]
+    if isinstance(step, Def):
+        step.args = [swap(a) for a in step.args]
+    for name in ("then", "orelse", "body"):
+        if isinstance(getattr(step, name, None), list):
+            setattr(step, name, [_rename_step(s, renames) for s in getattr(step, name)])
+    return step

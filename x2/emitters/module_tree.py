@@ -32,6 +32,7 @@ from ..ir import scopes
 from ..text import escape_text
 from .codegen import Assign, Expr, For, Namer, RESERVED, _render_statements
 from .host_sizes import HostSize
+from .lifetimes import reuse_names
 
 MODULE_CALL = "module_call"
 _TORCH_CONTAINER = "torch.nn.modules.container."
@@ -315,6 +316,7 @@ class Plan:
         classes = []
         for inst in self._post_order():
             inst.body = fold_loops(e, inst.body, inst)
+            inst.body, inst.results, _ = reuse_names(inst.body, inst.results, inst.args)
             init = _init_lines(owned[id(inst)], owned_buffers[id(inst)], e.code.buffer_call)
             forward = _forward_lines(inst.args, inst.body, inst.results)
             text = "\n".join(init + forward)
@@ -331,6 +333,14 @@ class Plan:
         e.code.submodules = owned[id(self.root)] + aliases
         e.code.buffers = owned_buffers[id(self.root)]
         e.code.body = fold_loops(e, e.code.body, self.root)
+        e.code.body, e.code.returns, renames = reuse_names(e.code.body, e.code.returns,
+                                                           e.code.forward_args)
+        # a name that holds several values in turn names none of them for
+        # x2 check --bisect (which records each variable's last value)
+        names = e.namer.names
+        for key, name in list(names.items()):
+            if name in renames.values() or name in renames:
+                del names[key]
 
     def _comment(self, first: Instance, name: str) -> str:
         paths = [i.scope.key for i in self.extracted() if i.cls == name]

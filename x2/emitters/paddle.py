@@ -64,8 +64,8 @@ def _refuse_wide_unsigned(graph: Graph) -> None:
 
 def generate(graph: Graph, source_desc: str, names: dict | None = None,
              forward_context=None, parameters: dict | None = None, for_training: bool = False,
-             source_names: dict | None = None, module_tree: dict | None = None
-             ) -> tuple[str, dict[str, np.ndarray]]:
+             source_names: dict | None = None, module_tree: dict | None = None,
+             flat: bool = False) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
     `parameters` each trainable parameter's source weight (`x2 check --grad`),
@@ -80,7 +80,7 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
                    "Readable and editable; weights live in model.pdparams."],
         header=["import os", "import sys", "", _GUARD, "", "import paddle",
                 "import paddle.nn as nn", "import paddle.nn.functional as F"],
-        footer=[_LOAD], forward_context=forward_context)
+        footer=[_LOAD], forward_context=forward_context, flat=flat)
     if names is not None:
         names.update(e.namer.names)
     if parameters is not None:
@@ -134,7 +134,8 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     text, state = generate(graph, request.source_desc, value_names,
                            auto_cast(request.options.keep_fp32) if mixed else None, parameters,
                            for_training=request.options.purpose == "training",
-                           source_names=source_names, module_tree=module_tree)
+                           source_names=source_names, module_tree=module_tree,
+                           flat=request.options.flat)
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy

@@ -51,7 +51,8 @@ def autocast(e) -> Expr:
 def generate(graph: Graph, source_desc: str, channels_last: bool = False,
              names: dict | None = None, mixed: bool = False, parameters: dict | None = None,
              exportable: bool = False, source_names: dict | None = None,
-             module_tree: dict | None = None) -> tuple[str, dict[str, np.ndarray]]:
+             module_tree: dict | None = None, flat: bool = False
+             ) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
     `parameters` each trainable parameter's source weight (`x2 check --grad`),
@@ -66,7 +67,7 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
         header=["import os", "", "import torch", "import torch.nn.functional as F",
                 "from torch import nn", "", f"CHANNELS_LAST = {channels_last}"],
         footer=[_LOAD], prologue=channels_last_inputs if channels_last else None,
-        forward_context=autocast if mixed else None)
+        forward_context=autocast if mixed else None, flat=flat)
     if names is not None:
         names.update(e.namer.names)
     if parameters is not None:
@@ -103,7 +104,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     module_tree: dict = {}
     text, state = generate(graph, request.source_desc, request.options.channels_last,
                            value_names, mixed, parameters, request.options.exportable,
-                           source_names, module_tree)
+                           source_names, module_tree, request.options.flat)
     (out / "model.py").write_text(text)
     # A tied weight's keys hold one array: saved once, as torch saves the source's.
     tensors = {}
