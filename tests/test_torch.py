@@ -44,16 +44,13 @@ def test_torch_models_convert_with_parity(tmp_path, name, target):
     _assert_parity(check(model, str(out), source="torch", target=target, rtol=RTOL), target)
 
 
-def test_generated_torch_code_is_layers_and_runs_standalone(tmp_path):
-    out = tmp_path / "out"
-    convert(f"{MODELS}:resnet", str(out), source="torch", target="torch",
-            input_shapes=SHAPES["resnet"])
-    code = (out / "model.py").read_text()
-    assert "class Model(nn.Module)" in code and "def load_model(path=None)" in code
-    assert code.count("nn.Conv2d(") == 7 and code.count("nn.BatchNorm2d(") == 6
-    assert "self.layer1.conv1 = nn.Conv2d(" in code  # at its state_dict key
-    # Each intermediate is let go after its last read (eager torch would keep
-    # them all until forward returns: 1.5x a ResNet-50's time), none before.
+def flat_dels(out, tmp_path) -> bool:
+    """--flat: the one forward lets each intermediate go after its last read
+    (a `del` line), none before."""
+    flat = tmp_path / "flat"
+    convert(f"{MODELS}:resnet", str(flat), source="torch", target="torch",
+            input_shapes=SHAPES["resnet"], emit_options={"verify": False, "flat": True})
+    code = (flat / "model.py").read_text()
     lines = code[code.index("    def forward"):code.index("def load_model")].splitlines()
     released = {i: line.strip()[4:].split(", ") for i, line in enumerate(lines)
                 if line.strip().startswith("del ")}
@@ -62,6 +59,26 @@ def test_generated_torch_code_is_layers_and_runs_standalone(tmp_path):
         for name in names:
             assert not any(re.search(rf"(?<![\w.]){name}\b", later.split("  #")[0])
                            for later in lines[i + 1:]), name
+    return True
+
+
+def test_generated_torch_code_is_layers_and_runs_standalone(tmp_path):
+    out = tmp_path / "out"
+    convert(f"{MODELS}:resnet", str(out), source="torch", target="torch",
+            input_shapes=SHAPES["resnet"])
+    code = (out / "model.py").read_text()
+    assert "class Model(nn.Module)" in code and "def load_model(path=None)" in code
+    assert code.count("nn.Conv2d(") == 7 and code.count("nn.BatchNorm2d(") == 6
+    # the source's Block class holds its layers at their state_dict keys
+    assert "class Block(nn.Module):" in code and "self.conv1 = nn.Conv2d(" in code
+    assert "self.layer1 = Block()" in code
+    # An intermediate goes when its name is taken by the next value, as a
+    # person writes it (eager torch keeps a name's tensor until forward
+    # returns: 1.5x a ResNet-50's time), and no `del` lines.
+    forwards = code[code.index("    def forward"):code.index("def load_model")]
+    assert not re.search(r"^\s+del ", forwards, re.M)
+    assert "        conv1 = self.bn1(conv1)\n        conv1 = torch.relu(conv1)\n" in forwards
+    assert flat_dels(out, tmp_path)
     script = ("import torch, model\n"
               "m = model.load_model()\n"
               "state = torch.load('model.pt', weights_only=True)\n"

@@ -69,14 +69,14 @@ def release_dead(body: list, returns: list[str]) -> list:
     return out
 
 
-def reuse_names(body: list, returns: list[str], arguments: list[str]
+def reuse_names(body: list, returns: list[str], arguments: list[str], sizes=()
                 ) -> tuple[list, list[str], dict[str, str]]:
     """`body` as a person writes it, `x = self.conv(x)`: a statement whose
     single result is computed from a name read there for the last time
     takes that name, so the tensor it held goes when the name is rebound,
     with no `del`. Returns (body, returns, {old name: the name it took}).
     Only names assigned once at the top level are given or taken; a name a
-    closure reads (Def) keeps its own."""
+    closure reads (Def) keeps its own, and so do `sizes`."""
     counts: dict[str, int] = {}
     for step in body:
         for name in _assigned_all(step):
@@ -94,7 +94,10 @@ def reuse_names(body: list, returns: list[str], arguments: list[str]
         for name in _NAME.findall(text):
             last_read[name] = end
     # (an argument is not taken: its caller holds the tensor all the same)
-    once = {n for n, c in counts.items() if c == 1} - set(arguments)
+    # (sizes written as Python numbers name no tensor, and keep their names)
+    once = {n for n, c in counts.items() if c == 1} - set(arguments) - set(sizes)
+    # what forward returns keeps its name (a graph output's is the interface's)
+    returned = {name for text in returns for name in _NAME.findall(text)}
     renames: dict[str, str] = {}
     live_until = dict(last_read)
     out = []
@@ -105,7 +108,7 @@ def reuse_names(body: list, returns: list[str], arguments: list[str]
                 not step.targets[0].isidentifier():
             continue
         target = step.targets[0]
-        if target not in once or target in keep or target in arguments:
+        if target not in once or target in keep or target in returned:
             continue
         for name in _NAME.findall(str(step.expr)):
             if name == target or name not in once or name in keep or \

@@ -90,6 +90,7 @@ class Instance:
     free: dict = field(default_factory=dict)        # written path -> argument name
     cls: str = ""
     text: str = ""
+    host: dict = field(default_factory=dict)        # its sizes written as Python numbers
 
     @property
     def path(self) -> str:
@@ -221,9 +222,9 @@ class Plan:
                 continue
             # the first argument is `x`; others are named as the caller names
             # them (a mask, a size), which siblings share
-            hint = outer_namer(value) if value in e.graph.inputs else "x" if not values else \
-                str(outer_host[value].text() if size is not None and size.is_name()
-                    else outer_namer(value))
+            hint = outer_namer(value) if value in e.graph.inputs else \
+                size.text() if size is not None and size.is_name() else \
+                "sizes" if size is not None else "x" if not values else outer_namer(value)
             name = child.namer(value, hint)
             if size is not None:
                 host[value] = _rebound(size, name)
@@ -244,6 +245,7 @@ class Plan:
         finally:
             e.namer, e.host, e.frame = outer_namer, outer_host, parent
         child_host = host
+        child.host = host
         args = [outer_host[v].text() if is_host else str(e.value(v)) for v, is_host in values]
         for written, name in child.free.items():
             child.args.append(name)
@@ -316,7 +318,8 @@ class Plan:
         classes = []
         for inst in self._post_order():
             inst.body = fold_loops(e, inst.body, inst)
-            inst.body, inst.results, _ = reuse_names(inst.body, inst.results, inst.args)
+            inst.body, inst.results, _ = reuse_names(inst.body, inst.results, inst.args,
+                                                     _size_names(inst.host))
             init = _init_lines(owned[id(inst)], owned_buffers[id(inst)], e.code.buffer_call)
             forward = _forward_lines(inst.args, inst.body, inst.results)
             text = "\n".join(init + forward)
@@ -334,7 +337,8 @@ class Plan:
         e.code.buffers = owned_buffers[id(self.root)]
         e.code.body = fold_loops(e, e.code.body, self.root)
         e.code.body, e.code.returns, renames = reuse_names(e.code.body, e.code.returns,
-                                                           e.code.forward_args)
+                                                           e.code.forward_args,
+                                                           _size_names(e.host))
         # a name that holds several values in turn names none of them for
         # x2 check --bisect (which records each variable's last value)
         names = e.namer.names
@@ -364,6 +368,10 @@ class Plan:
             if written.startswith(inst.attr + "."):
                 return inst
         return self.root
+
+
+def _size_names(host: dict) -> set[str]:
+    return {size.scalar for size in host.values() if size.is_name()}
 
 
 def _named(size: HostSize) -> bool:
@@ -440,7 +448,19 @@ def fold_loops(e, body: list, inst: Instance) -> list:
             out.append(body[i])
             i += 1
             continue
-        out.extend(_loop(e, run, inst))
+        steps = _loop(e, run, inst)
+        # `hidden = embed_tokens` right after `embed_tokens = ...`, which
+        # nothing else reads: the statement names its result `hidden`
+        first = steps[0]
+        if len(steps) == 2 and out and isinstance(out[-1], Assign) and \
+                not isinstance(out[-1], CallStep) and len(out[-1].targets) == 1 and \
+                str(first.expr) == out[-1].targets[0] and "," not in first.targets[0]:
+            old = out[-1].targets[0]
+            later = [_text_of(s) for s in body[i + len(run):]] + list(inst.results)
+            if not any(old in _NAME.findall(t) for t in later):
+                out[-1].targets = list(first.targets)
+                steps = steps[1:]
+        out.extend(steps)
         i += len(run)
         # the loop's results keep the first call's names
         renames = dict(zip(run[-1].targets, run[0].targets))
@@ -457,6 +477,12 @@ def fold_loops(e, body: list, inst: Instance) -> list:
 
 
 _NAME = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)(?![\w'\"])")
+
+
+def _text_of(step) -> str:
+    lines: list[str] = []
+    _render_statements(lines, [step], "")
+    return "\n".join(lines)
 
 
 def _rename_text(text: str, renames: dict) -> str:
@@ -560,6 +586,8 @@ def plan(e) -> Plan | None:
     has_children = {p.rpartition(".")[0] for p in modules}
 
     def candidate(s: scopes.Scope) -> bool:
+        if s.path not in modules and s.path.split(".")[0] not in modules:
+            return False   # no module of the source (torch.export's own scopes)
         if s.cls.startswith(_TORCH_CONTAINER):
             return False
         return not (s.cls.startswith("torch.nn.") and s.path not in has_children)

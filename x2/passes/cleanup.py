@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..ir import Graph
+from ..ir.scopes import with_shared_scope
 
 
 def remove_identities(graph: Graph) -> Graph:
@@ -108,6 +109,9 @@ def merge_size_computations(graph: Graph) -> Graph:
         key = ("same", same) if same is not None else (
             node.op, repr(sorted(node.attrs.items())), tuple(operand(v) for v in node.inputs))
         if same is not None or key in seen:
+            kept = graph.producer(same if same is not None else seen[key])
+            if kept is not None and same is None:   # computed once for both scopes
+                kept.source = with_shared_scope(kept.source, [kept.source, node.source])
             graph.replace_uses(out, same if same is not None else seen[key],
                                graph_outputs=False)
             graph.remove_node(node)
