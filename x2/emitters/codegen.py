@@ -441,6 +441,10 @@ class EmitContext:
             name = self.layer_namer(key, hint)
             return name, name
         owner = self.plan.owner(value)
+        for prefix in (owner.path + ".", owner.path.replace(".", "_") + "_"):
+            if owner.path and hint.startswith(prefix) and len(hint) > len(prefix):
+                hint = hint[len(prefix):]   # named within its class (`in_proj`)
+                break
         local = owner.attr_namer(key, hint)
         return owner.state_key(local), owner.written(local)
 
