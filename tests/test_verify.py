@@ -152,13 +152,13 @@ def test_edge_ids_are_planted_in_real_tokens():
     assert np.all(mask.sum(axis=1) >= 5)
 
 
-def test_the_cli_verifies_with_fresh_workers_and_says_so(sample, tmp_path):
-    """x2 convert as users run it (a fresh worker per runner, two at a time):
-    TensorFlow and all three paddle runners judge the model, the summary
-    says so, and report.json holds what ran at which sizes."""
+def test_the_cli_process_verifies_and_says_so(sample, tmp_path):
+    """x2 convert as users run it (`python -m x2`, its own warm worker per
+    framework for the job): TensorFlow and all three paddle runners judge the
+    model, the summary says so, and report.json holds what ran at which sizes."""
     out = tmp_path / "out"
     proc = run_cli("convert", "--from", "tf", "--to", "paddle", "--model",
-                   str(sample("small_cnn")), "--out", str(out))
+                   str(sample("small_cnn")), "--out", str(out), process=True)
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stderr.split())
     assert "verified against the source" in text and "yes: paddle:python, paddle:jit.load, " \
