@@ -150,6 +150,7 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     # one of them is run set by set.
     probes = _probes(batches[0], spec)
     refs, probe_refs, dirs = None, None, None
+    source_start = time.perf_counter()
     if not large:
         try:
             sets = save_batches(work / "source", batches + probes, names, io)
@@ -190,19 +191,25 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         except SourceRunError as exc:
             notes.append(f"the source's noise and input dependence not measured: {exc}")
 
+    seconds = {}   # where the verify's time goes: the source, then each runner
+
     def run_one(task_mode):
         task, mode = task_mode
+        started = time.perf_counter()
         try:
             got, more = run_target(task, mode, dirs[:len(batches)], str(staging), target,
                                    report, DEVICE, precision, len(spec["outputs"]), timeout)
             return mode, got, more, None
         except X2Error as exc:
             return mode, None, [], exc
+        finally:
+            seconds[f"{target}:{mode}"] = round(time.perf_counter() - started, 3)
 
     # One at a time: a conversion's steps of one framework share its warm
     # worker (isolation.one_job), and a large model's source and
     # target must not hold their weights at once.
     run_probes()
+    seconds[f"{source} (source)"] = round(time.perf_counter() - source_start, 3)
     results = [run_one(r) for r in runs]
     outputs = spec["outputs"]
     noise = [_spread(refs[0][i], probe_refs[0][i]) if probe_refs else 0.0
@@ -259,6 +266,7 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                                                      rtol, atol) if probe_refs else []
     record["notes"] = notes
     record["seconds"] = round(time.perf_counter() - start, 3)
+    record["seconds_by_step"] = seconds
     if progress:
         progress("verify against the source", "done", record["seconds"])
     return record
