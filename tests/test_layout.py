@@ -9,7 +9,6 @@ import pytest
 
 from conftest import convert_then_check, run_cli
 from x2.convert import convert
-from x2.errors import X2Error
 from x2.ir import Graph
 from x2.ir.interpret import interpret
 from x2.check.parity import check
