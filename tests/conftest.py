@@ -99,9 +99,31 @@ def tf_model(model_dir):
     return lambda name: _build([str(ROOT / "tests" / "tf_models.py"), name], model_dir / name)
 
 
-def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "x2", *args], capture_output=True, text=True,
-                          env={**ENV, "COLUMNS": "200"}, cwd=cwd)
+def run_cli(*args: str, cwd=None, process: bool = False) -> subprocess.CompletedProcess:
+    """`x2 ARGS` as a user runs it: its exit status, stdout and stderr.
+
+    By default the command runs in this process (click's runner), so it takes
+    the suite's warm framework workers instead of importing TensorFlow or
+    Paddle again in a fresh CLI process; its frameworks still run in workers,
+    as in the CLI. An exception that escapes the command gives what Python
+    would: status 1 and the traceback on stderr (a test that refuses bare
+    tracebacks sees it). `process=True` (or a `cwd`) runs `python -m x2` in a
+    subprocess: for tests of the process itself (its start-up, its workers'
+    lifetime, its exit)."""
+    if process or cwd is not None or os.environ.get("X2_TEST_CLI_PROCESS"):
+        return subprocess.run([sys.executable, "-m", "x2", *args], capture_output=True,
+                              text=True, env={**ENV, "COLUMNS": "200"}, cwd=cwd)
+    import traceback
+
+    from click.testing import CliRunner
+
+    from x2.cli import main
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(main, list(args), prog_name="x2")
+    stderr, code = result.stderr, result.exit_code
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+        code = 1
+    return subprocess.CompletedProcess(["x2", *args], code, result.stdout, stderr)
 
 
 def convert_then_check(model, out, **kwargs):

@@ -21,9 +21,11 @@ def _assert_clean_failure(proc, out, *needles):
 
 
 def test_all_unsupported_ops_are_listed_at_once(tf_model, tmp_path):
+    """In a real `python -m x2` process, as users meet it: the error, its
+    exit status, no traceback (the other tests run the command in-process)."""
     out = str(tmp_path / "out")
     proc = run_cli("convert", "--from", "tf", "--to", "paddle", "--model",
-                   str(tf_model("unsupported")), "--out", out)
+                   str(tf_model("unsupported")), "--out", out, process=True)
     _assert_clean_failure(proc, out, "2 tensorflow op type(s) are not supported", "Cumprod",
                           "x2", "Atan", "x1")
     with pytest.raises(UnsupportedOpsError) as info:

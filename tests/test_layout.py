@@ -9,7 +9,6 @@ import pytest
 
 from conftest import convert_then_check, run_cli
 from x2.convert import convert
-from x2.errors import X2Error
 from x2.ir import Graph
 from x2.ir.interpret import interpret
 from x2.check.parity import check
@@ -73,6 +72,49 @@ def test_nhwc_for_torch_is_channels_last(sample, tmp_path):
     convert_then_check(str(sample("small_cnn")), str(out), target="torch", layout="nhwc")
     assert "channels_last" in (out / "model.py").read_text()
     _passes(check(str(sample("small_cnn")), str(out), target="torch", rtol=RTOL))
+
+
+_TORCH_WEIGHT_COPIES = r"""
+import json, sys
+import torch
+sys.path.insert(0, sys.argv[1])
+import model
+torch.set_num_threads(1)
+net = model.load_model()
+convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+weights = {tuple(m.weight.shape) for m in convs}
+shape = json.load(open(sys.argv[1] + "/report.json"))["inputs"][0]["shape"]
+image = torch.randn([2 if d is None else d for d in shape])   # NHWC, as Keras takes it
+with torch.inference_mode(), torch.profiler.profile(record_shapes=True) as prof:
+    net(image)
+copies = [e.input_shapes[0] for e in prof.events() if e.name == "aten::copy_"
+          and e.input_shapes and tuple(e.input_shapes[0]) in weights]
+print(json.dumps({"channels_last": model.CHANNELS_LAST, "convs": len(convs),
+                  "weights_channels_last": all(m.weight.is_contiguous(
+                      memory_format=torch.channels_last) for m in convs),
+                  "weight_copies": len(copies)}))
+"""
+
+
+def test_keras_images_to_torch_spare_every_conv_a_weight_reorder(sample, tmp_path):
+    """An NHWC image enters as a channels_last view of its permute, and torch's
+    convolutions keep that format: weights left NCHW were reordered on every
+    call (1.6-3.2x TensorFlow's time at small images); they load as
+    channels_last, so one forward copies no weight."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ENV, ROOT
+    out = tmp_path / "out"
+    convert_then_check(str(sample("residual_cnn")), str(out), target="torch")
+    proc = subprocess.run([sys.executable, "-c", _TORCH_WEIGHT_COPIES, str(out)],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["convs"] >= 3 and found["channels_last"] and found["weights_channels_last"]
+    assert found["weight_copies"] == 0, found
+    _passes(check(str(sample("residual_cnn")), str(out), target="torch", rtol=1e-5))
 
 
 def test_nhwc_for_onnx_is_refused_clearly(sample, tmp_path):

@@ -114,6 +114,37 @@ def test_a_model_that_disagrees_is_refused_naming_runner_output_and_size(written
     assert "--no-verify" in message
 
 
+def test_float32_rounding_is_told_from_a_wrong_mapping_by_the_float64_run():
+    """A deep net with large activations wanders in float32 (the source and
+    the target each by ~3e-4 of the output's scale): the converted model run
+    in float64 says it is rounding. A mapping 1e-3 off is as far from its own
+    float64 run as from the source, and stays refused."""
+    from x2.check.verify import _rounding_only
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=(2, 100)) * 500
+    source = (truth + rng.normal(size=truth.shape) * 0.15).astype(np.float32)
+    target = (truth + rng.normal(size=truth.shape) * 0.15).astype(np.float32)
+    opinion = _rounding_only(source, target, [truth], 0, 1e-4, 1e-6)
+    assert opinion and opinion["source_vs_float64"] < 1e-3 and opinion["target_vs_float64"] > 0
+    wrong_truth = truth * 1.001          # what a wrong mapping computes, exactly
+    wrong = (wrong_truth + rng.normal(size=truth.shape) * 1e-4).astype(np.float32)
+    assert _rounding_only(source, wrong, [wrong_truth], 0, 1e-4, 1e-6) is None
+    assert _rounding_only(source, target, None, 0, 1e-4, 1e-6) is None   # no float64 run
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_the_written_model_runs_in_float64_for_the_second_opinion(written, target, tmp_path):
+    from x2.check.parity import make_inputs, save_batches
+    from x2.check.verify import _float64_outputs
+    from x2.contracts import Report
+    report = Report.load(written[target])
+    spec = {"inputs": report.inputs, "outputs": [o["name"] for o in report.outputs]}
+    (folder,) = save_batches(tmp_path, [make_inputs(spec, 0, {"batch": 2, "seq": 7})],
+                             [i["name"] for i in report.inputs], {})
+    (logits,) = _float64_outputs(target, folder, written[target], report, 120)
+    assert logits.dtype == np.float64 and logits.shape[-1] == 50 and np.isfinite(logits).all()
+
+
 def _forward_replaced(body: str):
     """An edit of model.py: forward runs `body` (the real one is renamed)."""
     def edit(text):
@@ -152,13 +183,13 @@ def test_edge_ids_are_planted_in_real_tokens():
     assert np.all(mask.sum(axis=1) >= 5)
 
 
-def test_the_cli_verifies_with_fresh_workers_and_says_so(sample, tmp_path):
-    """x2 convert as users run it (a fresh worker per runner, two at a time):
-    TensorFlow and all three paddle runners judge the model, the summary
-    says so, and report.json holds what ran at which sizes."""
+def test_the_cli_process_verifies_and_says_so(sample, tmp_path):
+    """x2 convert as users run it (`python -m x2`, its own warm worker per
+    framework for the job): TensorFlow and all three paddle runners judge the
+    model, the summary says so, and report.json holds what ran at which sizes."""
     out = tmp_path / "out"
     proc = run_cli("convert", "--from", "tf", "--to", "paddle", "--model",
-                   str(sample("small_cnn")), "--out", str(out))
+                   str(sample("small_cnn")), "--out", str(out), process=True)
     assert proc.returncode == 0, proc.stderr
     text = " ".join(proc.stderr.split())
     assert "verified against the source" in text and "yes: paddle:python, paddle:jit.load, " \

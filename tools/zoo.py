@@ -127,6 +127,9 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
         return row
     row.update(convert_s=round(time.perf_counter() - start, 2),
                transposes_left=report.transposes_left)
+    verified = report.target_details.get("verify") or {}
+    row.update(verified=bool(verified.get("verified")), verify_s=verified.get("seconds"),
+               verify_runners=verified.get("runners", []))
     try:
         # Paddle also through Paddle Inference with its default config: how it is served.
         result = check(model, str(out), source=entry.source, target=target, rtol=entry.rtol,
@@ -454,6 +457,14 @@ def _cell(t: dict | None) -> str:
                        "build": "build", "setup": "setup"}.get(t.get("stage"), "?") + ")"
 
 
+def _verified_cell(t: dict | None) -> str:
+    """Whether convert's verify proved the written model against the source
+    (every runner of the target), and what it cost."""
+    if not t or "verified" not in t:
+        return ""
+    return f"yes ({t['verify_s']:.1f})" if t["verified"] else "no"
+
+
 def latency_summary(results: dict) -> list[str]:
     """Per target: the converted model's latency over the source's, as served,
     across the pairs timed (median, geometric mean, share at most 1.0x) and
@@ -475,6 +486,19 @@ def latency_summary(results: dict) -> list[str]:
                      f"{np.exp(np.log(ratios).mean()):.2f}x | "
                      f"{(ratios <= 1.0).sum()} of {len(timed)} | {slowest} |")
     return lines
+
+
+def _verify_summary(pairs: list[dict]) -> list[str]:
+    """How many written models convert's own verify proved against the source."""
+    written = [t for t in pairs if "verified" in t]
+    if not written:
+        return []
+    proved = [t for t in written if t["verified"]]
+    seconds = sorted(t["verify_s"] for t in proved)
+    median = f", median verify {seconds[len(seconds) // 2]:.1f} s" if seconds else ""
+    return [f"Convert's verify (the source against every runner of the written model, "
+            f"before it is published) proved **{len(proved)} of {len(written)}** written "
+            f"models{median}.", ""]
 
 
 def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> None:
@@ -508,7 +532,8 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
              "with its default config (oneDNN on), each at every shape checked. " + measured,
              "",
              f"**{passed} of {len(pairs)} (model, target) pairs pass** over "
-             f"{len(results)} models.", "", "## Summary (passed / run per target)", "",
+             f"{len(results)} models.", "", *_verify_summary(pairs),
+             "## Summary (passed / run per target)", "",
              "| family | models | " + " | ".join(registry.TARGETS) + " |",
              "|---|---:|" + "---:|" * len(registry.TARGETS)]
     for row in summary(results):
@@ -516,7 +541,9 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
             f"{row[t][0]}/{row[t][1]}" for t in registry.TARGETS) + " |")
     lines += latency_summary(results)
     lines += ["", "## Models", "",
-              "Columns per target: result, max rel err, conversion time (s), Transposes "
+              "Columns per target: result, max rel err, conversion time (s, its verify "
+              "included), whether convert's verify proved the written model against the "
+              "source on every runner of the target (and its seconds), Transposes "
               "left, and latency of the converted model relative to the source framework "
               "(x: converted / source, one thread each, median of runs on the same inputs; "
               "measured for pairs that pass). Each runs as it is served: Paddle through "
@@ -536,9 +563,10 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
               "",
               "| model | family | source | rtol | dynamic dims | shapes checked | generates | "
               + " | ".join(
-                  f"{t} | {t} max rel | {t} convert s | {t} Transposes | {t} latency"
-                  for t in registry.TARGETS) + " |",
-              "|---|---|---|---:|---|---|---|" + "---|---:|---:|---:|---:|" * len(registry.TARGETS)]
+                  f"{t} | {t} max rel | {t} convert s | {t} verified (s) | {t} Transposes | "
+                  f"{t} latency" for t in registry.TARGETS) + " |",
+              "|---|---|---|---:|---|---|---|"
+              + "---|---:|---:|---:|---:|---:|" * len(registry.TARGETS)]
     for name in sorted(results, key=lambda n: (results[n]["family"], n)):
         r = results[name]
         cells = []
@@ -547,6 +575,7 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
             rel = t.get("max_rel") if t else None
             cells += [_cell(t), "" if rel is None else f"{rel:.2e}",
                       "" if not t or t.get("convert_s") is None else f"{t['convert_s']:.1f}",
+                      _verified_cell(t),
                       "" if not t or t.get("transposes_left") is None
                       else str(t["transposes_left"]),
                       "" if not t or t.get("latency_ratio") is None

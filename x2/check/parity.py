@@ -564,11 +564,12 @@ def run_target(task: str, mode: str, dirs: list[Path], converted, target, report
     """One runner of the converted model on every batch, in its own worker:
     (outputs per batch, notes). A crash, a hang past `timeout` or a wrong
     output count is an X2Error naming the runner."""
+    name = mode if precision != "fp64" else f"{mode}-fp64"
     result = run_step(task, {"out": converted, "mode": mode, "device": tgt_dev,
                              "inputs": [str(d / "inputs.npz") for d in dirs],
-                             "outputs": [str(d / f"{mode}.npz") for d in dirs],
+                             "outputs": [str(d / f"{name}.npz") for d in dirs],
                              **precision_args(report, precision)}, timeout=timeout)
-    got_by_batch = [_load(d / f"{mode}.npz") for d in dirs]
+    got_by_batch = [_load(d / f"{name}.npz") for d in dirs]
     for got in got_by_batch:
         if len(got) != expected:
             raise X2Error(f"{target} ({mode}) returned {len(got)} outputs, the source "

@@ -184,8 +184,11 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
     else:
         model = paddle.jit.load(str(out / "inference" / "model"))
         model.eval()
-    amp = precision != "fp32" and index is not None
-    if precision != "fp32" and not amp:
+    if precision == "fp64":   # verify's second opinion: the same model in float64
+        model.to(dtype="float64")
+        inputs = [x.astype(np.float64) if x.dtype.kind == "f" else x for x in inputs]
+    amp = precision not in ("fp32", "fp64") and index is not None
+    if precision not in ("fp32", "fp64") and not amp:
         # Paddle's CPU conv2d/matmul kernels have no float16/bfloat16 variant and
         # paddle.amp.auto_cast leaves CPU ops in float32.
         p = {"fp16": "float16", "bf16": "bfloat16"}[precision]
@@ -316,7 +319,8 @@ def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[st
     module = import_generated(Path(args["out"]) / "model.py")
     model = module.load_model().to(dev)
     record = traced_forward(module, model) if args.get("trace") else {}
-    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+             "fp64": torch.float64}[precision]
     if precision != "fp32":
         model = model.to(dtype)
         notes.append(f"torch: model.to({dtype}) and float inputs cast to {dtype} on {dev} "
@@ -335,7 +339,8 @@ def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[st
 
     def host(t):
         t = t.detach().cpu()
-        return (t.float() if t.is_floating_point() else t).numpy()
+        keep = precision == "fp64" and t.dtype == torch.float64   # verify's second opinion
+        return (t.float() if t.is_floating_point() and not keep else t).numpy()
     traced = {k: host(v) for k, v in record.items() if isinstance(v, torch.Tensor)}
     return [host(r) for r in result], traced, notes
 

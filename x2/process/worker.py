@@ -88,10 +88,8 @@ def tf_run(args):
     from ..contracts import ReadRequest
     from ..frontends.tf import formats
     request = ReadRequest.from_json(args["request"])
-
-    def step(inputs):
-        return formats.run(request, args["names"], inputs, args.get("source") or {})
-    return _generate_or_run(args, step)
+    return _generate_or_run(args, formats.runner(request, args["names"],
+                                                 args.get("source") or {}))
 
 
 @task("onnx.run")

@@ -45,9 +45,10 @@ def read(meta_path: str, request: ReadRequest):
     return describe_frozen(tf, graph_def, inputs, wanted or sinks, request.input_shapes), {}
 
 
-def run(meta_path: str, request: ReadRequest, source: dict, names, arrays):
+def runner(meta_path: str, request: ReadRequest, source: dict, names):
     tf = quiet_tf()
     graph = tf.Graph()
-    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+    sess = tf.compat.v1.Session(graph=graph)
+    with graph.as_default():
         _restore(tf, sess, meta_path)
-        return session_run(tf, sess, source, arrays)
+    return lambda arrays: session_run(tf, sess, source, arrays)

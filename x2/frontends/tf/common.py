@@ -183,11 +183,14 @@ def session_run(tf, sess, source: dict, arrays) -> list[np.ndarray]:
     return [np.asarray(v) for v in sess.run(source.get("fetches"), feed_dict=feeds)]
 
 
-def run_graph_def(tf, graph_def, source: dict, arrays) -> list[np.ndarray]:
+def graph_def_runner(tf, graph_def, source: dict):
+    """A function running the frozen graph between report.json's feeds and
+    fetches on numpy inputs (the graph imported once, for every input set)."""
     graph = tf.Graph()
-    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+    with graph.as_default():
         tf.graph_util.import_graph_def(graph_def, name="")
-        return session_run(tf, sess, source, arrays)
+    sess = tf.compat.v1.Session(graph=graph)
+    return lambda arrays: session_run(tf, sess, source, arrays)
 
 
 def flat_outputs(result) -> list[np.ndarray]:

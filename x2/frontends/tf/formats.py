@@ -176,9 +176,10 @@ def _refuse_handles(source) -> None:
                                       details={"node": op.name, "op": op.type})
 
 
-def run(request: ReadRequest, names, arrays, source: dict):
-    """Run the source model on numpy inputs; outputs in the converted model's order.
-    `source` is report.json's "source": feeds/fetches name the (possibly pruned)
-    tensors the converted model starts and ends at."""
+def runner(request: ReadRequest, names, source: dict):
+    """The source model, loaded once, as a function of numpy inputs giving its
+    outputs in the converted model's order. `source` is report.json's
+    "source": feeds/fetches name the (possibly pruned) tensors the converted
+    model starts and ends at."""
     found = detect(request.model, request.options)
-    return READERS[found.format].run(found.path, request, source, names, arrays)
+    return READERS[found.format].runner(found.path, request, source, names)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...contracts import ReadRequest
 from ...errors import ModelLoadError, SelectionError
-from .common import describe_graph_def, quiet_tf, run_graph_def, value_name
+from .common import describe_graph_def, quiet_tf, graph_def_runner, value_name
 
 # Op types that are never a model output when outputs are inferred.
 _NOT_OUTPUTS = {"NoOp", "Const", "Placeholder", "PlaceholderWithDefault", "Assert", "SaveV2",
@@ -128,6 +128,6 @@ def read(path: str, request: ReadRequest):
     return describe_frozen(tf, graph_def, inputs, outputs, request.input_shapes), {}
 
 
-def run(path: str, request: ReadRequest, source: dict, names, arrays):
+def runner(path: str, request: ReadRequest, source: dict, names):
     tf = quiet_tf()
-    return run_graph_def(tf, load_graph_def(tf, path), source, arrays)
+    return graph_def_runner(tf, load_graph_def(tf, path), source)

@@ -76,7 +76,7 @@ def _read_exported(model, request: ReadRequest):
     """A model with loops (Keras recurrent layers): exported to a SavedModel in
     scratch space and read by the direct reader, which converts each layer as
     one (recurrent.py) or unrolls loops; the TensorFlow reader can do neither.
-    `x2 check` still runs the Keras model itself (trace.run), so only the
+    `x2 check` still runs the Keras model itself (trace.runner), so only the
     unpruned model takes this way."""
     from ...process.scratch import make_dir
     from .direct import read_savedmodel_direct
@@ -95,5 +95,5 @@ def _read_exported(model, request: ReadRequest):
     return source, {"reader": reader}
 
 
-def run(path: str, request: ReadRequest, source: dict, names, arrays):
-    return trace.run(*_load(path, request), source, arrays)
+def runner(path: str, request: ReadRequest, source: dict, names):
+    return trace.runner(*_load(path, request), source)

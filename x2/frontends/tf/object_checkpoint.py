@@ -87,5 +87,5 @@ def read(prefix: str, request: ReadRequest):
     return trace.read(*_load(prefix, request), request.input_shapes), {}
 
 
-def run(prefix: str, request: ReadRequest, source: dict, names, arrays):
-    return trace.run(*_load(prefix, request), source, arrays)
+def runner(prefix: str, request: ReadRequest, source: dict, names):
+    return trace.runner(*_load(prefix, request), source)

@@ -9,7 +9,7 @@ from pathlib import Path
 from ...contracts import ReadRequest
 from ...errors import ModelLoadError, SelectionError
 from .common import (check_savedmodel_dir, describe_graph_def, first_line,
-                        flat_outputs, pick_signature, quiet_tf, run_graph_def, value_name)
+                        flat_outputs, pick_signature, quiet_tf, graph_def_runner, value_name)
 
 
 def load_signature(path: str, signature: str | None):
@@ -72,13 +72,15 @@ def read(path: str, request: ReadRequest):
     return source, {}
 
 
-def run(path: str, request: ReadRequest, source: dict, names, arrays):
-    """Call the signature; a pruned model runs the frozen graph between the
-    tensors it was cut at."""
-    tf, _loaded, _signature, fn = load_signature(path, request.signature)
+def runner(path: str, request: ReadRequest, source: dict, names):
+    """The signature as a function of numpy inputs (loaded once); a pruned
+    model runs the frozen graph between the tensors it was cut at."""
+    tf, loaded, _signature, fn = load_signature(path, request.signature)
     if source.get("pruned"):
         from tensorflow.python.framework.convert_to_constants import (
             convert_variables_to_constants_v2)
         graph_def = convert_variables_to_constants_v2(fn).graph.as_graph_def()
-        return run_graph_def(tf, graph_def, source, arrays)
-    return flat_outputs(fn(**{k: tf.constant(v) for k, v in zip(names, arrays)}))
+        return graph_def_runner(tf, graph_def, source)
+    # `loaded` owns the signature's variables: the function keeps it alive.
+    return lambda arrays, keep=loaded: flat_outputs(
+        fn(**{k: tf.constant(v) for k, v in zip(names, arrays)}))

@@ -57,9 +57,10 @@ def read(path: str, request: ReadRequest):
     return source, {"signature": signature, "tags": tags}
 
 
-def run(path: str, request: ReadRequest, source: dict, names, arrays):
+def runner(path: str, request: ReadRequest, source: dict, names):
     tf = quiet_tf()
     graph = tf.Graph()
-    with graph.as_default(), tf.compat.v1.Session(graph=graph) as sess:
+    sess = tf.compat.v1.Session(graph=graph)
+    with graph.as_default():
         _load(tf, sess, path, source.get("tags") or request.options.tags)
-        return session_run(tf, sess, source, arrays)
+    return lambda arrays: session_run(tf, sess, source, arrays)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from ...errors import SelectionError
-from .common import describe_graph_def, flat_outputs, run_graph_def, value_name
+from .common import describe_graph_def, flat_outputs, graph_def_runner, value_name
 
 
 def _is_keras(obj) -> bool:
@@ -139,10 +139,10 @@ def _marking_call(tf, layer, call, table: dict):
     return marked
 
 
-def run(tf, obj, source: dict, arrays):
-    """Run the model for `x2 check`: eagerly, or, when the conversion was pruned
-    to inner tensors, the frozen graph it was read from between those tensors."""
+def runner(tf, obj, source: dict):
+    """The model as `x2 check` runs it: eagerly, or, when the conversion was
+    pruned to inner tensors, the frozen graph it was read from between those
+    tensors."""
     if source.get("pruned"):
-        frozen = _freeze(tf, obj, None)[0].graph.as_graph_def()
-        return run_graph_def(tf, frozen, source, arrays)
-    return flat_outputs(_call(obj, [tf.constant(a) for a in arrays]))
+        return graph_def_runner(tf, _freeze(tf, obj, None)[0].graph.as_graph_def(), source)
+    return lambda arrays: flat_outputs(_call(obj, [tf.constant(a) for a in arrays]))
