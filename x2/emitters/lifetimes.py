@@ -69,14 +69,17 @@ def release_dead(body: list, returns: list[str]) -> list:
     return out
 
 
-def reuse_names(body: list, returns: list[str], arguments: list[str], sizes=()
-                ) -> tuple[list, list[str], dict[str, str]]:
+def reuse_names(body: list, returns: list[str], arguments: list[str], sizes=(),
+                inner: bool = False) -> tuple[list, list[str], dict[str, str]]:
     """`body` as a person writes it, `x = self.conv(x)`: a statement whose
     single result is computed from a name read there for the last time
     takes that name, so the tensor it held goes when the name is rebound,
     with no `del`. Returns (body, returns, {old name: the name it took}).
     Only names assigned once at the top level are given or taken; a name a
-    closure reads (Def) keeps its own, and so do `sizes`."""
+    closure reads (Def) keeps its own, and so do `sizes`. `inner`: the
+    forward of a class the model calls, whose arguments and results are
+    names of its own (`x = x + attn`, `return x`); the model's own forward
+    keeps its inputs' and outputs' names, which are its interface's."""
     counts: dict[str, int] = {}
     for step in body:
         for name in _assigned_all(step):
@@ -93,11 +96,15 @@ def reuse_names(body: list, returns: list[str], arguments: list[str], sizes=()
     for text in returns:
         for name in _NAME.findall(text):
             last_read[name] = end
-    # (an argument is not taken: its caller holds the tensor all the same)
+    # (the model's arguments are not taken: they name its interface)
     # (sizes written as Python numbers name no tensor, and keep their names)
     once = {n for n, c in counts.items() if c == 1} - set(arguments) - set(sizes)
+    if inner:
+        once |= set(arguments) - set(counts) - set(sizes)
     # what forward returns keeps its name (a graph output's is the interface's)
-    returned = {name for text in returns for name in _NAME.findall(text)}
+    # (a class's single result may take a name: `return x`; several keep theirs)
+    returned = set() if inner and len(returns) == 1 else \
+        {name for text in returns for name in _NAME.findall(text)}
     renames: dict[str, str] = {}
     live_until = dict(last_read)
     out = []

@@ -319,7 +319,7 @@ class Plan:
         for inst in self._post_order():
             inst.body = fold_loops(e, inst.body, inst)
             inst.body, inst.results, _ = reuse_names(inst.body, inst.results, inst.args,
-                                                     _size_names(inst.host))
+                                                     _size_names(inst.host), inner=True)
             init = _init_lines(owned[id(inst)], owned_buffers[id(inst)], e.code.buffer_call)
             forward = _forward_lines(inst.args, inst.body, inst.results)
             text = "\n".join(init + forward)
