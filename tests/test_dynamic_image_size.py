@@ -91,3 +91,45 @@ def test_keras_preprocessing_and_windows_over_an_image_of_any_size(models, targe
             assert "def resize_taps(" in code and code.count("padding='SAME'") == 3
         else:
             assert code.count("(pad_same(") == 4
+
+
+def _onnx_same_windows(path, auto_pad="SAME_UPPER"):
+    """Conv, max pool and average pool, each stride 2 with auto_pad over an
+    image whose height and width the file leaves open."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "w"),
+               numpy_helper.from_array(rng.normal(size=(4,)).astype(np.float32), "b")]
+    window = {"auto_pad": auto_pad, "strides": [2, 2], "kernel_shape": [3, 3]}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["conv"], **window),
+             helper.make_node("MaxPool", ["conv"], ["max"], **window),
+             helper.make_node("AveragePool", ["max"], ["y"], **window)]
+    graph = helper.make_graph(
+        nodes, "same_windows", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                              ["batch", 3, "dim1", "dim2"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], weights)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_onnx_same_upper_windows_over_an_image_of_any_size(target, tmp_path):
+    """ONNX's auto_pad=SAME_UPPER at sizes known only at run time: the IR's
+    auto_pad, as for TF's SAME (SAME_LOWER stays refused, saying what to do)."""
+    model = _onnx_same_windows(str(tmp_path / "same.onnx"))
+    out = tmp_path / target
+    report = convert(model, str(out), source="onnx", target=target,
+                     emit_options={"verify": False})
+    assert report.inputs[0]["shape"] == [None, 3, None, None]
+    result = check(model, str(out), source="onnx", target=target, dim_sizes=SIZES,
+                   serving=target == "paddle")
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
+        [n, 3, h, w] for n, h, w, _ in CHECKED]
+    assert {r["runner"] for r in result["outputs"]} == RUNNERS[target]
+    assert result["passed"], result["outputs"]
+    if target == "onnx":
+        lower = _onnx_same_windows(str(tmp_path / "lower.onnx"), "SAME_LOWER")
+        with pytest.raises(Exception, match="SAME_LOWER over spatial sizes known only at "
+                                            "run time is not supported.*--input-shape"):
+            convert(lower, str(tmp_path / "lower"), source="onnx", target="onnx")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from x2.errors import ConversionError
+from x2.ir.kernels import same_upper_pads
 
 
 def const_ints(ctx, op, index: int, what: str) -> list[int] | None:
@@ -60,8 +61,15 @@ def positive_ints(op, attr: str, values, minimum: int = 1) -> list[int]:
 _AUTO_PAD = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
 
 
+# An auto_pad=SAME_UPPER window over a 2-D image whose size is known only at
+# run time: the IR's auto_pad (each target computes the pads from the input).
+SAME_AT_RUN_TIME = "SAME_UPPER"
+
+
 def spatial_pads(ctx, op, kernel: list[int], strides: list[int], dilations: list[int]):
-    """Explicit [top, left, bottom, right] pads for ONNX pads / auto_pad."""
+    """Explicit [top, left, bottom, right] pads for ONNX pads / auto_pad, or
+    SAME_AT_RUN_TIME for SAME_UPPER over unknown 2-D sizes whose pads depend
+    on them."""
     auto_pad = choice(op, "auto_pad", "NOTSET", _AUTO_PAD)
     positive_ints(op, "kernel_shape", kernel)
     positive_ints(op, "strides", strides)
@@ -75,9 +83,18 @@ def spatial_pads(ctx, op, kernel: list[int], strides: list[int], dilations: list
         return positive_ints(op, "pads", pads, minimum=0)
     shape = ctx.shape(op.inputs[0])
     sizes = None if shape is None else shape[2:]
+    if sizes is not None and len(sizes) == len(kernel) and any(s is None for s in sizes):
+        varies = [len({tuple(same_upper_pads([s * 64 + r], [k], [s], [d])) for r in range(s)})
+                  > 1 for s, k, d in zip(strides, kernel, dilations)]
+        if not any(v for v, size in zip(varies, sizes) if size is None):
+            # pads that do not depend on an unknown size: any size gives them
+            sizes = [64 * s if size is None else size for size, s in zip(sizes, strides)]
+        elif auto_pad == "SAME_UPPER" and len(kernel) == 2:
+            return SAME_AT_RUN_TIME
     if sizes is None or any(s is None for s in sizes):
-        raise ConversionError(f"{op.type} '{op.name}': auto_pad={auto_pad} needs static "
-                              f"spatial sizes")
+        raise ConversionError(f"{op.type} '{op.name}': auto_pad={auto_pad} over spatial "
+                              f"sizes known only at run time is not supported (SAME_UPPER "
+                              f"over 2-D images is); give them with --input-shape")
     begin, end = [], []
     for size, k, s, d in zip(sizes, kernel, strides, dilations):
         out = -(-size // s)

@@ -11,7 +11,7 @@ from .._lrn import emit_lrn
 from .._pool import ceil_pads, emit_avg_pool, emit_max_pool
 
 from ._resize import resize_separable
-from ._util import choice, positive_ints, rank_of, spatial_pads
+from ._util import SAME_AT_RUN_TIME, choice, positive_ints, rank_of, spatial_pads
 
 
 @onnx_mapper("Conv")
@@ -25,6 +25,11 @@ def conv(ctx, op):
     pads = spatial_pads(ctx, op, kernel, strides, dilations)
     groups = positive_ints(op, "group", [op.attrs.get("group", 1)])[0]
     bias = op.inputs[2] if len(op.inputs) > 2 and op.inputs[2] else None
+    if pads == SAME_AT_RUN_TIME:
+        ctx.emit("conv2d", [op.inputs[0], op.inputs[1]] + ([bias] if bias else []),
+                 {"strides": list(strides), "dilations": list(dilations), "pads": [0] * 4,
+                  "groups": groups, "auto_pad": SAME_AT_RUN_TIME}, outputs=op.outputs[:1])
+        return
     emit_conv(ctx, op, op.inputs[0], op.inputs[1], bias, op.outputs[0], strides, dilations,
               pads, groups)
 
@@ -51,6 +56,11 @@ def _pool_window(ctx, op):
     pads = spatial_pads(ctx, op, kernel, strides, dilations)
     if len([o for o in op.outputs if o]) > 1:
         raise ConversionError(f"{op.type} '{op.name}': the Indices output is not supported")
+    if pads == SAME_AT_RUN_TIME:
+        if op.attrs.get("ceil_mode") or any(d != 1 for d in dilations):
+            raise ConversionError(f"{op.type} '{op.name}': auto_pad=SAME_UPPER with ceil_mode "
+                                  f"or dilations needs static spatial sizes (--input-shape)")
+        return kernel, strides, dilations, pads
     counts_padding = op.type == "AveragePool" and bool(op.attrs.get("count_include_pad")) \
         and any(pads)
     pads = ceil_pads(ctx, op, op.inputs[0], kernel, strides, dilations, pads,
@@ -63,6 +73,11 @@ def max_pool(ctx, op):
     """`max_pool2d`; ceil_mode as end padding; dilated, 1-D and 3-D windows as a maximum
     over strided slices (mappers/_pool.py)."""
     kernel, strides, dilations, pads = _pool_window(ctx, op)
+    if pads == SAME_AT_RUN_TIME:
+        ctx.emit("max_pool2d", op.inputs[:1], {"kernel": kernel, "strides": list(strides),
+                                                "pads": [0] * 4, "auto_pad": pads},
+                 outputs=op.outputs[:1])
+        return
     emit_max_pool(ctx, op, op.inputs[0], op.outputs[0], kernel, strides, dilations, pads)
 
 
@@ -74,6 +89,15 @@ def average_pool(ctx, op):
     if any(d != 1 for d in dilations):
         raise ConversionError(f"AveragePool '{op.name}': dilated average pooling is not "
                               f"supported")
+    if pads == SAME_AT_RUN_TIME:
+        if op.attrs.get("count_include_pad"):
+            raise ConversionError(f"AveragePool '{op.name}': auto_pad=SAME_UPPER counting "
+                                  f"the padding (count_include_pad) over sizes known only at "
+                                  f"run time is not supported; give them with --input-shape")
+        ctx.emit("avg_pool2d", op.inputs[:1], {"kernel": kernel, "strides": list(strides),
+                                                "pads": [0] * 4, "auto_pad": pads},
+                 outputs=op.outputs[:1])
+        return
     emit_avg_pool(ctx, op, op.inputs[0], op.outputs[0], kernel, strides, pads,
                   bool(op.attrs.get("count_include_pad")) and any(pads))
 
