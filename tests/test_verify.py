@@ -119,30 +119,60 @@ def test_float32_rounding_is_told_from_a_wrong_mapping_by_the_float64_run():
     the target each by ~3e-4 of the output's scale): the converted model run
     in float64 says it is rounding. A mapping 1e-3 off is as far from its own
     float64 run as from the source, and stays refused."""
-    from x2.check.verify import _rounding_only
+    from x2.check.compare import rounding_only
     rng = np.random.default_rng(0)
     truth = rng.normal(size=(2, 100)) * 500
     source = (truth + rng.normal(size=truth.shape) * 0.15).astype(np.float32)
     target = (truth + rng.normal(size=truth.shape) * 0.15).astype(np.float32)
-    opinion = _rounding_only(source, target, [truth], 0, 1e-4, 1e-6)
+    opinion = rounding_only(source, target, [truth], 0, 1e-4, 1e-6)
     assert opinion and opinion["source_vs_float64"] < 1e-3 and opinion["target_vs_float64"] > 0
     wrong_truth = truth * 1.001          # what a wrong mapping computes, exactly
     wrong = (wrong_truth + rng.normal(size=truth.shape) * 1e-4).astype(np.float32)
-    assert _rounding_only(source, wrong, [wrong_truth], 0, 1e-4, 1e-6) is None
-    assert _rounding_only(source, target, None, 0, 1e-4, 1e-6) is None   # no float64 run
+    assert rounding_only(source, wrong, [wrong_truth], 0, 1e-4, 1e-6) is None
+    assert rounding_only(source, target, None, 0, 1e-4, 1e-6) is None   # no float64 run
 
 
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_the_written_model_runs_in_float64_for_the_second_opinion(written, target, tmp_path):
     from x2.check.parity import make_inputs, save_batches
-    from x2.check.verify import _float64_outputs
+    from x2.check.parity import float64_outputs
     from x2.contracts import Report
     report = Report.load(written[target])
     spec = {"inputs": report.inputs, "outputs": [o["name"] for o in report.outputs]}
     (folder,) = save_batches(tmp_path, [make_inputs(spec, 0, {"batch": 2, "seq": 7})],
                              [i["name"] for i in report.inputs], {})
-    (logits,) = _float64_outputs(target, folder, written[target], report, 120)
+    (logits,) = float64_outputs(target, folder, written[target], report, None, 120)
     assert logits.dtype == np.float64 and logits.shape[-1] == 50 and np.isfinite(logits).all()
+
+
+def _rounded_head(text: str) -> str:
+    """model.py with the head's result rounded to float32's steps at 1e4."""
+    lines = text.splitlines()
+    (i,) = [i for i, line in enumerate(lines) if "= self.lm_head(" in line]
+    target, expr = lines[i].split("  #")[0].split(" = ", 1)
+    lines[i] = f"{target} = -1e4 + (1e4 + {expr})"
+    return "\n".join(lines) + "\n"
+
+
+def test_check_takes_float32_rounding_for_what_it_is_and_a_wrong_head_for_a_mismatch(
+        written, tmp_path):
+    """x2 check's rule is verify's: a logit rounded to float32's steps at
+    1e4 (about 5e-4 off, far beyond rtol 1e-5) is rounding, as the model.py
+    run in float64 says; the head off by 0.1% is a mismatch all the same."""
+    rounded = _broken_copy(written["torch"], tmp_path / "rounded", _rounded_head)
+    wrong = _broken_copy(written["torch"], tmp_path / "wrong", lambda text: text.replace(
+        "= self.lm_head(", "= 1.001 * self.lm_head(", 1))
+    shapes = {"batch": [2], "seq": [7]}
+    result = check(f"{TRAPS}:padded_embedding", str(rounded), source="torch", target="torch",
+                   rtol=1e-5, dim_sizes=shapes)
+    assert result["passed"], (result["outputs"], result["runner_errors"])
+    (row,) = [r for r in result["outputs"] if r.get("float32_rounding")]
+    assert row["max_rel"] > 1e-5 and row["float32_rounding"]["source_vs_float64"] < 1e-6
+    assert any("float32 rounding only" in note for note in result["notes"])
+    result = check(f"{TRAPS}:padded_embedding", str(wrong), source="torch", target="torch",
+                   rtol=1e-5, dim_sizes=shapes)
+    assert not result["passed"] and not any(r.get("float32_rounding")
+                                            for r in result["outputs"])
 
 
 def _forward_replaced(body: str):

@@ -129,3 +129,38 @@ def _tied_runs(values: np.ndarray) -> list[tuple[int, int]]:
         same |= np.isnan(values[1:]) & np.isnan(values[:-1])
     edges = [0, *(np.flatnonzero(~same) + 1).tolist(), values.size]
     return list(zip(edges[:-1], edges[1:]))
+
+
+# A float32 model's own rounding widens the tolerance by this factor, by at
+# most NOISE_CAP of the output's scale (verify's noise probe; the float64
+# second opinion asked only of a difference below NOISE_CAP).
+NOISE_FACTOR = 4.0
+NOISE_CAP = 1e-2
+
+
+def _max_gap(a: np.ndarray, truth: np.ndarray) -> float:
+    """max|a - truth| over the values finite in both."""
+    finite = np.isfinite(a) & np.isfinite(truth)
+    return float(np.max(np.abs(np.where(finite, a.astype(np.float64) - truth, 0.0)),
+                        initial=0.0))
+
+
+def rounding_only(ref: np.ndarray, got: np.ndarray, exact: list | None, i: int,
+                  rtol: float, atol: float) -> dict | None:
+    """Whether `got` departs from the source's `ref` by float32 rounding only,
+    judged by the converted model run in float64 (`exact`): the source is as
+    close to those values as the target's own float32 run is, within the
+    tolerance and NOISE_FACTOR times the target's rounding. A model whose
+    float32 result wanders (deep nets with large activations) is not refused
+    for it; a mapping that computes something else stays as far from the
+    float64 values as from the source. The relative errors, or None."""
+    if exact is None or ref.dtype.kind != "f" or exact[i].shape != ref.shape:
+        return None
+    truth = exact[i].astype(np.float64)
+    scale = float(np.max(np.abs(ref), initial=0.0))
+    source_off = _max_gap(ref, truth)
+    target_off = _max_gap(got, truth)
+    if not np.isfinite(source_off + target_off) or scale == 0 or \
+            source_off > atol + rtol * scale + NOISE_FACTOR * target_off:
+        return None
+    return {"source_vs_float64": source_off / scale, "target_vs_float64": target_off / scale}

@@ -34,9 +34,10 @@ from ..contracts import Report
 from ..errors import ConversionError, HostCannotRun, SourceRunError, X2Error
 from ..ir.symbols import BATCH
 from ..process.isolation import run_step
-from .compare import compare, compare_indices, tie_rule
-from .parity import (PRECISION_TOLERANCES, _run_source, _samples_by_input, input_spread,
-                     inputs_like, make_inputs, run_target, save_batches, target_runs)
+from .compare import NOISE_CAP, NOISE_FACTOR, compare, compare_indices, rounding_only, tie_rule
+from .parity import (PRECISION_TOLERANCES, _run_source, _samples_by_input, float64_outputs,
+                     input_spread, inputs_like, make_inputs, run_target, save_batches,
+                     target_runs)
 from .shapes import DEFAULT_SIZE, known_dims, symbols
 
 SEED = 0
@@ -47,10 +48,6 @@ LARGE_SEQ = 8
 # An image's height and width where the source gives no example size: the
 # scale a vision model's downsampling needs (16 leaves nothing to pool).
 IMAGE_SIZE = 96
-# The source's float32 noise widens the tolerance by this factor, by at most
-# NOISE_CAP of the output's scale.
-NOISE_FACTOR = 4.0
-NOISE_CAP = 1e-2
 # Outputs above this size skip the two extra source runs (noise, input
 # dependence) and are compared chunk by chunk.
 PROBE_OUTPUT_BYTES = 256 << 20
@@ -234,7 +231,8 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         """The target's model.py run in float64 on batch b (None where it
         cannot run so): what the converted math gives without fp32 rounding."""
         if b not in exact_by_batch:
-            exact_by_batch[b] = _float64_outputs(target, dirs[b], staging, report, timeout)
+            exact_by_batch[b] = float64_outputs(target, dirs[b], staging, report, DEVICE,
+                                                timeout)
         return exact_by_batch[b]
     for mode, got_by_batch, more, error in results:
         runner = f"{target}:{mode}"
@@ -255,7 +253,7 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                                          _values_of(indices_of[i], outputs, refs[b]))
                 worst[name] = max(worst.get(name, 0.0), rel)
                 if problem and precision == "fp32" and rel <= NOISE_CAP:
-                    rounding = _rounding_only(ref, out, exact(b), i, rtol, atol)
+                    rounding = rounding_only(ref, out, exact(b), i, rtol, atol)
                     if rounding:
                         problem = None
                         record.setdefault("float64_opinion", []).append(
@@ -353,41 +351,6 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
                              f"write the model unverified and check it on real inputs with "
                              f"x2 check --inputs-file") from None
     return kept, kept_sizes, refs
-
-
-def _float64_outputs(target: str, folder: Path, staging, report, timeout) -> list | None:
-    """The written model.py (torch or paddle) run in float64 on one input
-    folder, or None where it has no float64 run (onnx) or fails in it."""
-    task = {"torch": "torch.parity_run", "paddle": "paddle.parity_run"}.get(target)
-    if task is None:
-        return None
-    try:
-        got, _ = run_target(task, "python", [folder], str(staging), target, report, DEVICE,
-                            "fp64", len(report.outputs), timeout)
-    except X2Error:
-        return None
-    return got[0]
-
-
-def _rounding_only(ref: np.ndarray, got: np.ndarray, exact: list | None, i: int,
-                   rtol: float, atol: float) -> dict | None:
-    """Whether `got` departs from the source's `ref` by float32 rounding only,
-    judged by the converted model run in float64 (`exact`): the source is as
-    close to those values as the target's own float32 run is, within the
-    tolerance and NOISE_FACTOR times the target's rounding. A model whose
-    float32 result wanders (deep nets with large activations) is not refused
-    for it; a mapping that computes something else stays as far from the
-    float64 values as from the source. The relative errors, or None."""
-    if exact is None or ref.dtype.kind != "f" or exact[i].shape != ref.shape:
-        return None
-    truth = exact[i].astype(np.float64)
-    scale = float(np.max(np.abs(ref), initial=0.0))
-    source_off = _spread(ref.astype(np.float64), truth)
-    target_off = _spread(got.astype(np.float64), truth)
-    if not np.isfinite(source_off + target_off) or scale == 0 or \
-            source_off > atol + rtol * scale + NOISE_FACTOR * target_off:
-        return None
-    return {"source_vs_float64": source_off / scale, "target_vs_float64": target_off / scale}
 
 
 def _spread(a: np.ndarray, b: np.ndarray) -> float:
