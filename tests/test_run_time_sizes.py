@@ -8,6 +8,13 @@ ones included (Paddle: model.py, jit.load and Paddle Inference's default
 config). Parity: x2 check's fp32 rule, max|converted - source| <= 1e-6 +
 1e-4 * max|source|.
 
+Two dims asked dynamic that the module's code fixes (a table of 6 positions
+added to `patches`, a per-item loop over `anchors`): torch.export refuses
+them as Dim.DYNAMIC; x2 exports with Dim.AUTO, keeps them at their example
+size, names the line that fixed each in report.json, and x2 check runs them
+there while the other dims take their three sizes. No conversion of its own:
+the same module and conversions.
+
 And an ONNX model that branches on a scalar input's value (`If(sr == 16000)`,
 branches of different ranks) is refused naming that input and --input-value."""
 from pathlib import Path
@@ -25,7 +32,7 @@ from x2.errors import X2Error
 pytestmark = pytest.mark.xdist_group("run_time_sizes")
 MODEL = str(Path(__file__).with_name("torch_run_time_sizes.py")) + ":factory"
 SHAPES = {"image": ["batch", 3, "h=20", "w=28"], "tokens": ["batch", "t=8", 5],
-          "wave": ["batch", "n=100"]}
+          "wave": ["batch", "n=100"], "patches": ["batch", "p=6", 4], "anchors": ["k=3", 4]}
 # Every size odd or off the multiple at least once; h and w differ at each size.
 SIZES = {"h": [20, 13, 33], "w": [28, 9, 31], "t": [8, 4, 12], "n": [100, 7, 161]}
 RUNNERS = {"onnx": {"onnx:onnxruntime"}, "torch": {"torch:python"},
@@ -35,12 +42,19 @@ RUNNERS = {"onnx": {"onnx:onnxruntime"}, "torch": {"torch:python"},
 @pytest.mark.parametrize("target", ["onnx", "paddle", "torch"])
 def test_sizes_computed_at_run_time(target, tmp_path):
     out = tmp_path / target
-    convert_then_check(MODEL, str(out), source="torch", target=target, input_shapes=SHAPES)
+    report = convert_then_check(MODEL, str(out), source="torch", target=target,
+                                input_shapes=SHAPES)
+    fixed = report.source["specialized_dims"]
+    assert [(d["input"], d["axis"], d["size"]) for d in fixed] == [("patches", 1, 6),
+                                                                   ("anchors", 0, 3)]
+    assert "torch_run_time_sizes.py:" in fixed[0]["why"] and "self.positions" in fixed[0]["why"]
+    assert "range(anchors.shape[0])" in fixed[1]["why"], fixed
     result = check(MODEL, str(out), source="torch", target=target, dim_sizes=SIZES,
                    serving=target == "paddle")
     checked = [s["input_shapes"] for s in result["shapes_checked"]]
-    assert checked == [[[2, 3, 20, 28], [2, 8, 5], [2, 100]], [[1, 3, 13, 9], [1, 4, 5], [1, 7]],
-                       [[3, 3, 33, 31], [3, 12, 5], [3, 161]]]
+    assert checked == [[[2, 3, 20, 28], [2, 8, 5], [2, 100], [2, 6, 4], [3, 4]],
+                       [[1, 3, 13, 9], [1, 4, 5], [1, 7], [1, 6, 4], [3, 4]],
+                       [[3, 3, 33, 31], [3, 12, 5], [3, 161], [3, 6, 4], [3, 4]]]
     assert {r["runner"] for r in result["outputs"]} == RUNNERS[target]
     assert not any(r["ref_constant"] for r in result["outputs"]), result["outputs"]
     assert result["passed"], result["outputs"]

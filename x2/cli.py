@@ -604,6 +604,12 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
             console.print(f"note: {escape(printable(note))}", highlight=False, soft_wrap=True)
     if target == "paddle" and report.layout.get("inside") == "nhwc":
         console.print(f"[yellow]warning:[/] {NHWC_ON_ONEDNN}", highlight=False)
+    fixed = report.source.get("specialized_dims")
+    if fixed:   # dims asked dynamic that the model's code fixes (torch.export)
+        dims = ", ".join(f"{d['input']} dim {d['axis']} = {d['size']}" for d in fixed)
+        console.print(f"[yellow]warning:[/] kept static, as the model's code fixes them "
+                      f"(report.json source.specialized_dims says where): {escape(dims)}",
+                      highlight=False, soft_wrap=True)
     record = report.target_details.get("verify") or {}
     if not record.get("verified") and record.get("skipped") != "--no-verify":
         console.print(f"[yellow]warning:[/] written without verify against the source: "

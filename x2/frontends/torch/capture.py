@@ -20,7 +20,7 @@ from ...contracts import ReadOptions, ReadRequest
 from ...errors import ModelLoadError, SelectionError
 from ..common import SourceGraph, name_dims, split_input_shapes
 from .describe import _CONTROL_FLOW, describe_program, evaluate_aten
-from . import hf_folder
+from . import hf_folder, specialize
 from .loading import _first_line, _torch, load_model
 
 
@@ -155,8 +155,9 @@ def _dynamic_shapes(torch, input_shapes: dict | None, names: list[str], dynamic_
 
 def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=False,
            arguments: list[str] | None = None, fixed: dict | None = None):
-    """A decomposed torch.export program of `obj`; `arguments` are the forward()
-    arguments that become inputs (default: those without a default value)."""
+    """(A decomposed torch.export program of `obj`, the dims asked dynamic that
+    its code fixed: specialize.py); `arguments` are the forward() arguments
+    that become inputs (default: those without a default value)."""
     torch = _torch()
     if kind == "program":
         if input_shapes:
@@ -165,7 +166,7 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
         if dynamic_batch:
             raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
                                  "dynamic dims were chosen when it was exported")
-        return _decompose(obj)
+        return _decompose(obj), []
     first_error = None
     for kwargs in _example_sets(obj, input_shapes, input_dtypes, arguments, fixed):
         try:
@@ -205,12 +206,21 @@ def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
     # A module by keyword: a defaulted argument chosen with --inputs may follow
     # others left at their defaults. The converted TorchScript program takes
     # its (all required) arguments by position.
+    names = kwargs.keys()
     args, kwargs = ((tuple(kwargs.values()), {}) if kind == "script" else ((), kwargs))
     if dynamic is not None and kind == "script":
         dynamic = tuple(dynamic.values())
+    specialized = []
     try:
-        with torch.no_grad():
-            program = torch.export.export(obj, args, kwargs=kwargs, dynamic_shapes=dynamic)
+        try:
+            with torch.no_grad():
+                program = torch.export.export(obj, args, kwargs=kwargs, dynamic_shapes=dynamic)
+        except Exception as exc:
+            if not specialize.is_specialization(exc):
+                raise
+            # The code fixes a dim asked dynamic: keep dynamic what torch can.
+            program, specialized = specialize.export_auto(
+                torch, obj, args, kwargs, dynamic, list(names))
     except Exception as exc:
         named = sorted(symbol_examples(input_shapes))
         hint = (" with a dynamic batch (the model may fix or constrain its batch size; "
@@ -225,7 +235,7 @@ def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
             raise ModelLoadError(data_dependent) from exc
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
-    return _decompose(program)
+    return _decompose(program), specialized
 
 
 def _packed_sequence(exc: Exception) -> str | None:
@@ -367,11 +377,13 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     if _is_module(kind):
         arguments = select_arguments(obj, _argument_inputs(obj, inputs), input_shapes)
     fixed = options.input_values
-    program = export(kind, obj, input_shapes, options.input_dtypes, options.dynamic_batch,
-                     arguments, fixed)
+    program, specialized = export(kind, obj, input_shapes, options.input_dtypes,
+                                  options.dynamic_batch, arguments, fixed)
     if arguments is not None:
         arguments = [a for a in arguments if a not in fixed]
-    return describe_program(program), arguments
+    source = describe_program(program)
+    source.specialized = specialized
+    return source, arguments
 
 
 def _read_with_cache(kind: str, obj, input_shapes, inputs, part: str | None
@@ -449,9 +461,12 @@ def read_ir(request: ReadRequest):
                                        inputs, loaded)
         if arguments is not None and inputs and all(n in arguments for n in inputs):
             inputs = None  # they chose forward() arguments, not a subgraph
+        specialized = source.specialized
         source = select_subgraph(source, inputs, request.outputs)
         graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
         record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
+        if specialized:
+            record["specialized_dims"] = specialized
     graph.meta.source_model = request.model
     if _is_module(loaded[0]):
         _record_source_names(graph.meta, loaded[1])

@@ -34,7 +34,16 @@ class SymDim:
 
 def _dims(shape) -> tuple:
     """Static dims as ints, symbolic (dynamic-batch) dims as None."""
-    return tuple(int(d) if isinstance(d, int) else None for d in shape)
+    return tuple(_static(d) for d in shape)
+
+
+def _static(dim) -> int | None:
+    """A dim's size, or None when it is dynamic: a SymInt that Dim.AUTO fixed
+    (x2/frontends/torch/specialize.py) holds a constant."""
+    if isinstance(dim, int):
+        return int(dim)
+    value = dim.node.maybe_as_int() if hasattr(dim, "node") else None
+    return None if value is None else int(value)
 
 
 def _info(node) -> TensorInfo | None:
