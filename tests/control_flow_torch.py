@@ -65,3 +65,32 @@ class Running(torch.nn.Module):
 
 def running():
     return Running().eval()
+
+
+class ScriptedLoops(torch.nn.Module):
+    """For torch.jit.script (tests/test_control_flow.py): a for loop over
+    dim 0 of `xs` through a layer (its trip count the input's size), a
+    branch on a value (prim::If), then a while loop doubling the state
+    until it passes `limit` (its trip count the input's values)."""
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.cell = torch.nn.Linear(3, 3)
+
+    def forward(self, xs, limit):
+        h = torch.zeros(xs.size(1), 3)
+        for i in range(xs.size(0)):
+            h = torch.tanh(self.cell(xs[i]) + h)
+        if bool(h.mean() > 0):
+            y = h - 1.0
+        else:
+            y = h + 1.0
+        while bool(y.abs().sum() < limit.abs().sum() * 8.0):
+            y = y * 2.0 + 0.5
+        return y, h
+
+
+def save_scripted_loops(path) -> str:
+    """ScriptedLoops scripted and saved as a TorchScript file at `path`."""
+    torch.jit.save(torch.jit.script(ScriptedLoops().eval()), str(path))
+    return str(path)

@@ -4,7 +4,13 @@ torch and Paddle (the Paddle inference model holds static control flow) and
 ONNX If/Loop, with parity against the source on inputs that take both
 branches, stop loops at several trip counts and scan sequences of two
 lengths. fp32 tolerance 1e-4 relative (the issue's bar): loops compound
-rounding over their steps."""
+rounding over their steps.
+
+A TorchScript file with prim::Loop (a for loop over an input's size, a while
+loop on a value) and prim::If (issue 49) converts on every target: one
+conversion each, x2 check at three sizes per dynamic dim (Paddle Inference
+included) and on inputs that run the while loop 0 and 9+ steps (about 25 s
+a target on 2 cores)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -189,6 +195,32 @@ def test_onnx_scan_reversed_on_axis_1_over_two_lengths(tmp_path, target):
     cases = [[rng.standard_normal((2, 3)).astype(np.float32),
               rng.standard_normal((2, steps, 3)).astype(np.float32)] for steps in (2, 5)]
     _check_cases(model, out, target, cases)
+    _assert_structure(out, target, python="while ", onnx="Loop")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torchscript_loops_over_sizes_and_values(tmp_path, target):
+    """torch.jit.script's prim::Loop, which torch's own converter unrolls only
+    at a constant trip count, read as while loops: the for loop's trip count
+    follows the input's size, the while loop's the input's values."""
+    from control_flow_torch import save_scripted_loops
+    model = save_scripted_loops(tmp_path / "loops.pt")
+    out = tmp_path / target
+    report = convert_then_check(model, str(out), source="torch", target=target,
+                                input_shapes={"xs": ["t=4", "batch", 3], "limit": [1]})
+    assert report.ops_seen.get("while_loop") == 2 and report.ops_seen.get("cond") == 1, \
+        report.ops_seen
+    result = check(model, str(out), source="torch", target=target, rtol=RTOL,
+                   dim_sizes={"t": [4, 1, 7], "batch": [2, 1, 3]}, serving=target == "paddle")
+    assert [s["input_shapes"][0] for s in result["shapes_checked"]] == [
+        [4, 2, 3], [1, 1, 3], [7, 3, 3]]
+    if target == "paddle":
+        assert "paddle:inference" in {r["runner"] for r in result["outputs"]}
+    _assert_parity(result)
+    xs = np.random.default_rng(6).standard_normal((5, 2, 3)).astype(np.float32)
+    # limit 0: no doubling; limit 500: sum|y| (at most 12) doubles past 4000 in 9+ steps
+    _check_cases(model, out, target, [[xs, np.array([v], np.float32)] for v in (0.0, 500.0)],
+                 source="torch")
     _assert_structure(out, target, python="while ", onnx="Loop")
 
 

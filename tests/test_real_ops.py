@@ -280,15 +280,25 @@ class Loop(torch.nn.Module):
         for i in range(x.shape[0]):
             y = y + x[i]
         return y
+class InPlace(torch.nn.Module):
+    def forward(self, x):
+        out = torch.zeros(x.shape[0], 3)
+        for i in range(x.shape[0]):
+            out[i] = x[i] * 2
+        return out
 torch.jit.script(Branch()).save(sys.argv[1] + "/branch.pt")
 torch.jit.script(Loop()).save(sys.argv[1] + "/loop.pt")
+torch.jit.script(InPlace()).save(sys.argv[1] + "/in_place.pt")
 """
 
 
-def test_scripted_torchscript_branch_converts_and_a_loop_is_refused(tmp_path):
+def test_scripted_torchscript_branch_and_loop_convert_and_an_in_place_loop_is_refused(
+        tmp_path):
     """A scripted `if` on a value of the input becomes the IR's `if` (torch's
     TorchScript converter makes it a torch.cond): both branches match. A
-    scripted loop it cannot take is refused saying what to give instead."""
+    loop over the input's size becomes a while_loop (tests/test_control_flow.py
+    covers every target); one that writes a tensor from outside it in place
+    is refused naming its line and what to give instead."""
     builder = tmp_path / "build_scripted.py"   # torch.jit.script reads the class's source
     builder.write_text(_SCRIPTED)
     proc = subprocess.run([sys.executable, str(builder), str(tmp_path)], capture_output=True,
@@ -303,11 +313,18 @@ def test_scripted_torchscript_branch_converts_and_a_loop_is_refused(tmp_path):
             data = sign * (np.abs(_inputs([(2, 3)], 1)[0]) + 0.1)
             result = check(model, str(out), source="torch", target=target, inputs=[data])
             assert result["passed"], (target, sign, result["outputs"])
+    model = str(tmp_path / "loop.pt")
+    convert_then_check(model, str(tmp_path / "loop"), source="torch", target="onnx",
+                       input_shapes={"x": ["n=4", 3]})
+    result = check(model, str(tmp_path / "loop"), source="torch", target="onnx")
+    assert [s["input_shapes"][0][0] for s in result["shapes_checked"]] == [4, 1, 7]
+    assert result["passed"], result["outputs"]
     with pytest.raises(X2Error) as info:
-        convert_then_check(str(tmp_path / "loop.pt"), str(tmp_path / "out"), source="torch",
-                           target="onnx", input_shapes={"x": [4, 3]})
+        convert_then_check(str(tmp_path / "in_place.pt"), str(tmp_path / "out"),
+                           source="torch", target="onnx", input_shapes={"x": [4, 3]})
     message = str(info.value)
-    assert "prim::Loop" in message and "torch.jit.trace" in message and "nn.Module" in message
+    assert "loop (at build_scripted.py, line 16)" in message, message   # InPlace's `for`
+    assert "out[i] = ..." in message and "nn.Module" in message
     assert not (tmp_path / "out").exists()
 
 

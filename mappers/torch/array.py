@@ -221,9 +221,13 @@ def flip(ctx, op):
 
 @torch_mapper("aten.select.int")
 def select(ctx, op):
-    """`slice` of one index + `squeeze`."""
+    """`slice` of one index + `squeeze`; `gather` of a run-time index (a
+    TorchScript loop's `x[i]`)."""
     x, dim, index = args(op)
     dim = axis(ctx, x, dim)
+    if is_size(index):
+        ctx.emit("gather", [x, index.value], {"axis": dim}, outputs=op.outputs)
+        return
     shape = list(ctx.shape(x))
     if shape[dim] is not None:
         index %= shape[dim]
@@ -364,6 +368,10 @@ def full(ctx, op):
     if value is None:
         value = args(op)[0] if kind == "scalar_tensor" else args(op)[1]
     shape, dtype = ctx.shape(op.outputs[0]), ctx.dtype(op.outputs[0])
+    if is_size(value) and shape == ():
+        # a size held as a tensor (a TorchScript loop's trip count: script_loops.py)
+        ctx.emit("cast", [value.value], {"dtype": dtype}, outputs=op.outputs)
+        return
     if None in shape:
         if not _only_broadcast_into(ctx, op.outputs[0], shape):
             # A tensor of a size computed at run time: `full` of that shape.

@@ -7,7 +7,7 @@ import numpy as np
 
 from x2.registry import torch_mapper
 
-from ._util import args, axis
+from ._util import args, axis, unsupported
 
 _ARITHMETIC = {"sym.add": "add", "sym.sub": "sub", "sym.mul": "mul", "sym.mod": "mod",
                # sizes are never negative: truncating and flooring division agree
@@ -67,3 +67,15 @@ def arithmetic(ctx, op):
 def negate(ctx, op):
     """`neg` of a 0-d int64 size."""
     ctx.emit("neg", [size_value(ctx, args(op)[0])], outputs=op.outputs)
+
+
+@torch_mapper("aten._local_scalar_dense.default")
+def item(ctx, op):
+    """`.item()` of a 0-d integer tensor (the iteration a TorchScript loop's
+    block takes as an int: x2/frontends/torch/script_loops.py) as the 0-d
+    int64 size it gives."""
+    (x,) = args(op)
+    if not ctx.dtype(x).startswith(("int", "uint")) or ctx.shape(x) not in ((), None):
+        raise unsupported(op, f".item() of a {ctx.dtype(x)} tensor of shape {ctx.shape(x)}: "
+                              f"x2 reads a number from a 0-d integer tensor only")
+    ctx.emit("cast", [x], {"dtype": "int64"}, outputs=op.outputs)

@@ -20,7 +20,7 @@ from ...contracts import ReadOptions, ReadRequest
 from ...errors import ModelLoadError, SelectionError
 from ..common import SourceGraph, name_dims, split_input_shapes
 from .describe import _CONTROL_FLOW, describe_program, evaluate_aten
-from . import hf_folder, specialize
+from . import hf_folder, script_loops, specialize
 from .loading import _first_line, _torch, load_model
 
 
@@ -181,18 +181,22 @@ def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
         import warnings
         from torch._export.converter import TS2EPConverter
         try:
-            with torch.no_grad(), warnings.catch_warnings():
+            with torch.no_grad(), warnings.catch_warnings(), \
+                    script_loops.loops_as_while_loop() as loops:
                 warnings.simplefilter("ignore")
                 program = TS2EPConverter(obj, tuple(kwargs.values())).convert()
         except Exception as exc:
+            if loops:
+                raise ModelLoadError(script_loops.refusal(loops, exc)) from exc
             flow = re.search(r"prim::(If|Loop)", str(exc))
             if flow:
+                cause = exc.__cause__ or exc.__context__ or exc
                 raise ModelLoadError(
-                    f"the TorchScript module is scripted with Python control flow "
-                    f"(prim::{flow[1]}), which torch's TorchScript-to-export converter "
-                    f"(TS2EPConverter) cannot take and x2 does not read yet; give x2 the "
-                    f"nn.Module (file.py:factory), a torch.jit.trace of it, or an ONNX export "
-                    f"of it (torch.onnx), fixing mode arguments with --input-value") from exc
+                    f"the TorchScript module's control flow (prim::{flow[1]}) could not be "
+                    f"read as torch.cond/while_loop ({type(cause).__name__}: "
+                    f"{_first_line(cause)}); give x2 the nn.Module (file.py:factory), a "
+                    f"torch.jit.trace of it, or an ONNX export of it (torch.onnx), fixing "
+                    f"mode arguments with --input-value") from exc
             raise ModelLoadError(f"could not convert the TorchScript module to a torch.export "
                                  f"program: {type(exc).__name__}: {_first_line(exc)}") from exc
         # The converter's own dynamic dims are its guess: export again with ours.
@@ -383,6 +387,10 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
         arguments = [a for a in arguments if a not in fixed]
     source = describe_program(program)
     source.specialized = specialized
+    if kind == "script" and len(source.inputs) == len(arguments or ()):
+        # the converted TorchScript program names its inputs after the graph's
+        # values (xs_1): the IR takes the forward() arguments' names
+        source.input_aliases = dict(zip(source.inputs, arguments))
     return source, arguments
 
 
