@@ -12,8 +12,10 @@ Two dims asked dynamic that the module's code fixes (a table of 6 positions
 added to `patches`, a per-item loop over `anchors`): torch.export refuses
 them as Dim.DYNAMIC; x2 exports with Dim.AUTO, keeps them at their example
 size, names the line that fixed each in report.json, and x2 check runs them
-there while the other dims take their three sizes. No conversion of its own:
-the same module and conversions.
+there while the other dims take their three sizes; and one it bounds
+(`if frames.shape[1] > 8`: the branch taken holds from 9 up), recorded and
+checked within its bound. No conversion of its own: the same module and
+conversions.
 
 And an ONNX model that branches on a scalar input's value (`If(sr == 16000)`,
 branches of different ranks) is refused naming that input and --input-value."""
@@ -32,7 +34,8 @@ from x2.errors import X2Error
 pytestmark = pytest.mark.xdist_group("run_time_sizes")
 MODEL = str(Path(__file__).with_name("torch_run_time_sizes.py")) + ":factory"
 SHAPES = {"image": ["batch", 3, "h=20", "w=28"], "tokens": ["batch", "t=8", 5],
-          "wave": ["batch", "n=100"], "patches": ["batch", "p=6", 4], "anchors": ["k=3", 4]}
+          "wave": ["batch", "n=100"], "patches": ["batch", "p=6", 4], "anchors": ["k=3", 4],
+          "frames": ["batch", "f=12", 2]}
 # Every size odd or off the multiple at least once; h and w differ at each size.
 SIZES = {"h": [20, 13, 33], "w": [28, 9, 31], "t": [8, 4, 12], "n": [100, 7, 161]}
 RUNNERS = {"onnx": {"onnx:onnxruntime"}, "torch": {"torch:python"},
@@ -49,12 +52,15 @@ def test_sizes_computed_at_run_time(target, tmp_path):
                                                                    ("anchors", 0, 3)]
     assert "torch_run_time_sizes.py:" in fixed[0]["why"] and "self.positions" in fixed[0]["why"]
     assert "range(anchors.shape[0])" in fixed[1]["why"], fixed
+    assert report.source["bounded_dims"] == [{"input": "frames", "axis": 1, "min": 9,
+                                              "max": None}]
+    assert report.source["dim_sizes"] == {"f": [12, 9, 19]}   # within the bound
     result = check(MODEL, str(out), source="torch", target=target, dim_sizes=SIZES,
                    serving=target == "paddle")
     checked = [s["input_shapes"] for s in result["shapes_checked"]]
-    assert checked == [[[2, 3, 20, 28], [2, 8, 5], [2, 100], [2, 6, 4], [3, 4]],
-                       [[1, 3, 13, 9], [1, 4, 5], [1, 7], [1, 6, 4], [3, 4]],
-                       [[3, 3, 33, 31], [3, 12, 5], [3, 161], [3, 6, 4], [3, 4]]]
+    assert checked == [[[2, 3, 20, 28], [2, 8, 5], [2, 100], [2, 6, 4], [3, 4], [2, 12, 2]],
+                       [[1, 3, 13, 9], [1, 4, 5], [1, 7], [1, 6, 4], [3, 4], [1, 9, 2]],
+                       [[3, 3, 33, 31], [3, 12, 5], [3, 161], [3, 6, 4], [3, 4], [3, 19, 2]]]
     assert {r["runner"] for r in result["outputs"]} == RUNNERS[target]
     assert not any(r["ref_constant"] for r in result["outputs"]), result["outputs"]
     assert result["passed"], result["outputs"]

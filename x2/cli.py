@@ -610,6 +610,13 @@ def convert(source, target, model, out, inputs, outputs, input_shape, signature,
         console.print(f"[yellow]warning:[/] kept static, as the model's code fixes them "
                       f"(report.json source.specialized_dims says where): {escape(dims)}",
                       highlight=False, soft_wrap=True)
+    bounded = report.source.get("bounded_dims")
+    if bounded:   # dims the model's code bounds: the converted model holds within only
+        dims = ", ".join(f"{d['input']} dim {d['axis']} in [{d['min'] or 1}, "
+                         f"{d['max'] or 'any'}]" for d in bounded)
+        console.print(f"[yellow]warning:[/] the model's code bounds these dims (the "
+                      f"converted model takes those sizes only; verified within): "
+                      f"{escape(dims)}", highlight=False, soft_wrap=True)
     record = report.target_details.get("verify") or {}
     if not record.get("verified") and record.get("skipped") != "--no-verify":
         console.print(f"[yellow]warning:[/] written without verify against the source: "

@@ -382,8 +382,8 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
     bisect_result = None
     arrays_by_batch: list[list[np.ndarray]] = []
     failed: dict[str, str] = {}
-    sets = size_sets(spec, report.dim_examples, batch,
-                     dim_sizes or report.source.get("dim_sizes"))  # --dim, else the reader's
+    sets = size_sets(spec, report.dim_examples, batch,   # --dim, else the reader's
+                     {**(report.source.get("dim_sizes") or {}), **(dim_sizes or {})})
     runs = [sets[0]] * batches + sets[1:] if inputs is None else [None]
     tmp_path = make_dir("x2-check-")
     with one_job():   # one warm worker per framework for the source and each runner

@@ -132,8 +132,10 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     names = [i["name"] for i in spec["inputs"]]
     io = report.layout.get("io_transposes", {})
     large = _weights_bytes(staging) > LARGE_WEIGHTS
-    # --dim, else the sizes the reader says its dims must take together (a cache's)
-    sizes = verify_sizes(spec, report.dim_examples, large, dims or report.source.get("dim_sizes"))
+    # --dim, else the sizes the reader says a dim takes (a cache's dims together,
+    # a dim the model's code bounds within its bound)
+    sizes = verify_sizes(spec, report.dim_examples, large,
+                         {**(report.source.get("dim_sizes") or {}), **(dims or {})})
     batches = [make_inputs(spec, SEED + i, s, edge_ids=True) for i, s in enumerate(sizes)]
     if precision == "fp32":   # a float16 source model takes float16 (not a lowered interface)
         batches = [_as_declared(spec, arrays) for arrays in batches]

@@ -64,9 +64,10 @@ class SourceGraph:
     captures: list[str] = field(default_factory=list)
     # interface value -> the source's name for each dynamic axis (ONNX dim_param)
     dims: dict[str, list] = field(default_factory=dict)
-    # dims asked dynamic that the capture fixed at their example size, each
-    # {input, axis, size, why} (x2/frontends/torch/specialize.py)
-    specialized: list[dict] = field(default_factory=list)
+    # what the capture found about the dims asked dynamic, for report.json's
+    # source record: "specialized_dims" (fixed at their example size) and
+    # "bounded_dims" (x2/frontends/torch/specialize.py)
+    dim_facts: dict = field(default_factory=dict)
 
 
 class MapContext:

@@ -155,8 +155,8 @@ def _dynamic_shapes(torch, input_shapes: dict | None, names: list[str], dynamic_
 
 def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=False,
            arguments: list[str] | None = None, fixed: dict | None = None):
-    """(A decomposed torch.export program of `obj`, the dims asked dynamic that
-    its code fixed: specialize.py); `arguments` are the forward() arguments
+    """(A decomposed torch.export program of `obj`, what its code does to the
+    dims asked dynamic: specialize.py); `arguments` are the forward() arguments
     that become inputs (default: those without a default value)."""
     torch = _torch()
     if kind == "program":
@@ -166,7 +166,7 @@ def export(kind: str, obj, input_shapes=None, input_dtypes=None, dynamic_batch=F
         if dynamic_batch:
             raise SelectionError("--dynamic-batch does not apply to a .pt2 program: its "
                                  "dynamic dims were chosen when it was exported")
-        return _decompose(obj), []
+        return _decompose(obj), {}
     first_error = None
     for kwargs in _example_sets(obj, input_shapes, input_dtypes, arguments, fixed):
         try:
@@ -239,7 +239,9 @@ def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
             raise ModelLoadError(data_dependent) from exc
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
-    return _decompose(program), specialized
+    facts = {"specialized_dims": specialized,
+             "bounded_dims": specialize.bounds(program, list(names), dynamic)}
+    return _decompose(program), {k: v for k, v in facts.items() if v}
 
 
 def _packed_sequence(exc: Exception) -> str | None:
@@ -381,12 +383,12 @@ def read_torch(spec: str, input_shapes=None, options: ReadOptions | None = None,
     if _is_module(kind):
         arguments = select_arguments(obj, _argument_inputs(obj, inputs), input_shapes)
     fixed = options.input_values
-    program, specialized = export(kind, obj, input_shapes, options.input_dtypes,
-                                  options.dynamic_batch, arguments, fixed)
+    program, facts = export(kind, obj, input_shapes, options.input_dtypes,
+                            options.dynamic_batch, arguments, fixed)
     if arguments is not None:
         arguments = [a for a in arguments if a not in fixed]
     source = describe_program(program)
-    source.specialized = specialized
+    source.dim_facts = facts
     if kind == "script" and len(source.inputs) == len(arguments or ()):
         # the converted TorchScript program names its inputs after the graph's
         # values (xs_1): the IR takes the forward() arguments' names
@@ -469,12 +471,14 @@ def read_ir(request: ReadRequest):
                                        inputs, loaded)
         if arguments is not None and inputs and all(n in arguments for n in inputs):
             inputs = None  # they chose forward() arguments, not a subgraph
-        specialized = source.specialized
+        facts = source.dim_facts
         source = select_subgraph(source, inputs, request.outputs)
         graph = map_graph(source, TORCH, evaluate_aten, request.options.keep_trainable)
         record = {"capture": "torch.export", **({"not_traced": why} if why else {})}
-        if specialized:
-            record["specialized_dims"] = specialized
+        record.update(facts)
+        sizes = _bounded_sizes(facts.get("bounded_dims"), request.input_shapes)
+        if sizes:   # verify's and x2 check's sizes where --dim gives none
+            record["dim_sizes"] = sizes
     graph.meta.source_model = request.model
     if _is_module(loaded[0]):
         _record_source_names(graph.meta, loaded[1])
@@ -502,6 +506,24 @@ def read_ir(request: ReadRequest):
     if notes:
         record["notes"] = notes
     return graph, record
+
+
+def _bounded_sizes(bounded: list[dict] | None, input_shapes) -> dict[str, list[int]]:
+    """Sizes to verify and check a dim the model's code bounds at (its
+    example size, its lowest, a larger one within its bound), by symbol."""
+    from ...check.shapes import larger
+    named = split_input_shapes(input_shapes)[1]
+    examples = symbol_examples(input_shapes)
+    sizes = {}
+    for dim in bounded or ():
+        symbol = (named.get(dim["input"]) or [None] * (dim["axis"] + 1))[dim["axis"]]
+        if symbol is None or symbol not in examples:
+            continue
+        example, low, high = examples[symbol], dim["min"] or 1, dim["max"]
+        low = 1 if low <= 2 else low   # torch's own lower bound is 2 (see bounds())
+        big = larger(example) if high is None else min(larger(example), high)
+        sizes[symbol] = list(dict.fromkeys([example, low, big]))
+    return sizes
 
 
 def _record_source_names(meta, module) -> None:

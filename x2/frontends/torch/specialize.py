@@ -120,3 +120,35 @@ def _specialized(program, dynamic, names, fixed_at, sources) -> list[dict]:
                 out.append({"input": name, "axis": axis, "size": _static(shape[axis]),
                             "why": f"fixed by {why}" if why else "fixed by the model's code"})
     return out
+
+
+def bounds(program, names: list[str], dynamic) -> list[dict]:
+    """The dims asked dynamic that the model's code bounds (`if x.shape[1] > 8`
+    keeps the branch it took for sizes on that side only): each {"input",
+    "axis", "min", "max"} (max None when unbounded). torch.export's own
+    lower bound of 2 (it fixes sizes 0 and 1 at capture, the model does not)
+    is no bound."""
+    from torch.export.graph_signature import InputKind
+    from .describe import _static
+    placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+    users = [placeholders[s.arg.name] for s in program.graph_signature.input_specs
+             if s.kind == InputKind.USER_INPUT and type(s.arg).__name__ == "TensorArgument"]
+    specs = dynamic.values() if isinstance(dynamic, dict) else dynamic or ()
+    out = []
+    for name, spec, node in zip(names, specs, users):
+        shape = node.meta["val"].shape
+        for axis in sorted(spec or {}):
+            if _static(shape[axis]) is not None:
+                continue
+            found = program.range_constraints.get(shape[axis].node.expr)
+            low, high = (_bound(found.lower), _bound(found.upper)) if found else (None, None)
+            if (low or 0) > 2 or high is not None:
+                out.append({"input": name, "axis": axis, "min": low, "max": high})
+    return out
+
+
+def _bound(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None   # int_oo: unbounded
