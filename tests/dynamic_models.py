@@ -236,3 +236,19 @@ if __name__ == "__main__":
      "gpt2_wide_with_past_legacy": lambda out: gpt2_with_past_legacy(out, **WIDE),
      "gpt2_wide_with_past_dynamo": lambda out: gpt2_with_past_dynamo(out, **WIDE),
      "yolo_onnx": yolo_onnx}[sys.argv[1]](sys.argv[2])
+
+
+def deepseek_v3_lm():
+    """A tiny random-weight DeepseekV3 causal LM (multi-head latent attention:
+    its cache holds keys and values of different sizes; dense layers, as
+    the routed experts only cost capture time) for x2 convert --with-cache."""
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.DeepseekV3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, moe_intermediate_size=16,
+        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, q_lora_rank=16,
+        kv_lora_rank=8, qk_rope_head_dim=4, qk_nope_head_dim=8, v_head_dim=6,
+        n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=2,
+        n_group=1, topk_group=1, max_position_embeddings=64)
+    return transformers.DeepseekV3ForCausalLM(config).eval()

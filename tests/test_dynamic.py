@@ -5,7 +5,9 @@ Parity (fp32, x2 check's default rtol 1e-4 of the output's scale, atol 1e-6):
 x2 check runs each dynamic dim at its example size, 1 and a larger odd size
 (x2/check/shapes.py), token inputs with padded attention masks; paddle is run
 as written (model.py), through paddle.jit.load of inference/ and, as it is
-served, through Paddle Inference with its default config (oneDNN on)."""
+served, through Paddle Inference with its default config (oneDNN on).
+The latent-attention cache (DeepseekV3, keys and values of different sizes)
+is one Paddle conversion, about 45 s on 2 cores."""
 import json
 import os
 import re
@@ -385,6 +387,32 @@ def test_transformers_decoder_with_cache_from_torch_generates_the_sources_tokens
     assert generated["source_generate"]["tokens_equal"], generated["source_generate"]
     if target != "onnx":
         assert _model_py_generate(target, out, 8) == generated["source_tokens"]
+
+
+def test_latent_attention_cache_of_keys_and_values_of_different_sizes(tmp_path):
+    """--with-cache of DeepseekV3 (multi-head latent attention caches one head
+    of compressed keys, 8 wide, and of rope keys, 4 wide, per layer: not the
+    config's heads and head_dim): the interface takes the shapes the model
+    itself caches; on Paddle (model.py, jit.load, Paddle Inference) at three
+    (new, cached) lengths and 8 greedy tokens against transformers' generate
+    (about 60 s on 2 cores; onnx and torch convert the same way)."""
+    from x2.check.generation import check_generation
+    model = f"{ROOT / 'tests' / 'dynamic_models.py'}:deepseek_v3_lm"
+    out = tmp_path / "out"
+    report = convert_then_check(model, str(out), source="torch", target="paddle",
+                                options={"with_cache": True})
+    assert [(i["name"], i["shape"]) for i in report.inputs[3:5]] == [
+        ("past_key_values.0.key", [None, 1, None, 8]),
+        ("past_key_values.0.value", [None, 1, None, 4])]
+    result = check(model, str(out), source="torch", target="paddle", serving=True)
+    assert [(s["dims"]["seq"], s["dims"]["past"]) for s in result["shapes_checked"]] == [
+        (3, 5), (1, 7), (4, 2)]
+    assert "paddle:inference" in {r["runner"] for r in result["outputs"]}
+    assert result["passed"], result["outputs"]
+    generated = check_generation(model, str(out), source="torch", target="paddle",
+                                 new_tokens=8, serving=True)
+    assert generated["passed"] and all(r["tokens_equal"] for r in generated["runners"]), \
+        generated["runners"]
 
 
 @pytest.mark.parametrize("name,target", [("t5_lm", "paddle"), ("t5_lm", "onnx"),

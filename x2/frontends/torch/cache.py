@@ -53,7 +53,8 @@ def cache_note(model) -> str | None:
 
 
 def _shape(model) -> tuple[int, int, int, int]:
-    """(layers, key/value heads, head dim, vocabulary) from the model's config."""
+    """(layers, key/value heads, head dim, vocabulary) from the model's config
+    (the cached tensors' own shapes: _cached_shapes)."""
     config = getattr(model, "config", None)
     try:
         layers = config.num_hidden_layers
@@ -80,12 +81,34 @@ def output_names(model) -> list[str]:
 
 def input_dims(model) -> dict[str, list]:
     """The symbol of each dynamic dim (x2/ir/symbols.py), a number for the others."""
-    _, heads, head_dim, _ = _shape(model)
     dims = {"input_ids": ["batch", "seq"], "attention_mask": ["batch", "total"],
             "position_ids": ["batch", "seq"]}
-    for name in input_names(model)[3:]:
-        dims[name] = ["batch", heads, "past", head_dim]
+    for name, (heads, size) in zip(input_names(model)[3:], _cached_shapes(model)):
+        dims[name] = ["batch", heads, "past", size]
     return dims
+
+
+_CACHED: dict[int, list[tuple[int, int]]] = {}   # id(model) -> _cached_shapes(model)
+
+
+def _cached_shapes(model) -> list[tuple[int, int]]:
+    """(heads, size) of each cached tensor, layer by layer, key then value, as
+    the model itself caches them after a forward of 2 tokens: the config's
+    heads and head_dim do not say it for every model (multi-head latent
+    attention, DeepSeek's, caches its compressed keys and values at sizes of
+    their own, and one layer may differ from another)."""
+    import torch
+    if id(model) not in _CACHED:
+        with torch.no_grad():
+            out = model(input_ids=torch.zeros(1, 2, dtype=torch.long), use_cache=True)
+        layers = out.past_key_values.layers
+        if len(layers) != _shape(model)[0]:
+            raise SelectionError(f"--with-cache: {type(model).__name__} caches "
+                                 f"{len(layers)} layers, its config says "
+                                 f"{_shape(model)[0]}")
+        _CACHED[id(model)] = [(int(t.shape[1]), int(t.shape[3])) for layer in layers
+                              for t in (layer.keys, layer.values)]
+    return _CACHED[id(model)]
 
 
 EXAMPLES = {"batch": BATCH, "seq": NEW, "past": CACHED, "total": CACHED + NEW}
@@ -127,13 +150,13 @@ def step_with_example(model):
     after 5 cached). Model builders that export a decoder with its cache to
     ONNX use it too (tests/, tools/zoo_models/cache_models.py)."""
     import torch
-    _, heads, head_dim, vocab = _shape(model)
+    vocab = _shape(model)[3]
     gen = torch.Generator().manual_seed(1)
     example = (torch.randint(0, vocab, (BATCH, NEW), generator=gen),
                torch.ones(BATCH, CACHED + NEW, dtype=torch.long),
                torch.arange(CACHED, CACHED + NEW).expand(BATCH, NEW),
-               *[torch.randn(BATCH, heads, CACHED, head_dim, generator=gen)
-                 for _ in input_names(model)[3:]])
+               *[torch.randn(BATCH, heads, CACHED, size, generator=gen)
+                 for heads, size in _cached_shapes(model)])
     return wrap(model), example
 
 
