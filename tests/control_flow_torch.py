@@ -69,7 +69,8 @@ def running():
 
 class ScriptedLoops(torch.nn.Module):
     """For torch.jit.script (tests/test_control_flow.py): a for loop over
-    dim 0 of `xs` through a layer (its trip count the input's size), a
+    dim 0 of `xs` through a layer (its trip count the input's size) with a
+    loop over dim 1 nested in it, a
     branch on a value (prim::If), then a while loop doubling the state
     until it passes `limit` (its trip count the input's values)."""
     def __init__(self):
@@ -81,6 +82,8 @@ class ScriptedLoops(torch.nn.Module):
         h = torch.zeros(xs.size(1), 3)
         for i in range(xs.size(0)):
             h = torch.tanh(self.cell(xs[i]) + h)
+            for j in range(xs.size(1)):   # nested: its trip count read inside the outer loop
+                h = h * 0.75 + 0.125
         if bool(h.mean() > 0):
             y = h - 1.0
         else:

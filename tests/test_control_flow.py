@@ -208,6 +208,7 @@ def test_torchscript_loops_over_sizes_and_values(tmp_path, target):
     out = tmp_path / target
     report = convert_then_check(model, str(out), source="torch", target=target,
                                 input_shapes={"xs": ["t=4", "batch", 3], "limit": [1]})
+    # ops_seen counts the top level: the nested loop is inside the first
     assert report.ops_seen.get("while_loop") == 2 and report.ops_seen.get("cond") == 1, \
         report.ops_seen
     result = check(model, str(out), source="torch", target=target, rtol=RTOL,
@@ -222,6 +223,8 @@ def test_torchscript_loops_over_sizes_and_values(tmp_path, target):
     _check_cases(model, out, target, [[xs, np.array([v], np.float32)] for v in (0.0, 500.0)],
                  source="torch")
     _assert_structure(out, target, python="while ", onnx="Loop")
+    if target != "onnx":   # three loops, none unrolled
+        assert (out / "model.py").read_text().count("while ") == 3
 
 
 def _assert_structure(out, target, python: str, onnx: str):

@@ -8,12 +8,16 @@ from x2.errors import ConversionError
 from x2.registry import torch_mapper
 
 from .._control import emit_if, emit_scan, emit_while
+from .sizes import is_size
 
 
 def _tensors(op, values) -> list[str]:
+    """The operands as values: a size computed at run time (a nested loop's
+    trip count) passes as the 0-d int64 tensor that holds it."""
+    values = [v.value if is_size(v) else v for v in values]
     if any(not isinstance(v, str) for v in values):
         raise ConversionError(f"{op.type} '{op.name}': an operand that is not a tensor "
-                              f"(a Python number or size); x2 passes tensors only")
+                              f"(a Python number); x2 passes tensors and sizes only")
     return [str(v) for v in values]
 
 

@@ -168,6 +168,11 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
                                     trainable=trainable))
             elif (i := _info(node)) is not None:
                 info[node.name] = i
+            elif isinstance(node.meta.get("val"), torch.SymInt):
+                # a size passed into a subgraph (a nested loop's trip count):
+                # a 0-d int64 tensor there, as sizes are
+                sizes[node.name] = SymDim(str(node.meta["val"]), node.name)
+                info[node.name] = TensorInfo("int64", ())
             continue
         if node.op == "get_attr" and isinstance(getattr(owner, str(node.target), None),
                                                 torch.fx.GraphModule):
