@@ -79,16 +79,24 @@ class _Listener(logging.Handler):
             self.fixed_at[fixed[1]] = _model_line()
 
 
-_STDLIB = sysconfig.get_paths()["stdlib"].replace("\\", "/")
+def _not_the_model() -> tuple[str, ...]:
+    """Where code that is not the model's lives: the standard library, torch,
+    sympy and x2 (folders, each ending in "/")."""
+    import os
+    import sympy
+    import torch
+    folders = [sysconfig.get_paths()["stdlib"], os.path.dirname(torch.__file__),
+               os.path.dirname(sympy.__file__), os.path.dirname(os.path.dirname(__file__))]
+    return tuple(f.replace("\\", "/").rstrip("/") + "/" for f in folders)
 
 
 def _model_line() -> str:
     """The innermost frame of the model's own code on the current stack."""
+    skip = _not_the_model()
     frame = sys._getframe(1)
     while frame is not None:
         path = frame.f_code.co_filename.replace("\\", "/")
-        if not path.startswith(_STDLIB) and not any(
-                part in path for part in ("/torch/", "/sympy/", "/x2/frontends/", "<")):
+        if not path.startswith(skip) and not path.startswith("<"):
             line = _source_line(frame)
             return f"{path.rsplit('/', 1)[-1]}:{frame.f_lineno} in {frame.f_code.co_name}" + \
                 (f": `{line}`" if line else "")
