@@ -102,3 +102,33 @@ def scan_model(path):
         initializer=[numpy_helper.from_array(np.float32(0.5), "scale")])
     save(_model(graph), str(path))
     return path
+
+
+def unbounded_while_model(path):
+    """A while loop as torch.onnx writes one: trip count INT64_MAX, ended by
+    its condition: y = 2|y| + 0.5 while sum(y) < limit (it ends for any
+    input: y grows)."""
+    from onnx import TensorProto as T, helper, numpy_helper, save
+    body = helper.make_graph(
+        [helper.make_node("Abs", ["y_in"], ["mag"]),
+         helper.make_node("Mul", ["mag", "two"], ["twice"]),
+         helper.make_node("Add", ["twice", "half"], ["y_out"]),
+         helper.make_node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+         helper.make_node("Less", ["total", "limit"], ["cond_out"])],
+        "body", [helper.make_tensor_value_info("i", T.INT64, []),
+                 helper.make_tensor_value_info("cond_in", T.BOOL, []),
+                 helper.make_tensor_value_info("y_in", T.FLOAT, [3])],
+        [helper.make_tensor_value_info("cond_out", T.BOOL, []),
+         helper.make_tensor_value_info("y_out", T.FLOAT, [3])],
+        initializer=[numpy_helper.from_array(np.float32(2), "two"),
+                     numpy_helper.from_array(np.float32(0.5), "half")])
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["start_total"], keepdims=0),
+         helper.make_node("Less", ["start_total", "limit"], ["go"]),
+         helper.make_node("Loop", ["unbounded", "go", "x"], ["y"], body=body)],
+        "unbounded_while", [helper.make_tensor_value_info("x", T.FLOAT, [3]),
+                            helper.make_tensor_value_info("limit", T.FLOAT, [])],
+        [helper.make_tensor_value_info("y", T.FLOAT, [3])],
+        initializer=[numpy_helper.from_array(np.array(2 ** 63 - 1, np.int64), "unbounded")])
+    save(_model(graph), str(path))
+    return path

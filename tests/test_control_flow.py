@@ -10,7 +10,8 @@ A TorchScript file with prim::Loop (a for loop over an input's size, a while
 loop on a value) and prim::If (issue 49) converts on every target: one
 conversion each, x2 check at three sizes per dynamic dim (Paddle Inference
 included) and on inputs that run the while loop 0 and 9+ steps (about 25 s
-a target on 2 cores)."""
+a target on 2 cores). An ONNX while loop of trip count INT64_MAX runs in
+Paddle's static program (about 6 s)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -184,6 +185,24 @@ def test_onnx_loop_with_runtime_trip_count_and_condition(tmp_path, target):
     assert trips == [1, 3, 6, 1], trips   # the cases do exercise both ways to stop
     _check_cases(model, out, target, cases)
     _assert_structure(out, target, python="while ", onnx="Loop")
+
+
+def test_a_while_loop_of_trip_count_int64_max_runs_in_paddles_static_program(tmp_path):
+    """ONNX Loop with M = 2**63 - 1 (torch.onnx's while loop): Paddle's static
+    program holds that literal as a double (-2**63 after jit.save), so the
+    code leaves the trip count out and the condition ends the loop, in
+    jit.load and Paddle Inference too (0 and 6 steps)."""
+    model = models.unbounded_while_model(tmp_path / "while.onnx")
+    out = tmp_path / "paddle"
+    convert_then_check(str(model), str(out), source="onnx", target="paddle")
+    assert str(2 ** 63 - 1) not in (out / "model.py").read_text()
+    x = np.full(3, 0.25, np.float32)
+    for limit in (0.5, 100.0):   # 0.75 >= 0.5: no step; 100: 6 steps
+        result = check(str(model), str(out), source="onnx", target="paddle", rtol=RTOL,
+                       inputs=[x, np.array(limit, np.float32)], serving=True)
+        assert {r["runner"] for r in result["outputs"]} == {
+            "paddle:python", "paddle:jit.load", "paddle:inference"}
+        _assert_parity(result)
 
 
 @pytest.mark.parametrize("target", TARGETS)

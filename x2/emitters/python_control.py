@@ -12,6 +12,8 @@ functions called through torch.cond and torch's while_loop, the forms
 torch.export keeps as control flow rather than specialising on one path."""
 from __future__ import annotations
 
+import numpy as np
+
 from .codegen import Assign, Def, Expr, If, While, call
 from .python_ops import register
 
@@ -38,7 +40,7 @@ def loop(e, node):
         return _while_loop_call(e, node)
     body = node.attrs["body"]
     count = node.attrs["carried"]
-    max_trip, cond = node.inputs[0], node.inputs[1]
+    max_trip, cond = _trip_count(e, node), node.inputs[1]
     initial, invariants = node.inputs[2:2 + count], node.inputs[2 + count:]
     outputs = [e.namer(o) for o in node.outputs]
     carried, scans = outputs[:count], outputs[count:]
@@ -89,7 +91,7 @@ def _while_loop_call(e, node) -> list:
     the loop state in tensors; the functions read invariants from forward."""
     body = node.attrs["body"]
     count = node.attrs["carried"]
-    max_trip, cond = node.inputs[0], node.inputs[1]
+    max_trip, cond = _trip_count(e, node), node.inputs[1]
     if len(body.outputs) > 1 + count:
         raise e.unsupported(node, "it stacks per-step outputs (scan outputs), which torch's "
                                   "while_loop cannot carry; convert without --exportable")
@@ -124,15 +126,39 @@ def _while_loop_call(e, node) -> list:
     return code
 
 
+# No loop runs 2**53 steps: a trip count that large is a while loop's "no
+# limit" (ONNX and TorchScript write INT64_MAX), and Paddle's static program
+# holds an int64 literal as a double (paddle.full([], 2**63 - 1, 'int64') is
+# -2**63 after paddle.jit.save: the loop would not run at all).
+_UNBOUNDED = 2 ** 53
+
+
+def _trip_count(e, node) -> str:
+    """The loop's trip count input, "" when it has none or one no loop
+    reaches while a condition ends it."""
+    trip = node.inputs[0]
+    value = e.graph.constants.get(trip) if trip else None
+    if value is not None and np.ndim(value) == 0 and int(value) >= _UNBOUNDED and \
+            _condition_ends(node):
+        return ""
+    return trip
+
+
+def _condition_ends(node) -> bool:
+    """Whether a condition can end the loop: it has a condition input, or its
+    body computes a new condition or reads the one it is given."""
+    body = node.attrs["body"]
+    return bool(node.inputs[1]) or not _always_true(body, body.outputs[0]) or \
+        bool(body.users(body.inputs[1]))
+
+
 def _tracks_condition(e, node) -> bool:
     """Whether the loop keeps a keep_going variable (both loop forms ask here,
     so they agree on when a loop ends): it has a condition input, or its body
     computes a new condition or reads the one it is given. A loop with neither
     that nor a trip count is refused."""
-    body = node.attrs["body"]
-    max_trip, cond = node.inputs[0], node.inputs[1]
-    tracked = bool(cond) or not _always_true(body, body.outputs[0]) or \
-        bool(body.users(body.inputs[1]))
+    max_trip = node.inputs[0]
+    tracked = _condition_ends(node)
     if not max_trip and not tracked:
         raise e.unsupported(node, "it has neither a trip count nor a condition (it would "
                                   "never end)")
