@@ -254,9 +254,10 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                 problem, rel = _mismatch(ref, out, rtol, atol, noise[i], indices_of[i],
                                          _values_of(indices_of[i], outputs, refs[b]))
                 worst[name] = max(worst.get(name, 0.0), rel)
+                rounding = None
                 if problem and precision == "fp32" and rel <= NOISE_CAP:
                     rounding = rounding_only(ref, out, exact(b), i, rtol, atol)
-                    if rounding:
+                    if rounding and rounding["rounding"]:
                         problem = None
                         record.setdefault("float64_opinion", []).append(
                             {"runner": runner, "output": name, "dims": sizes[b], **rounding})
@@ -272,6 +273,7 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                     raise ConversionError(
                         f"the written {target} model does not compute what the {source} "
                         f"source computes: {runner} output '{name}'{where} {problem}"
+                        f"{_float64_says(rounding, runner)}"
                         f"{f'; first divergence: {culprit}' if culprit else ''}; x2 refuses "
                         f"to write it (convert with --no-verify to write it anyway)",
                         details={"runner": runner, "output": name, "dims": sizes[b],
@@ -353,6 +355,15 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
                              f"write the model unverified and check it on real inputs with "
                              f"x2 check --inputs-file") from None
     return kept, kept_sizes, refs
+
+
+def _float64_says(rounding: dict | None, runner: str) -> str:
+    """What the written model.py run in float64 says of a refused difference."""
+    if not rounding:
+        return ""
+    return (f" (not float32 rounding: the model.py run in float64 is "
+            f"{rounding['source_vs_float64']:.3g} from the source and "
+            f"{rounding['target_vs_float64']:.3g} from {runner}, relative)")
 
 
 def _spread(a: np.ndarray, b: np.ndarray) -> float:
