@@ -3,7 +3,7 @@ model (494M parameters, random weights from a fixed seed, written with
 save_pretrained as safetensors) converted with `x2 convert --from torch
 --to T --model DIR` for each target, verify on (convert's default).
 
-    python tools/llm_memory.py [--work build/llm_memory] [--size 0.5b|tiny]
+    python tools/llm_memory.py [--work build/llm_memory] [--size 0.5b|small|tiny]
                                [--targets paddle,onnx,torch] [--no-verify]
 
 The folder is built once per size under --work and reused. The peak is
@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZES = {
     "0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
                  num_attention_heads=14, num_key_value_heads=2, vocab_size=151936),
+    # ~0.5 GB of weights: the same copies at a quarter of the time.
+    "small": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                  num_attention_heads=12, num_key_value_heads=4, vocab_size=32000),
     "tiny": dict(hidden_size=128, intermediate_size=512, num_hidden_layers=2,
                  num_attention_heads=4, num_key_value_heads=2, vocab_size=4096),
 }
@@ -102,30 +105,57 @@ def _memory(pid: int) -> tuple[int, int]:
     return kib("Rss"), kib("Pss")
 
 
-def run_sampled(cmd: list[str], interval: float) -> dict:
-    """Run `cmd`; its exit code, seconds, and the peak RSS / PSS summed over its process tree."""
+def _role(pid: int) -> str:
+    """What a process of the tree is: the CLI, or the framework of a worker."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return "?"
+    if "--serve" in args:
+        return f"{args[args.index('--serve') + 1]} worker"
+    if "x2.process.worker" in args:
+        return f"{args[args.index('x2.process.worker') + 1]} step"
+    return "cli" if "convert" in args else " ".join(args)[:40]
+
+
+def run_sampled(cmd: list[str], interval: float, timeline: Path | None = None) -> dict:
+    """Run `cmd`; its exit code, seconds, the peak RSS / PSS summed over its
+    process tree and each process's RSS at that peak (`timeline`: every sample,
+    as JSON lines)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     peak_rss = peak_pss = 0
     processes = 0
+    at_peak: dict[str, int] = {}
+    log = open(timeline, "w") if timeline else None
     while proc.poll() is None:
         pids = _tree(proc.pid)
-        rss, pss = map(sum, zip(*(_memory(p) for p in pids)))
+        memory = {p: _memory(p) for p in pids}
+        rss, pss = (sum(m[i] for m in memory.values()) for i in (0, 1))
+        if rss > peak_rss:
+            at_peak = {f"{_role(p)} {p}": m[0] for p, m in memory.items() if m[0]}
         peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
         processes = max(processes, len(pids))
+        if log:
+            log.write(json.dumps({"t": round(time.perf_counter() - start, 2), "rss": {
+                f"{_role(p)} {p}": m[0] >> 20 for p, m in memory.items() if m[0]}}) + "\n")
         time.sleep(interval)
+    if log:
+        log.close()
     output = proc.stdout.read()
     return {"rc": proc.returncode, "seconds": round(time.perf_counter() - start, 1),
             "peak_rss": peak_rss, "peak_pss": peak_pss, "processes": processes,
-            "output": output[-3000:]}
+            "rss_at_peak": at_peak, "output": output[-3000:]}
 
 
-def convert(folder: Path, target: str, out: Path, verify: bool, interval: float) -> dict:
+def convert(folder: Path, target: str, out: Path, verify: bool, interval: float,
+            timeline: Path | None) -> dict:
     subprocess.run(["rm", "-rf", str(out)], check=True)
     cmd = [sys.executable, "-m", "x2", "convert", "--from", "torch", "--to", target,
            "--model", str(folder), "--out", str(out), "--quiet"]
-    row = run_sampled(cmd + ([] if verify else ["--no-verify"]), interval)
+    row = run_sampled(cmd + ([] if verify else ["--no-verify"]), interval, timeline)
     row["verified"] = None
     if row["rc"] == 0:
         report = json.loads((out / "report.json").read_text())
@@ -142,6 +172,9 @@ def main() -> int:
     parser.add_argument("--no-verify", action="store_true")
     parser.add_argument("--interval", type=float, default=0.05,
                         help="seconds between memory samples")
+    parser.add_argument("--timeline", action="store_true",
+                        help="write each target's samples (MiB per process) to "
+                             "WORK/timeline_SIZE_TARGET.jsonl")
     args = parser.parse_args()
     work = Path(args.work).resolve()
     folder = work / f"qwen2-{args.size}"
@@ -150,7 +183,9 @@ def main() -> int:
     rows = {}
     for target in args.targets.split(","):
         rows[target] = convert(folder, target, work / f"out_{args.size}_{target}",
-                               not args.no_verify, args.interval)
+                               not args.no_verify, args.interval,
+                               work / f"timeline_{args.size}_{target}.jsonl"
+                               if args.timeline else None)
         rows[target]["rss_ratio"] = round(rows[target]["peak_rss"] / weights, 2)
         rows[target]["pss_ratio"] = round(rows[target]["peak_pss"] / weights, 2)
     from x2.cli import FitTable, print_table
