@@ -16,8 +16,10 @@ from .contracts import (EmitOptions, EmitRequest, ReadOptions, ReadRequest, Read
                         x2_version)
 from .errors import InternalError, X2Error
 from .check.input_ranges import infer_index_ranges, infer_special_ids
-from .check.verify import DEFAULT_TIMEOUT as VERIFY_TIMEOUT, verify as verify_written
+from .check.verify import (DEFAULT_TIMEOUT as VERIFY_TIMEOUT, LARGE_WEIGHTS,
+                           verify as verify_written)
 from .ir import load_graph, save_graph
+from .ir.serialize import release_constants
 from .ir.symbols import value_dims
 from .process.isolation import one_job, run_step, start_warm
 from .passes import PURPOSES, pipeline_for, run_pipeline
@@ -71,6 +73,15 @@ def _model_paths(model: str) -> list[Path]:
         if path.exists() or path.with_name(path.name + ".index").exists():
             paths.append(path.resolve())
     return paths
+
+
+def model_bytes(model: str) -> int:
+    """The bytes of the files a model spec names (a folder's: all of them)."""
+    total = 0
+    for path in _model_paths(model):
+        files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+        total += sum(p.stat().st_size for p in files if p.is_file())
+    return total
 
 
 def _refuse_overlap(out: Path, model: str) -> None:
@@ -253,9 +264,14 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         raise X2Error(f"--out {out}: cannot create files in {out_path.parent}: "
                       f"{exc.strerror or exc}") from exc
     try:
-        with one_job():
+        # A large model's steps each get a worker that ends with the step: the
+        # reader's model, the emitter's copy and each verify runner's are never
+        # held at once (nor a framework's caches from the step before).
+        large = model_bytes(str(model)) > LARGE_WEIGHTS
+        with one_job(single_use=large):
             return _convert(model, source, target, options, emit_options, layout, io_layout,
-                            signature, input_shapes, inputs, outputs, job, out_path, progress)
+                            signature, input_shapes, inputs, outputs, job, out_path, progress,
+                            large)
     except X2Error:
         raise
     except OSError as exc:
@@ -269,7 +285,8 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
 
 
 def _convert(model, source, target, options, emit_options, layout, io_layout, signature,
-             input_shapes, inputs, outputs, job: Path, out_path: Path, progress) -> Report:
+             input_shapes, inputs, outputs, job: Path, out_path: Path, progress,
+             large: bool = False) -> Report:
     """convert() once its arguments are checked and its job folder made."""
     staging, work = job / "out", job / "ir"
     timings: dict[str, float] = {}
@@ -281,7 +298,8 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
         progress(name, "done", timings[name])
         return value
 
-    start_warm(EMITTERS[target])  # imports its framework while the model is read
+    if not large:  # (a large model's read has the memory to itself)
+        start_warm(EMITTERS[target])  # imports its framework while the model is read
     read_request = ReadRequest(str(model), str(work / "source_ir"), signature, input_shapes,
                                inputs, outputs, options)
     read = ReadResult.from_json(step(f"read {source} model", lambda: run_step(
@@ -300,6 +318,7 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
             keep_fp32=emit_options.keep_fp32, io_dtype=emit_options.io_dtype,
             int_ranges=input_ranges))
     step("save IR", lambda: save_graph(graph, work / "ir"))
+    release_constants(graph)
     emit_request = EmitRequest(str(work / "ir"), str(staging),
                                f"{source} model {Path(model).name}", emit_options)
     emitted = step(f"write {target} model", lambda: run_step(

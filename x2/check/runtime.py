@@ -156,9 +156,24 @@ def traced_run(module, run, tensor_type) -> dict:
 
 # ------------------------------------------------------------- runners
 
+# Within one run() (one runner, every input set): what an earlier input set
+# loaded, so that the model is loaded once, not once per set (a large model's
+# second load would land beside what the allocator kept of the first).
+_LOADED: dict | None = None
+
+
+def load_once(key: tuple, load):
+    """`load()`, or what it gave for `key` earlier in this run()."""
+    if _LOADED is None:
+        return load()
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = load()
+    return _LOADED[key]
+
+
 def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str]]:
     import paddle
-    from ..emitters.codegen import import_generated
 
     notes: list[str] = []
     device, precision, mode = args.get("device"), args.get("precision", "fp32"), args["mode"]
@@ -177,12 +192,12 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
         return run_paddle_inference(out / "inference", inputs, args, index, notes)
     record: dict = {}
     if mode == "python":
-        module = import_generated(out / "model.py")
-        model = module.load_model()
+        module, model = load_once(("paddle", str(out), mode), lambda: _paddle_python(out))
         if args.get("trace"):
             record = traced_forward(module, model)
     else:
-        model = paddle.jit.load(str(out / "inference" / "model"))
+        model = load_once(("paddle", str(out), mode),
+                          lambda: paddle.jit.load(str(out / "inference" / "model")))
         model.eval()
     if precision == "fp64":   # verify's second opinion: the same model in float64
         model.to(dtype="float64")
@@ -219,6 +234,12 @@ def run_paddle(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[s
             paddle.float16, paddle.bfloat16) else t.numpy())
     traced = {k: host(v) for k, v in record.items() if isinstance(v, paddle.Tensor)}
     return [host(r) for r in result], traced, notes
+
+
+def _paddle_python(out: Path):
+    from ..emitters.codegen import import_generated
+    module = import_generated(out / "model.py")
+    return module, module.load_model()
 
 
 NHWC_ON_ONEDNN = ("this model was converted with --layout nhwc, and Paddle Inference "
@@ -295,7 +316,9 @@ def run_paddle_inference(folder: Path, inputs: list[np.ndarray], args: dict, gpu
     if nhwc:
         notes.append(f"paddle (inference): {NHWC_ON_ONEDNN}")
     try:
-        outputs = predict(paddle_predictor(folder, gpu), inputs, dtypes)
+        predictor = load_once(("inference", str(folder), gpu),
+                              lambda: paddle_predictor(folder, gpu))
+        outputs = predict(predictor, inputs, dtypes)
     except X2Error:
         raise
     except Exception as exc:
@@ -316,8 +339,10 @@ def run_torch(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[st
     notes: list[str] = []
     device, precision = args.get("device"), args.get("precision", "fp32")
     dev = torch.device("cuda:0" if on_gpu(device) else "cpu")
-    module = import_generated(Path(args["out"]) / "model.py")
-    model = module.load_model().to(dev)
+    def load():
+        module = import_generated(Path(args["out"]) / "model.py")
+        return module, module.load_model().to(dev)
+    module, model = load_once(("torch", args["out"], str(dev)), load)
     record = traced_forward(module, model) if args.get("trace") else {}
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
              "fp64": torch.float64}[precision]
@@ -385,8 +410,9 @@ def run_onnx(args: dict, inputs: list[np.ndarray]) -> tuple[list, dict, list[str
     else:
         providers = ["CPUExecutionProvider"]
     try:
-        session = ort.InferenceSession(model_bytes if model_bytes is not None else str(path),
-                                       providers=providers)
+        session = load_once(("onnx", str(path), index), lambda: ort.InferenceSession(
+            str(path), providers=providers)) if model_bytes is None else \
+            ort.InferenceSession(model_bytes, providers=providers)
     except Exception as exc:
         if args.get("written") != "bf16":
             raise
@@ -506,10 +532,15 @@ def run(framework: str, args: dict) -> dict:
                 return outputs
             return step
         return {**generate(args, steps), "notes": notes}
-    for inputs, out in each_run(args):
-        outputs, traced, more = RUNNERS[framework](args, inputs)
-        np.savez(out, *outputs)
-        notes += [n for n in more if n not in notes]
+    global _LOADED
+    _LOADED = None if args.get("trace") else {}   # (a traced run patches its model)
+    try:
+        for inputs, out in each_run(args):
+            outputs, traced, more = RUNNERS[framework](args, inputs)
+            np.savez(out, *outputs)
+            notes += [n for n in more if n not in notes]
+    finally:
+        _LOADED = None
     if args.get("trace_out"):
         np.savez(args["trace_out"], **{f"t{i}": v for i, v in enumerate(traced.values())})
         return {"notes": notes, "traced": list(traced)}

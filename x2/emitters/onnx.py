@@ -1,9 +1,10 @@
 """ONNX emitter: IR graph -> DIR/model.onnx (+ DIR/model.onnx.data when the
-weights exceed protobuf's 2 GB limit). Runs in a worker that imports onnx.
+weights exceed EXTERNAL_ABOVE). Runs in a worker that imports onnx.
 
-Weights above the limit are streamed from the IR's memory-mapped weights into
+Weights above that size are streamed from the IR's memory-mapped weights into
 the external data file and referenced by offset, so they are never held in
-memory twice."""
+memory twice (a protobuf holding them is: its tensors, then its serialized
+bytes, then again in every reader: the checker, onnxruntime)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,8 +21,10 @@ from .onnx_ops import ONNX_OPS
 DEFAULT_OPSET = 17
 MIN_OPSET = 13
 EXTERNAL_DATA = "model.onnx.data"
-# Protobuf refuses messages over 2 GiB; stay well below it with the graph itself.
-EMBED_LIMIT = (1 << 31) - (64 << 20)
+# Weights over this go to model.onnx.data: the size over which convert keeps
+# every step's memory to one copy of the weights (x2/check/verify.py
+# LARGE_WEIGHTS), well below protobuf's 2 GiB limit.
+EXTERNAL_ABOVE = 512 << 20
 
 
 class OnnxContext:
@@ -129,7 +132,7 @@ def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
     tensors = {**graph.constants, **e.extra}
     total = sum(int(a.nbytes) for a in tensors.values())
     if external is None:
-        external = total > EMBED_LIMIT
+        external = total > EXTERNAL_ABOVE
     initializers = []
     data_file = None
     offset = 0

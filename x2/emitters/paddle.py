@@ -23,15 +23,19 @@ _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
                       "without tensorflow (x2 check does that for you)")'''
 
 _LOAD = '''def load_model(path=None):
-    """The converted model with its weights, in eval mode."""
+    """The converted model with its weights, in eval mode. Its parameters are
+    created empty (paddle.LazyGuard) and each takes its weight as that leaves
+    the loaded dict: the weights are in memory once, not twice."""
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pdparams")
-    model = Model()
-    state = paddle.load(path)
+    state = paddle.load(path, return_numpy=True)
+    with paddle.LazyGuard():
+        model = Model()
     expected = model.state_dict()
-    wrong = [k for k in expected if k not in state or state[k].shape != expected[k].shape]
+    wrong = [k for k in expected if k not in state or list(state[k].shape) != expected[k].shape]
     if wrong:
         raise ValueError(f"{path} does not fit this Model: missing or misshapen {wrong[:5]}")
-    model.set_state_dict(state)
+    for key, tensor in expected.items():
+        tensor.set_value(state.pop(key))
     model.eval()
     return model'''
 
@@ -99,7 +103,10 @@ def write_pdparams(state: dict[str, np.ndarray], path: Path) -> None:
     import pickle
     with open(path, "wb") as fh:
         # (np.ascontiguousarray would make a 0-d array 1-d)
-        pickle.dump({k: np.ascontiguousarray(v) if v.ndim else np.array(v)
+        # (one object per array, so that pickle's memo writes a tied weight once)
+        kept: dict[int, np.ndarray] = {}
+        pickle.dump({k: kept.setdefault(id(v), np.ascontiguousarray(v) if v.ndim
+                                        else np.array(v))
                      for k, v in state.items()}, fh, protocol=5)
 
 
@@ -144,10 +151,13 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
     for key, tensor in model.state_dict().items():
         fill_tensor(tensor, state[key])
     model.eval()
-    write_pdparams({k: t.numpy() if t.dtype == paddle.bfloat16  # dlpack has no bfloat16
-                    else np.from_dlpack(t.detach())
+    # A tied weight's keys hold one array object, which pickle writes once.
+    arrays: dict[int, np.ndarray] = {}
+    write_pdparams({k: arrays.setdefault(id(t), t.numpy() if t.dtype == paddle.bfloat16
+                                         else np.from_dlpack(t.detach()))  # (no dlpack bf16)
                     for k, t in model.state_dict().items()},
                    out / "model.pdparams")
+    del arrays
     del state
     # stop_gradient: an inference program needs no gradients, and paddle's static
     # expand refuses a bool tensor that might carry one (a mask cast from an input).

@@ -15,18 +15,28 @@ from .torch_ops import TORCH_OPS, TorchContext
 from .locate import locate_written
 
 _LOAD = '''def load_model(path=None):
-    """The converted model with its weights, in eval mode."""
+    """The converted model with its weights, in eval mode. model.pt is
+    memory-mapped, not read: the model is built on the meta device and takes
+    its tensors as parameters and buffers (pages are read as they are used)."""
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pt")
-    model = Model()
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    with torch.device("meta"):
+        model = Model()
+    tied = {}   # a parameter under several names (a tied embedding and head)
+    for name, param in model.named_parameters(remove_duplicate=False):
+        tied.setdefault(id(param), []).append(name)
+    state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     kept = model.state_dict()
-    model.load_state_dict({k: v for k, v in state.items() if k in kept}, strict=True)
+    model.load_state_dict({k: v for k, v in state.items() if k in kept}, strict=True,
+                          assign=True)
+    for names in tied.values():
+        for name in names[1:]:
+            owner, _, leaf = name.rpartition(".")
+            setattr(model.get_submodule(owner), leaf, model.get_parameter(names[0]))
     # x2's own constants (masks, rotary tables) are buffers outside the
-    # source's state_dict (not persistent): filled from model.pt here
-    buffers = dict(model.named_buffers())
-    with torch.no_grad():
-        for key in state.keys() - kept.keys():
-            buffers[key].copy_(state[key])
+    # source's state_dict (not persistent): taken from model.pt here
+    for key in state.keys() - kept.keys():
+        owner, _, leaf = key.rpartition(".")
+        model.get_submodule(owner).register_buffer(leaf, state[key], persistent=False)
     model.eval()
     if CHANNELS_LAST:
         model = model.to(memory_format=torch.channels_last)
@@ -93,11 +103,19 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
 
 
 def to_tensor(array: np.ndarray):
-    """A torch tensor of the array (numpy has no bfloat16: its bits travel as int16)."""
+    """A torch tensor sharing the array's memory (the IR's memory-mapped
+    weights, or a view of them), so that torch.save writes the weights
+    without a copy of them in memory. numpy has no bfloat16: its bits travel
+    as int16 (a copy)."""
+    import warnings
     import torch
     if str(array.dtype) == "bfloat16":
         return torch.from_numpy(np.array(array).view(np.int16)).view(torch.bfloat16)
-    return torch.from_numpy(np.array(array))
+    if array.ndim == 0 or any(s < 0 for s in array.strides):
+        return torch.from_numpy(np.array(array))   # (torch takes no negative strides)
+    with warnings.catch_warnings():   # a read-only map: torch.save only reads it
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(np.asarray(array))
 
 
 def emit(graph: Graph, request: EmitRequest) -> dict:

@@ -76,7 +76,9 @@ class TorchContext(EmitContext):
         return flat
 
     def dense_weight(self, w: str) -> np.ndarray:
-        return np.ascontiguousarray(self.const(w).T)  # nn.Linear keeps [out, in]
+        # nn.Linear keeps [out, in]: a transposed view of the IR's weight, which
+        # torch.save writes as it is (no copy of every weight in memory)
+        return self.const(w).T
 
     def tied_linear(self, x: Expr, table: Expr, bias: Expr | None) -> Expr:
         """x @ table.T over an embedding's [rows, width] table (how transformers

@@ -26,25 +26,34 @@ FORMAT_VERSION = 2
 _ALIGN = 64
 
 
+def mapped_root(array: np.ndarray) -> np.memmap | None:
+    """The np.memmap a view's memory belongs to (through the plain ndarray
+    views numpy functions return of a map, a transpose or a reshape), or None."""
+    root = None
+    while isinstance(array, np.ndarray):
+        if isinstance(array, np.memmap) and getattr(array, "_mmap", None) is not None:
+            root = array
+        array = array.base
+    return root
+
+
 def copy_file_range_of(array: np.ndarray, out) -> bool:
     """Copy a memory-mapped array's bytes file-to-file (kernel copy), so big
     weights pass through without becoming resident in this process."""
-    if not isinstance(array, np.memmap) or array.filename is None or \
-            not array.flags["C_CONTIGUOUS"] or array.nbytes == 0:
+    root = mapped_root(array)
+    if root is None or root.filename is None or not array.flags["C_CONTIGUOUS"] or \
+            array.nbytes == 0:
         return False
-    root = array
-    while isinstance(root.base, np.memmap):
-        root = root.base
     # The root map's data starts at file offset root.offset; views sit after it.
     start = root.offset + (array.__array_interface__["data"][0] -
                            root.__array_interface__["data"][0])
     out.flush()
-    with open(array.filename, "rb") as src:
+    with open(root.filename, "rb") as src:
         remaining, position = array.nbytes, start
         while remaining:
             sent = os.sendfile(out.fileno(), src.fileno(), position, min(remaining, 1 << 30))
             if sent == 0:
-                raise OSError(f"{array.filename}: ended early while copying weights")
+                raise OSError(f"{root.filename}: ended early while copying weights")
             position += sent
             remaining -= sent
     return True
@@ -54,20 +63,28 @@ def release_pages(array: np.ndarray) -> None:
     """Let the kernel drop the resident pages behind a memory-mapped array
     (they are re-read from the file if touched again), so streaming through
     big weights does not pile them up in this process's memory."""
-    if not isinstance(array, np.memmap):
+    root = mapped_root(array)
+    if root is None or array.nbytes == 0:
         return
-    root = array
-    while isinstance(root.base, np.memmap):
-        root = root.base
-    mm = getattr(root, "_mmap", None)
-    if mm is None or array.nbytes == 0:
-        return
+    mm = root._mmap
     begin = np.frombuffer(mm, dtype=np.uint8).__array_interface__["data"][0]
+    # (a transposed view's lowest address is its first element's)
     start = array.__array_interface__["data"][0] - begin
     page = mmap.PAGESIZE
-    first, last = (start // page) * page, start + array.nbytes
+    extent = sum((n - 1) * abs(st) for n, st in zip(array.shape, array.strides)) + \
+        array.itemsize
+    first, last = (start // page) * page, start + extent
     length = ((last - first + page - 1) // page) * page
     mm.madvise(mmap.MADV_DONTNEED, first, min(length, len(mm) - first))
+
+
+def release_constants(graph: Graph) -> None:
+    """release_pages for every memory-mapped constant of `graph` (subgraphs
+    too): what the passes read of the weights leaves this process."""
+    from .control_flow import walk_graphs
+    for each in walk_graphs(graph):
+        for array in each.constants.values():
+            release_pages(array)
 
 
 def save_graph(graph: Graph, directory: str | os.PathLike) -> Path:
@@ -84,6 +101,8 @@ def save_graph(graph: Graph, directory: str | os.PathLike) -> Path:
             if not copy_file_range_of(array, blob):
                 data = np.ascontiguousarray(array)
                 blob.write(memoryview(data.reshape(-1).view(np.uint8)) if data.size else b"")
+                del data
+                release_pages(array)   # (a transposed weight read from a map)
             entry = {"dtype": str(array.dtype), "shape": list(array.shape), "offset": offset}
             offset += array.nbytes
             return entry

@@ -225,6 +225,16 @@ class _Pool:
 _POOL = _Pool()
 atexit.register(_POOL.close)
 _REUSE = [os.environ.get("X2_REUSE_WORKERS") == "1"]
+# one_job(single_use=True): a worker ends with its step (a large model's
+# steps must not hold the weights, or a framework's caches, side by side).
+_SINGLE_USE = [False]
+
+
+def _done_with(key: tuple, server: _Server) -> None:
+    if _SINGLE_USE[0]:
+        server.close(wait=False)   # its result is written; nothing left to save
+    else:
+        _POOL.give_back(key, server)
 
 
 @contextmanager
@@ -287,11 +297,11 @@ class PooledStep:
                 server.proc.kill()
                 server.proc.wait()
             shutil.rmtree(tmp, ignore_errors=True)
-            _POOL.give_back(self.key, server)
+            _done_with(self.key, server)
 
     def cancel(self) -> None:
         if self.server is not None:
-            _POOL.give_back(self.key, self.server)
+            _done_with(self.key, self.server)
             self.server = None
 
 
@@ -306,22 +316,23 @@ def start_warm(task: str) -> None:
 
 
 @contextmanager
-def one_job():
+def one_job(single_use: bool = False):
     """Within the block (one conversion, or one check), the steps of a
     framework family share one warm worker: the frontend's TensorFlow reads
     the model and then runs it for verify; the emitter's Paddle then runs each
     of the written model's runners. A crash or a framework's global state
     still never outlives the job: the pool is emptied when the block ends. Callers
     that pool workers already (reuse_workers) or run steps in this process
-    keep doing so."""
+    keep doing so. `single_use`: a worker (one started warm included) ends
+    with its step, so that no two steps' memory is held at once."""
     if _REUSE[0] or _IN_PROCESS:
         yield
         return
-    _REUSE[0] = True
+    _REUSE[0], _SINGLE_USE[0] = True, single_use
     try:
         yield
     finally:
-        _REUSE[0] = False
+        _REUSE[0], _SINGLE_USE[0] = False, False
         # Killed, not asked to exit: a framework's own shutdown (a second
         # for TensorFlow) has nothing to save, and the user would wait for it.
         _POOL.close(wait=False)
