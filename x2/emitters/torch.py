@@ -36,7 +36,7 @@ _LOAD = '''def load_model(path=None):
     # source's state_dict (not persistent): taken from model.pt here
     for key in state.keys() - kept.keys():
         owner, _, leaf = key.rpartition(".")
-        model.get_submodule(owner).register_buffer(leaf, state[key], persistent=False)
+        setattr(model.get_submodule(owner), leaf, state[key])
     model.eval()
     if CHANNELS_LAST:
         model = model.to(memory_format=torch.channels_last)

@@ -12,6 +12,10 @@ import numpy as np
 # node's inputs and to what it would produce (Expand, Tile, Pad... of a
 # small constant can be huge): such a node is left to run at runtime.
 MAX_FOLD_ELEMENTS = 1 << 26
+# Ops whose numpy kernel returns a view of its input: folded whatever the
+# size, as they allocate nothing (a tied head's transposed table, over the
+# bound in a large vocabulary, then stays that table, written once).
+VIEWS = ("transpose", "identity")
 # A static tensor bigger than this cannot be held by any runtime x2 targets:
 # a model that needs one is refused instead of converted (1 TiB).
 MAX_TENSOR_BYTES = 1 << 40
@@ -87,5 +91,7 @@ def foldable(op: str, inputs: list, attrs: dict) -> bool:
     folded: how long a loop runs is not bounded by its inputs' sizes."""
     if op in ("if", "loop"):
         return False
+    if op in VIEWS:
+        return True
     return (sum(int(np.size(x)) for x in inputs) <= MAX_FOLD_ELEMENTS
             and output_elements(op, inputs, attrs) <= MAX_FOLD_ELEMENTS)
