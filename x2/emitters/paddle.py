@@ -23,21 +23,31 @@ _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
                       "without tensorflow (x2 check does that for you)")'''
 
 _LOAD = '''def load_model(path=None):
-    """The converted model with its weights, in eval mode. Its parameters are
-    created empty (paddle.LazyGuard) and each takes its weight as that leaves
-    the loaded dict: the weights are in memory once, not twice."""
+    """The converted model with its weights, in eval mode.{why}"""
     path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pdparams")
     state = paddle.load(path, return_numpy=True)
-    with paddle.LazyGuard():
-        model = Model()
+{build}
     expected = model.state_dict()
     wrong = [k for k in expected if k not in state or list(state[k].shape) != expected[k].shape]
     if wrong:
-        raise ValueError(f"{path} does not fit this Model: missing or misshapen {wrong[:5]}")
+        raise ValueError(f"{{path}} does not fit this Model: missing or misshapen {{wrong[:5]}}")
     for key, tensor in expected.items():
         tensor.set_value(state.pop(key))
     model.eval()
     return model'''
+
+
+def load_code(lazy: bool) -> str:
+    """load_model. `lazy`: the parameters are created empty (paddle.LazyGuard)
+    and each takes its weight as that leaves the loaded dict, so the weights
+    are in memory once, not twice; a half-precision model casts its layers in
+    __init__, which needs their parameters made."""
+    if not lazy:
+        return _LOAD.format(why="", build="    model = Model()")
+    return _LOAD.format(why="\n    Its parameters are created empty and each takes its weight as "
+                            "that\n    leaves the loaded dict: the weights are in memory once, "
+                            "not twice.",
+                        build="    with paddle.LazyGuard():\n        model = Model()")
 
 
 def auto_cast(keep_fp32: list[str] | None):
@@ -69,7 +79,7 @@ def _refuse_wide_unsigned(graph: Graph) -> None:
 def generate(graph: Graph, source_desc: str, names: dict | None = None,
              forward_context=None, parameters: dict | None = None, for_training: bool = False,
              source_names: dict | None = None, module_tree: dict | None = None,
-             flat: bool = False) -> tuple[str, dict[str, np.ndarray]]:
+             flat: bool = False, lazy: bool = True) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
     `parameters` each trainable parameter's source weight (`x2 check --grad`),
@@ -84,7 +94,7 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
                    "Readable and editable; weights live in model.pdparams."],
         header=["import os", "import sys", "", _GUARD, "", "import paddle",
                 "import paddle.nn as nn", "import paddle.nn.functional as F"],
-        footer=[_LOAD], forward_context=forward_context, flat=flat)
+        footer=[load_code(lazy)], forward_context=forward_context, flat=flat)
     if names is not None:
         names.update(e.namer.names)
     if parameters is not None:
@@ -142,7 +152,8 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                            auto_cast(request.options.keep_fp32) if mixed else None, parameters,
                            for_training=request.options.purpose == "training",
                            source_names=source_names, module_tree=module_tree,
-                           flat=request.options.flat)
+                           flat=request.options.flat,
+                           lazy=request.options.precision not in ("fp16", "bf16"))
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy
