@@ -7,13 +7,19 @@ itself is a tool (tools/llm_memory.py), not a test: it takes minutes.
   pages released, as the map itself is;
 - a transpose of a constant is folded whatever its size (a view): a tied
   head over a large vocabulary stays the embedding's table;
-- one_job(single_use=True): a worker ends with its step.
+- one_job(single_use=True): a worker ends with its step;
+- the ONNX output holds a tied head's table once (the head reads it
+  through a Transpose).
 
-Cost: about 10 s (an onnx worker started twice; numpy on a 64 MiB file)."""
+Cost: about 30 s (an onnx worker started twice; numpy on a 64 MiB file; a
+tiny GPT-2 converted to ONNX)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from conftest import ROOT
+from x2.convert import convert
 
 from x2.ir import Graph, load_graph, save_graph
 from x2.ir.bounds import MAX_FOLD_ELEMENTS, foldable
@@ -91,3 +97,18 @@ def test_single_use_workers_end_with_their_step(monkeypatch):
         (server,) = isolation._POOL.idle[("onnx",)]
         assert server.alive()
     assert not server.alive()   # the job's pool is emptied when it ends
+
+
+def test_a_tied_head_is_one_table_in_the_onnx_output(tmp_path):
+    import onnx
+    report = convert(f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_logits", str(tmp_path / "o"),
+                     source="torch", target="onnx",
+                     input_shapes={"input_ids": ["batch", "seq=16"],
+                                   "attention_mask": ["batch", "seq=16"]},
+                     options={"input_dtypes": {"*": "int64"}})
+    assert report.target_details["verify"]["verified"]
+    model = onnx.load(str(tmp_path / "o" / "model.onnx"))
+    tables = [i.name for i in model.graph.initializer if sorted(i.dims) == [32, 100]]
+    assert len(tables) == 1, tables   # (an untied copy: the table again, transposed)
+    readers = {n.op_type for n in model.graph.node if tables[0] in n.input}
+    assert readers == {"Gather", "Transpose"}

@@ -35,6 +35,7 @@ class OnnxContext:
         self.opset = opset
         self.nodes: list = []
         self.extra: dict[str, np.ndarray] = {}
+        self.unwritten: set[str] = set()   # IR constants the model reads another way
         self._const_cache: dict = {}
         self._names = set(graph.info) | set(graph.constants)
         self._counter = 0
@@ -129,7 +130,7 @@ def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
         ONNX_OPS[node.op](e, node)
     e.current = None
 
-    tensors = {**graph.constants, **e.extra}
+    tensors = {k: v for k, v in {**graph.constants, **e.extra}.items() if k not in e.unwritten}
     total = sum(int(a.nbytes) for a in tensors.values())
     if external is None:
         external = total > EXTERNAL_ABOVE

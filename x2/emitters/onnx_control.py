@@ -31,6 +31,8 @@ def _subgraph(e, graph, name: str, outer: dict[str, str], formal: list[str]):
 
     nodes = []
     for value, array in {**graph.constants, **inner.extra}.items():
+        if value in inner.unwritten:
+            continue
         nodes.append(helper.make_node("Constant", [], [renamed(value)],
                                       name=e.unique_node_name(f"{name}/{value}/Constant"),
                                       value=numpy_helper.from_array(np.asarray(array))))

@@ -209,18 +209,43 @@ def _padding(a: dict) -> dict:
     return {"auto_pad": a["auto_pad"]}
 
 
+def _tied_table(e, w: str) -> str | None:
+    """The constant whose transpose dense weight `w` is, when `w` is read by
+    this node alone (a head tied to its input embedding: the IR holds the
+    table and its folded transpose). The head then reads the table through a
+    Transpose and the weights are written once (onnxruntime folds it at load)."""
+    from ..ir.control_flow import walk_graphs
+    origin = e.graph.origin.get(w)
+    if origin is None or origin.perm != (1, 0) or w in e.graph.outputs:
+        return None
+    weight = e.graph.constants[w]
+    for name, array in e.graph.constants.items():
+        found = e.graph.origin.get(name)
+        if name != w and found is not None and found.tensor == origin.tensor and \
+                found.perm is None and array.shape == weight.shape[::-1] and \
+                array.dtype == weight.dtype:
+            uses = sum(v == w for g in walk_graphs(e.graph) for n in g.nodes for v in n.inputs)
+            return name if uses == 1 else None
+    return None
+
+
 @onnx_op("dense")
 def dense(e, node):
     x = node.inputs[0]
+    inputs = list(node.inputs)
+    table = _tied_table(e, inputs[1]) if inputs[1] in e.graph.constants else None
+    if table is not None:
+        e.unwritten.add(inputs[1])
+        inputs[1] = e.node("Transpose", [table], [e.fresh(node, "wt")], perm=[1, 0])
     rank = len(e.graph.shape(x) or ())
     if rank == 2:
-        e.node("Gemm", node.inputs, node.outputs)
+        e.node("Gemm", inputs, node.outputs)
         return
-    if len(node.inputs) == 2:
-        e.node("MatMul", node.inputs, node.outputs)
+    if len(inputs) == 2:
+        e.node("MatMul", inputs, node.outputs)
         return
-    product = e.node("MatMul", node.inputs[:2], [e.fresh(node, "matmul")])
-    e.node("Add", [product, node.inputs[2]], node.outputs)
+    product = e.node("MatMul", inputs[:2], [e.fresh(node, "matmul")])
+    e.node("Add", [product, inputs[2]], node.outputs)
 
 
 @onnx_op("batch_norm")
