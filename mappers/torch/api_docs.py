@@ -332,6 +332,13 @@ module("torch.reshape", "array", ["reshape.default", "view.default"], "paddle.re
 module("torch.Tensor.view", "array", ["view.default"], "paddle.Tensor.reshape / paddle.view", "Tensor.view(*shape)",
        "paddle.reshape(x, shape)", [a("*shape", "shape", "semantics", "varargs vs a list")],
        f"out = {T}.view(2, 12)", f"out = {P}.reshape([2, 12])", "view(dtype) reinterpretation is not mapped.")
+api("torch.Tensor.item", "array", ("aten._local_scalar_dense.default",), "paddle.Tensor.item",
+    "Tensor.item()", "Tensor.item()", [],
+    "t = torch.tensor(x).reshape(-1)\nn = (t[0] * 0 + 3).int().item()\nout = t[:n]",
+    "t = paddle.to_tensor(x).reshape([-1])\nn = int((t[0] * 0 + 3).astype('int32').item())\n"
+    "out = t[:n]",
+    ("x2 reads .item() of a 0-d integer tensor (the counter a TorchScript loop's block "
+     "takes as an int) as an int64 size; .item() of a float tensor is refused.",))
 api("torch.Tensor.size", "array", ("aten.sym_size.int", "sym.add", "sym.sub", "sym.mul",
                                     "sym.floordiv", "sym.mod", "sym.neg", "sym.max", "sym.min"),
     "paddle.shape", "Tensor.size(dim=None)", "paddle.shape(input)",

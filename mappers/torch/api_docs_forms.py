@@ -147,6 +147,7 @@ TABLE.add_forms({"torch.Tensor.size": ("-<input=t; dim>-=1 # indexed: paddle.sha
 
 # One call form only: the reason is checked against the signature by tests/test_api_diff.py.
 TABLE.single_form({
+    "torch.Tensor.item": "no-arguments",
     **{api: "no-arguments" for api in (
         "torch.nn.Sigmoid", "torch.nn.Tanh", "torch.nn.Softsign", "torch.nn.Tanhshrink", "torch.nn.LogSigmoid",
         "torch.nn.Identity", "torch.Tensor.t", "torch.Tensor.detach",

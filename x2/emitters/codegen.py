@@ -732,7 +732,7 @@ def _layer_key(kind: str, ctor: Expr, params: dict, name_from: str | None):
 
 
 def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str],
-                    footer: list[str], prologue=None, forward_context=None, flat: bool = False
+                    footer: list[str], prologue=None, forward_context=None, planner=None
                     ) -> tuple[str, dict[str, np.ndarray]]:
     """Fill `e.code` from its graph with the per-op functions in `ops` (an
     OpRegistry); return (module text, state dict as numpy arrays). Every op
@@ -740,9 +740,9 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     returned. `prologue(e)`, when given, returns the statements that start
     forward (after its arguments are named). An op function returns the
     expression of its outputs, or the statements that compute them when one
-    expression cannot (a recurrent layer returning a nested tuple). `flat`:
-    one forward even where the source's modules could be classes
-    (module_tree.py), with a provenance comment per statement."""
+    expression cannot (a recurrent layer returning a nested tuple).
+    `planner(e)` (module_tree.plan) plans the source's modules as classes;
+    without it, one forward with a provenance comment per statement."""
     from ..errors import ConversionError
 
     from ..ir.control_flow import walk_graphs
@@ -756,8 +756,7 @@ def generate_module(e: EmitContext, ops, docstring: list[str], header: list[str]
     e.code.prologue = prologue(e) if prologue else []
     e.code.forward_context = forward_context(e) if forward_context else None
     e.host_values = host_sizes.plan(graph)
-    from . import module_tree
-    e.plan = None if flat else module_tree.plan(e)
+    e.plan = planner(e) if planner else None
     if e.plan is not None:
         e.provenance = False   # one comment per class instead (module_tree.py)
         e.code.body = e.plan.emit_root()

@@ -666,7 +666,35 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
         return "one op and no weights: written as that op"
     if not _convex(e.graph, inst.members, positions):
         return "a value leaves it and comes back (its nodes are no one call)"
+    if _is_a_layer(e.graph, inst, path):
+        return "it is itself a layer x2 writes as one call (a subclass of nn.Embedding, ...)"
     return ""
+
+
+# IR ops written as one known layer (nn.Embedding, nn.Conv2d, ...) that sits
+# at the path of the source module holding its weight (source_paths.py).
+# (an embedding is a gather of its table)
+_LAYER_OPS = {"gather", "embedding", "conv2d", "conv_transpose2d", "batch_norm", "layer_norm"}
+
+
+def _is_a_layer(graph, inst: Instance, path: str) -> bool:
+    """Whether one of the scope's ops reads a weight of the scope's own module
+    as a known layer: that layer takes the module's path (BART's scaled word
+    embedding is an nn.Embedding), so a class of its own could not sit there."""
+    state = graph.meta.source_state
+
+    def root(key: str) -> str:   # tied weights: the first key holding the tensor
+        return (state.get(key) or {}).get("tied") or key
+    own = {root(key) for key in state
+           if key.startswith(path + ".") and "." not in key[len(path) + 1:]}
+    for node in inst.members:
+        if node.op not in _LAYER_OPS:
+            continue
+        for value in node.inputs:
+            origin = graph.origin.get(value)
+            if origin is not None and origin.param and root(origin.param) in own:
+                return True
+    return False
 
 
 def _convex(graph, members: set, positions: dict) -> bool:

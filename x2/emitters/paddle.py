@@ -13,6 +13,7 @@ from ..errors import ConversionError
 from ..ir import Graph
 from ..ir.serialize import release_pages
 from .codegen import call, generate_module, import_generated
+from .module_tree import plan as module_tree_plan
 from .paddle_ops import PADDLE_OPS, PaddleContext
 from .locate import locate_written
 
@@ -94,7 +95,8 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
                    "Readable and editable; weights live in model.pdparams."],
         header=["import os", "import sys", "", _GUARD, "", "import paddle",
                 "import paddle.nn as nn", "import paddle.nn.functional as F"],
-        footer=[load_code(lazy)], forward_context=forward_context, flat=flat)
+        footer=[load_code(lazy)], forward_context=forward_context, 
+        planner=None if flat else module_tree_plan)
     if names is not None:
         names.update(e.namer.names)
     if parameters is not None:

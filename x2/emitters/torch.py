@@ -11,6 +11,7 @@ import numpy as np
 from ..contracts import EmitRequest
 from ..ir import Graph
 from .codegen import Assign, Expr, call, generate_module, import_generated
+from .module_tree import plan as module_tree_plan
 from .torch_ops import TORCH_OPS, TorchContext
 from .locate import locate_written
 
@@ -90,7 +91,8 @@ def generate(graph: Graph, source_desc: str, channels_last: bool = False,
                 "from torch import nn", "", *why,
                 f"CHANNELS_LAST = {channels_last or bool(why)}"],
         footer=[_LOAD], prologue=channels_last_inputs if channels_last else None,
-        forward_context=autocast if mixed else None, flat=flat)
+        forward_context=autocast if mixed else None, 
+        planner=None if flat else module_tree_plan)
     if names is not None:
         names.update(e.namer.names)
     if parameters is not None:
