@@ -138,10 +138,11 @@ def test_check_fails_loudly_on_a_corrupted_weight(sample, tmp_path):
     model, out = str(sample("mlp")), tmp_path / "out"
     convert(model, str(out))
     code = (out / "model.py").read_text()
-    corrupt = ("key = [k for k in sorted(state) if k.endswith('.weight')][0]\n"
-               "    state[key] = state[key] + 0.05\n"
-               "    model.set_state_dict(state)")
-    (out / "model.py").write_text(code.replace("model.set_state_dict(state)", corrupt))
+    loaded = "    state = paddle.load(path, return_numpy=True)\n"
+    corrupt = (loaded + "    key = [k for k in sorted(state) if k.endswith('.weight')][0]\n"
+               "    state[key] = state[key] + 0.05\n")
+    assert loaded in code, "load_model reads its weights otherwise: corrupt them there"
+    (out / "model.py").write_text(code.replace(loaded, corrupt))
     proc = run_cli("check", "--from", "tf", "--to", "paddle", "--model", model,
                    "--converted", str(out), "--json", str(tmp_path / "parity.json"))
     assert proc.returncode == 1

@@ -51,6 +51,14 @@ def load_code(lazy: bool) -> str:
                         build="    with paddle.LazyGuard():\n        model = Model()")
 
 
+def _recurrent(graph: Graph) -> bool:
+    """Whether the model has recurrent layers: Paddle's LSTM/GRU made under
+    paddle.LazyGuard fail on their first call (their flattened weights,
+    "concated_ranks"), so such a model's parameters are made as usual."""
+    from ..ir.control_flow import walk_graphs
+    return any(n.op in ("lstm", "gru", "rnn") for each in walk_graphs(graph) for n in each.nodes)
+
+
 def auto_cast(keep_fp32: list[str] | None):
     """--precision mixed: fp32 weights, forward under paddle.amp.auto_cast O1
     with the --keep-fp32 ops on its black list."""
@@ -155,7 +163,8 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                            for_training=request.options.purpose == "training",
                            source_names=source_names, module_tree=module_tree,
                            flat=request.options.flat,
-                           lazy=request.options.precision not in ("fp16", "bf16"))
+                           lazy=request.options.precision not in ("fp16", "bf16")
+                           and not _recurrent(graph))
     (out / "model.py").write_text(text)
     # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
     # then pickle model.pdparams from the parameters themselves (zero-copy
