@@ -253,7 +253,7 @@ class Namer:
         key = self.key(value)
         if key in self.names:
             return self.names[key]
-        base = _identifier(hint or value, self.scopes)
+        base = self.base(hint or value)
         name, i = base, 1
         while name in self.taken:
             i += 1
@@ -261,6 +261,10 @@ class Namer:
         self.taken.add(name)
         self.names[key] = name
         return name
+
+    def base(self, text: str) -> str:
+        """The identifier a value named `text` takes before de-duplication."""
+        return _identifier(text, self.scopes)
 
     def bind(self, value: str, text: str) -> None:
         """`value` (of the current scope) is written as `text` (an outer variable)."""

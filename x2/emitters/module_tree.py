@@ -43,20 +43,9 @@ class LocalNamer(Namer):
     """Names inside one class: FX's counters (`mul_13`) left off, so that two
     layers of the same structure read alike (`mul`, `mul_2`, ...)."""
 
-    def __call__(self, value: str, hint: str | None = None) -> str:
-        key = self.key(value)
-        if key in self.names:
-            return self.names[key]
-        from .codegen import _identifier
-        text = "/".join(_uncounted(p) for p in re.split(r"[/:]", hint or value))
-        base = re.sub(r"(_\d+)+$", "", _identifier(text, self.scopes)) or "v"
-        name, i = base, 1
-        while name in self.taken:
-            i += 1
-            name = f"{base}_{i}"
-        self.taken.add(name)
-        self.names[key] = name
-        return name
+    def base(self, text: str) -> str:
+        text = "/".join(_uncounted(p) for p in re.split(r"[/:]", text))
+        return re.sub(r"(_\d+)+$", "", super().base(text)) or "v"
 
 
 def _uncounted(part: str) -> str:
