@@ -138,9 +138,9 @@ def test_check_fails_loudly_on_a_corrupted_weight(sample, tmp_path):
     model, out = str(sample("mlp")), tmp_path / "out"
     convert(model, str(out))
     code = (out / "model.py").read_text()
-    loaded = "    state = paddle.load(path, return_numpy=True)\n"
-    corrupt = (loaded + "    key = [k for k in sorted(state) if k.endswith('.weight')][0]\n"
-               "    state[key] = state[key] + 0.05\n")
+    loaded = "    wrong = [key for key, tensor in state.items() if list(tensor.shape) != shapes[key]]\n"
+    corrupt = ("    key = [k for k in sorted(state) if k.endswith('.weight')][0]\n"
+               "    state[key].set_value(state[key] + 0.05)\n" + loaded)
     assert loaded in code, "load_model reads its weights otherwise: corrupt them there"
     (out / "model.py").write_text(code.replace(loaded, corrupt))
     proc = run_cli("check", "--from", "tf", "--to", "paddle", "--model", model,

@@ -24,11 +24,18 @@ LAYER = "conv2d_2_1"
 _CORRUPT = """
 import sys
 fw, path, key = sys.argv[1:4]
-if fw == "paddle":
-    import paddle
-    state = paddle.load(path)
-    state[key] = paddle.to_tensor(state[key].numpy() * 1.5 + 0.1)
-    paddle.save(state, path)
+if fw == "paddle":  # in place, in the one weights file all three runners read
+    import json
+    from pathlib import Path
+    import numpy as np
+    from x2.emitters.paddle_params import read_params
+    from x2.ir.serialize import mapped_root
+    keys = json.loads((Path(path).parent / "state_dict_keys.json").read_text())
+    weight = read_params(Path(path))[keys.index(key)]
+    with open(path, "r+b") as fh:
+        fh.seek(weight.__array_interface__["data"][0] -
+                mapped_root(weight).__array_interface__["data"][0])
+        fh.write((np.asarray(weight) * 1.5 + 0.1).astype(weight.dtype).tobytes())
 else:
     import torch
     state = torch.load(path, weights_only=True)
@@ -56,7 +63,7 @@ def cnn(sample, tmp_path_factory):
 def corrupted(out, tmp_path, framework):
     bad = tmp_path / f"bad_{framework}"
     shutil.copytree(out, bad)
-    weights = bad / ("model.pdparams" if framework == "paddle" else "model.pt")
+    weights = bad / ("inference/model.pdiparams" if framework == "paddle" else "model.pt")
     proc = subprocess.run([sys.executable, "-c", _CORRUPT, framework, str(weights),
                            f"{LAYER}.weight"], capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stderr
@@ -110,9 +117,10 @@ def test_corrupted_paddle_weight_fails_and_bisect_names_the_layer(cnn, tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     result = json.loads((tmp_path / "r.json").read_text())
     failed = {(r["runner"], r["name"]) for r in result["outputs"] if not r["passed"]}
-    # model.pdparams feeds model.py; the exported inference/ program keeps its own
-    # weights (at every batch size checked).
-    assert failed == {("paddle:python", "output_0")}
+    # model.py, jit.load and Paddle Inference read one weights file (x2 writes
+    # the weights once: inference/model.pdiparams).
+    assert failed == {(f"paddle:{mode}", "output_0") for mode in ("python", "jit.load",
+                                                                   "inference")}
     first = result["bisect"]["first_divergence"]
     assert first["source_name"].endswith(f"{LAYER}/convolution"), first
     assert first["source_op"] == "Conv2D" and first["ir_op"] == "conv2d"

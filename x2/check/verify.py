@@ -114,8 +114,9 @@ def ulp_nudged(arrays: list[np.ndarray], seed: int) -> list[np.ndarray]:
 
 
 def _weights_bytes(staging: Path) -> int:
-    return sum(p.stat().st_size for p in staging.iterdir()
-               if p.is_file() and p.suffix in (".pdparams", ".pt", ".onnx", ".data"))
+    return sum(p.stat().st_size for p in staging.rglob("*")
+               if p.is_file() and p.suffix in (".pdparams", ".pdiparams", ".pt", ".onnx",
+                                               ".data"))
 
 
 def verify(model: str, staging: Path, work: Path, *, source: str, target: str,

@@ -227,8 +227,9 @@ def _render_statements(lines: list[str], statements: list, indent: str) -> None:
 
 
 # Names the generated module itself uses: a value must never shadow them.
-MODULE_NAMES = frozenset({"self", "paddle", "torch", "nn", "F", "np", "os", "sys", "Model",
-                          "load_model", "CHANNELS_LAST", "GRUResetBefore"})
+MODULE_NAMES = frozenset({"self", "paddle", "torch", "nn", "F", "np", "os", "sys", "json", "Model",
+                          "load_model", "_read_inference_weights", "CHANNELS_LAST",
+                          "GRUResetBefore"})
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
     frozenset(dir(builtins)) | MODULE_NAMES
 

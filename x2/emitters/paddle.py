@@ -15,6 +15,7 @@ from ..ir.serialize import release_pages
 from .codegen import call, generate_module, import_generated
 from .module_tree import plan as module_tree_plan
 from .paddle_ops import PADDLE_OPS, PaddleContext
+from .paddle_params import stored_keys, write_keys
 from .locate import locate_written
 
 _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
@@ -24,10 +25,12 @@ _GUARD = '''if "tensorflow" in sys.modules and "paddle" not in sys.modules:
                       "without tensorflow (x2 check does that for you)")'''
 
 _LOAD = '''def load_model(path=None):
-    """The converted model with its weights, in eval mode.{why}"""
-    path = path or os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pdparams")
-    state = paddle.load(path, return_numpy=True)
+    """The converted model with its weights, in eval mode: those of `path`
+    (a state dict paddle.save wrote, e.g. after fine-tuning), else {default}.{why}"""
 {build}
+    if path is None:
+{default_load}
+    state = paddle.load(path, return_numpy=True)
     expected = model.state_dict()
     wrong = [k for k in expected if k not in state or list(state[k].shape) != expected[k].shape]
     if wrong:
@@ -37,18 +40,52 @@ _LOAD = '''def load_model(path=None):
     model.eval()
     return model'''
 
+_FROM_PDPARAMS = """        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.pdparams")"""
 
-def load_code(lazy: bool) -> str:
-    """load_model. `lazy`: the parameters are created empty (paddle.LazyGuard)
-    and each takes its weight as that leaves the loaded dict, so the weights
-    are in memory once, not twice; a half-precision model casts its layers in
-    __init__, which needs their parameters made."""
-    if not lazy:
-        return _LOAD.format(why="", build="    model = Model()")
-    return _LOAD.format(why="\n    Its parameters are created empty and each takes its weight as "
-                            "that\n    leaves the loaded dict: the weights are in memory once, "
-                            "not twice.",
-                        build="    with paddle.LazyGuard():\n        model = Model()")
+_FROM_INFERENCE = """        return _read_inference_weights(model)"""
+
+# One copy of the weights: model.py reads the file Paddle Inference serves.
+_READ_INFERENCE = '''def _read_inference_weights(model):
+    """Fill the model from inference/model.pdiparams, whose tensors
+    inference/state_dict_keys.json names in order, the way paddle.jit.load
+    reads that file: each becomes its parameter's data, without a copy."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "inference")
+    with open(os.path.join(folder, "state_dict_keys.json")) as fh:
+        keys = json.load(fh)
+    state = model.state_dict()
+    shapes = {key: list(tensor.shape) for key, tensor in state.items()}
+    tensors = [state[key] for key in keys]
+    unfilled = {id(t) for t in state.values()} - {id(t) for t in tensors}
+    if unfilled:
+        raise ValueError(f"{folder} does not hold every weight of this Model")
+    paddle.base.core.load_combine_func(
+        os.path.join(folder, "model.pdiparams"), [t.name for t in tensors],
+        [t.get_tensor() for t in tensors], False, paddle.framework._current_expected_place())
+    wrong = [key for key, tensor in state.items() if list(tensor.shape) != shapes[key]]
+    if wrong:
+        raise ValueError(f"{folder} does not fit this Model: misshapen {wrong[:5]}")
+    model.eval()
+    return model'''
+
+
+def load_code(lazy: bool, from_inference: bool) -> str:
+    """load_model (and what it calls). `lazy`: the parameters are created
+    empty (paddle.LazyGuard) and each takes its weight as it is read, so the
+    weights are in memory once, not twice; a half-precision model casts its
+    layers in __init__, which needs their parameters made. `from_inference`:
+    the weights are read from inference/ (written once), else from
+    model.pdparams."""
+    build = ("    with paddle.LazyGuard():\n        model = Model()" if lazy
+             else "    model = Model()")
+    why = ("\n\n    Its parameters are created empty and each takes its weight as it is "
+           "read:\n    the weights are in memory once, not twice." if lazy else "")
+    text = _LOAD.format(
+        default=("those x2\n    wrote once, in inference/model.pdiparams, beside the program "
+                 "Paddle\n    Inference serves" if from_inference
+                 else "those of\n    model.pdparams beside this file"),
+        why=why, build=build,
+        default_load=_FROM_INFERENCE if from_inference else _FROM_PDPARAMS)
+    return text + ("\n\n\n" + _READ_INFERENCE if from_inference else "")
 
 
 def _recurrent(graph: Graph) -> bool:
@@ -88,7 +125,8 @@ def _refuse_wide_unsigned(graph: Graph) -> None:
 def generate(graph: Graph, source_desc: str, names: dict | None = None,
              forward_context=None, parameters: dict | None = None, for_training: bool = False,
              source_names: dict | None = None, module_tree: dict | None = None,
-             flat: bool = False, lazy: bool = True) -> tuple[str, dict[str, np.ndarray]]:
+             flat: bool = False, lazy: bool = True, from_inference: bool = False
+             ) -> tuple[str, dict[str, np.ndarray]]:
     """Return (model.py text, state dict as numpy arrays); `names`, when given,
     receives IR value -> generated variable name (for `x2 check --bisect`),
     `parameters` each trainable parameter's source weight (`x2 check --grad`),
@@ -100,10 +138,11 @@ def generate(graph: Graph, source_desc: str, names: dict | None = None,
     result = generate_module(
         e, PADDLE_OPS,
         docstring=[f"Paddle model generated by x2 from {source_desc}.", "",
-                   "Readable and editable; weights live in model.pdparams."],
-        header=["import os", "import sys", "", _GUARD, "", "import paddle",
+                   "Readable and editable; load_model() gives it with its weights."],
+        header=[*(["import json"] if from_inference else []), "import os", "import sys", "",
+                _GUARD, "", "import paddle",
                 "import paddle.nn as nn", "import paddle.nn.functional as F"],
-        footer=[load_code(lazy)], forward_context=forward_context, 
+        footer=[load_code(lazy, from_inference)], forward_context=forward_context,
         planner=None if flat else module_tree_plan)
     if names is not None:
         names.update(e.namer.names)
@@ -150,49 +189,88 @@ def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
 
 
 def emit(graph: Graph, request: EmitRequest) -> dict:
-    import paddle
-
     out = Path(request.out)
     value_names: dict[str, str] = {}
-    mixed = request.options.precision == "mixed"
+    precision = request.options.precision
+    mixed = precision == "mixed"
     parameters: dict[str, dict] = {}
     source_names: dict = {}
     module_tree: dict = {}
-    text, state = generate(graph, request.source_desc, value_names,
-                           auto_cast(request.options.keep_fp32) if mixed else None, parameters,
-                           for_training=request.options.purpose == "training",
-                           source_names=source_names, module_tree=module_tree,
-                           flat=request.options.flat,
-                           lazy=request.options.precision not in ("fp16", "bf16")
-                           and not _recurrent(graph))
-    (out / "model.py").write_text(text)
-    # Fill the model straight from the IR's memory-mapped weights, chunk by chunk,
-    # then pickle model.pdparams from the parameters themselves (zero-copy
-    # views): the weights are in memory once, not three times.
+    lazy = precision not in ("fp16", "bf16") and not _recurrent(graph)
+
+    def write_code(from_inference: bool) -> dict[str, np.ndarray]:
+        text, state = generate(graph, request.source_desc, value_names,
+                               auto_cast(request.options.keep_fp32) if mixed else None,
+                               parameters, for_training=request.options.purpose == "training",
+                               source_names=source_names, module_tree=module_tree,
+                               flat=request.options.flat, lazy=lazy,
+                               from_inference=from_inference)
+        (out / "model.py").write_text(text)
+        return state
+
+    state = write_code(from_inference=True)
+    # Fill the model straight from the IR's memory-mapped weights, chunk by
+    # chunk: the weights are in memory once.
     model = import_generated(out / "model.py").Model()
     for key, tensor in model.state_dict().items():
         fill_tensor(tensor, state[key])
     model.eval()
-    # A tied weight's keys hold one array object, which pickle writes once.
-    arrays: dict[int, np.ndarray] = {}
-    write_pdparams({k: arrays.setdefault(id(t), t.numpy() if t.dtype == paddle.bfloat16
-                                         else np.from_dlpack(t.detach()))  # (no dlpack bf16)
-                    for k, t in model.state_dict().items()},
-                   out / "model.pdparams")
-    del arrays
     del state
+    details = {}
+    saved = _save_inference(model, graph, out, precision, details)
+    # One copy of the weights on disk: model.py reads inference/model.pdiparams
+    # where every weight is found there bit for bit; else model.pdparams.
+    # (a model without weights has no .pdiparams: its empty model.pdparams is as short)
+    weights = {key: (t.name, _host_array(t)) for key, t in model.state_dict().items()}
+    stored = out / "inference" / "model.pdiparams"
+    keys = saved and weights and stored.is_file() and stored_keys(stored, weights)
+    del weights
+    if keys:
+        write_keys(out / "inference", keys)
+    else:
+        write_code(from_inference=False)
+        # A tied weight's keys hold one array object, which pickle writes once.
+        arrays: dict[int, np.ndarray] = {}
+        write_pdparams({k: arrays.setdefault(id(t), _host_array(t))
+                        for k, t in model.state_dict().items()}, out / "model.pdparams")
+        del arrays
+        if saved and model.state_dict():
+            details["weights"] = ("model.pdparams written beside inference/ (the saved "
+                                  "program's weights could not be matched to the model's)")
+    return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
+            "value_names": value_names, "parameters": parameters,
+            **({"source_names": source_names} if source_names else {}),
+            **({"module_tree": module_tree} if module_tree else {}),
+            **({"precision": {k: v for k, v in details.items() if k == "inference"}}
+               if precision != "fp32" else {}),
+            **({"weights": details["weights"]} if "weights" in details else {})}
+
+
+def _host_array(tensor) -> np.ndarray:
+    """A parameter's values without a copy (bfloat16, which dlpack lacks, copied)."""
+    import paddle
+    return tensor.numpy() if tensor.dtype == paddle.bfloat16 else np.from_dlpack(
+        tensor.detach())
+
+
+def _save_inference(model, graph: Graph, out: Path, precision: str, details: dict) -> bool:
+    """inference/ (paddle.jit.save) of the filled model; False where a
+    CPU-only paddle cannot trace the model's half precision (said in
+    `details`); refused with a ConversionError where paddle cannot save an
+    fp32 model."""
+    import paddle
     # stop_gradient: an inference program needs no gradients, and paddle's static
     # expand refuses a bool tensor that might carry one (a mask cast from an input).
     specs = [paddle.static.InputSpec(
         shape=[d if d is not None else None for d in (graph.shape(v) or [])],
         dtype=graph.dtype(v), name=v, stop_gradient=True) for v in graph.inputs]
-    details = {}
-    precision = request.options.precision
+    mixed = precision == "mixed"
     try:
         static = paddle.jit.to_static(model, input_spec=specs, full_graph=True)
         paddle.jit.save(static, str(out / "inference" / "model"))
         details["inference"] = f"inference/ saved in {precision}" + (
             " (fp32 weights; auto_cast recorded where the program was traced)" if mixed else "")
+        return True
     except (TypeError, ValueError, RuntimeError, AssertionError) as exc:
         if precision == "fp32" or paddle.is_compiled_with_cuda():
             # paddle's static export refuses what its dygraph runs: an input no
@@ -213,11 +291,7 @@ def emit(graph: Graph, request: EmitRequest) -> dict:
                                 f"({first.strip()}); model.py and model.pdparams are "
                                 f"written ({what}). "
                                 f"Convert with a CUDA build of paddle for inference/")
-    return {"files": sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()),
-            "value_names": value_names, "parameters": parameters,
-            **({"source_names": source_names} if source_names else {}),
-            **({"module_tree": module_tree} if module_tree else {}),
-            **({"precision": details} if precision != "fp32" else {})}
+        return False
 
 
 def locate(graph: Graph, out: Path, names: dict[str, str], inputs: list[np.ndarray]

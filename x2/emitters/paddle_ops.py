@@ -702,7 +702,7 @@ LOAD_SOURCE_CHECKPOINT = '''def load_source_checkpoint(path):
     """The model with the weights of a checkpoint of its source: a torch
     state_dict file (torch.save) or a .safetensors file, under the source's
     keys. Each weight is laid out as this model holds it (SOURCE_KEYS); what
-    the checkpoint does not hold comes from model.pdparams."""
+    the checkpoint does not hold comes from load_model()."""
     import numpy as np
     if str(path).endswith(".safetensors"):
         from safetensors.numpy import load_file
