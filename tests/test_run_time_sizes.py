@@ -111,3 +111,30 @@ def test_a_branch_on_an_input_value_names_the_input_and_input_value(tmp_path):
                 emit_options={"verify": False})
     message = str(error.value)
     assert "'sr'" in message and "--input-value sr=" in message, message
+
+
+@pytest.mark.parametrize("target", ["onnx", "paddle", "torch"])
+def test_a_tf_spectrogram_over_audio_of_any_length(tf_model, target, tmp_path):
+    """tf.signal.stft with the audio's length dynamic: parity with TensorFlow
+    at three lengths (one hop past a frame, a second of 16 kHz audio, an odd
+    one), Paddle Inference included. About 15 s per target."""
+    model = str(tf_model("spectrogram"))
+    out = tmp_path / target
+    convert_then_check(model, str(out), target=target)
+    result = check(model, str(out), target=target, dim_sizes={"dim1": [280, 16000, 1601]},
+                   serving=target == "paddle")
+    assert [s["input_shapes"][0][1] for s in result["shapes_checked"]] == [280, 16000, 1601]
+    assert {r["runner"] for r in result["outputs"]} == RUNNERS[target]
+    assert result["passed"], [(r["runner"], r["max_rel"]) for r in result["outputs"]]
+    assert not result["input_independent"]
+
+
+def test_verify_grows_audio_too_short_for_one_frame(tf_model, tmp_path):
+    """Verify's default length (16 samples) gives no frame, an empty output
+    that would prove nothing: it grows the length until the source computes
+    something, and verifies there."""
+    report = convert(str(tf_model("spectrogram")), str(tmp_path / "out"), target="onnx")
+    verify = report.target_details["verify"]
+    assert verify["verified"], verify
+    first = verify["shapes"][0]["input_shapes"][0]
+    assert first[1] >= 200, verify["shapes"]   # at least one frame of 200 samples

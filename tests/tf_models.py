@@ -921,7 +921,28 @@ def class_token(out):
     tf.saved_model.save(module, out, signatures=module.__call__)
 
 
-MODELS = {f.__name__: f for f in (fully_convolutional, any_size_images, token_attention, class_token, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+def spectrogram(out):
+    """A log-magnitude STFT over audio of any length (tf.signal.stft in a
+    tf.Module: frames cut to a whole number of hops at run time, FloorDiv,
+    StridedSlice to a computed end, a Hann window, |RFFT|), then a dense
+    projection of the frequency bins."""
+    tf = _tf()
+
+    class Spectrogram(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.mel = tf.Variable(tf.random.stateless_uniform((129, 8), seed=(0, 2)))
+
+        @tf.function(input_signature=[tf.TensorSpec((None, None), tf.float32, name="audio")])
+        def __call__(self, audio):
+            stft = tf.signal.stft(audio, frame_length=200, frame_step=80, fft_length=256)
+            return {"features": tf.math.log(tf.abs(stft) @ self.mel + 1.0)}
+
+    module = Spectrogram()
+    tf.saved_model.save(module, out, signatures=module.__call__)
+
+
+MODELS = {f.__name__: f for f in (spectrogram, fully_convolutional, any_size_images, token_attention, class_token, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

@@ -38,8 +38,8 @@ for name, src, ops in [("sigmoid", "sigmoid", ("Sigmoid",)), ("tanh", "tanh", ("
 
 # ---------------------------------------------------------------- binary
 for name, pd, spec, ops, note in [
-        ("floordiv", "floor_divide", "x=t * 4; y=abs(u) + 0.5", (), "floor division of floats on both sides"),
-        ("floormod", "remainder", "x=t * 4; y=u", (), "floor modulo: the sign of the divisor, like Python's %"),
+        ("floordiv", "floor_divide", "x=t * 4; y=abs(u) + 0.5", ("FloorDiv",), "floor division of floats on both sides"),
+        ("floormod", "remainder", "x=t * 4; y=u", ("FloorMod",), "floor modulo: the sign of the divisor, like Python's %"),
         ("divide", "divide", "x=t; y=abs(u) + 0.5", ("RealDiv",), "true division"),
         ("logical_xor", "logical_xor", "x=t > 0; y=u > 0", (), ""),
         ("atan2", "atan2", "y>x=t; x>y=u", (), "TF names the numerator y (atan2(y, x)); Paddle names it x"),

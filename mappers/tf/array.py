@@ -69,11 +69,15 @@ def expand_dims(ctx, op):
 
 @tf_mapper("ConcatV2")
 def concat(ctx, op):
-    """`concat`."""
+    """`concat` of the pieces that are not empty along the axis (a shape
+    vector's empty tail in tf.signal.frame)."""
     *values, axis_value = op.inputs
-    axis = int(ctx.require_const(axis_value, "the axis"))
-    ctx.emit("concat", values, {"axis": axis % len(ctx.shape(op.outputs[0]))},
-             outputs=op.outputs)
+    axis = int(ctx.require_const(axis_value, "the axis")) % len(ctx.shape(op.outputs[0]))
+    kept = [v for v in values if (ctx.shape(v) or [None] * (axis + 1))[axis] != 0]
+    if len(kept) == 1:
+        ctx.alias(op.outputs[0], kept[0])
+        return
+    ctx.emit("concat", kept or values[:1], {"axis": axis}, outputs=op.outputs)
 
 
 @tf_mapper("Pack")
@@ -123,16 +127,72 @@ def shape(ctx, op):
              outputs=op.outputs)
 
 
+# A slice end before any axis's start: with step -1 from -1, the whole axis reversed.
+_TO_THE_START = -(1 << 62)
+# A slice end past any axis's end.
+_TO_THE_END = 1 << 62
+
+
 @tf_mapper("StridedSlice")
 def strided_slice(ctx, op):
-    """`strided_slice` (all masks)."""
+    """`strided_slice` (all masks); begin or end computed at run time (a
+    signal framed to a whole number of hops, tf.signal.frame): `slice_dynamic`,
+    then `squeeze` for shrink_axis_mask (no ellipsis or new axes then)."""
     x, begin, end, strides = op.inputs
+    if ctx.const(begin) is None or ctx.const(end) is None:
+        _strided_slice_dynamic(ctx, op)
+        return
     attrs = {"begin": ctx.require_const(begin, "begin").astype(int).tolist(),
              "end": ctx.require_const(end, "end").astype(int).tolist(),
              "strides": ctx.require_const(strides, "strides").astype(int).tolist()}
     for mask in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
         attrs[mask] = int(op.attrs.get(mask, 0))
     ctx.emit("strided_slice", [x], attrs, outputs=op.outputs)
+
+
+def _strided_slice_dynamic(ctx, op):
+    x, begin, end, strides_value = op.inputs
+    masks = {m: int(op.attrs.get(m, 0)) for m in ("begin_mask", "end_mask", "ellipsis_mask",
+                                                   "new_axis_mask", "shrink_axis_mask")}
+    steps = ctx.require_const(strides_value, "strides").astype(int).reshape(-1).tolist()
+    if masks["ellipsis_mask"] or masks["new_axis_mask"] or any(s == 0 for s in steps):
+        ctx.require_const(begin if ctx.const(begin) is None else end, "begin and end (with "
+                          "an ellipsis or a new axis)")
+    n = len(steps)
+    axes = list(range(n))
+
+    def bounds(value: str, mask: int, hint: str) -> str:
+        """The bounds, with a masked axis's from its edge (toward the step's end)."""
+        value = _as_int64(ctx, value)
+        edges = [(0 if steps[i] > 0 else -1) if hint == "starts" else
+                 (_TO_THE_END if steps[i] > 0 else _TO_THE_START) for i in axes]
+        masked = [bool(mask >> i & 1) for i in axes]
+        if not any(masked):
+            return value
+        return ctx.emit("where", [ctx.constant(np.array(masked), f"{hint}_masked"),
+                                  ctx.constant(np.array(edges, np.int64), f"{hint}_edge"),
+                                  value], dtype="int64", shape=(n,), hint=hint)
+
+    shrink = [i for i in axes if masks["shrink_axis_mask"] >> i & 1]
+    starts = bounds(begin, masks["begin_mask"], "starts")
+    ends = bounds(end, masks["end_mask"], "ends")
+    if shrink:  # one element: from its start to start + 1 (-1 to the end)
+        one = ctx.constant(np.array([int(i in shrink) for i in axes], np.int64), "one")
+        after = ctx.emit("add", [starts, one], dtype="int64", shape=(n,), hint="after")
+        to_end = ctx.emit("equal", [after, ctx.constant(np.array(0, np.int64), "zero")],
+                          dtype="bool", shape=(n,), hint="to_end")
+        after = ctx.emit("where", [to_end, ctx.constant(np.array(_TO_THE_END, np.int64),
+                                                        "end"), after],
+                         dtype="int64", shape=(n,), hint="after")
+        ends = ctx.emit("where", [ctx.constant(np.array([i in shrink for i in axes]),
+                                               "shrunk"), after, ends],
+                        dtype="int64", shape=(n,), hint="ends")
+        sliced = ctx.emit("slice_dynamic", [x, starts, ends], {"axes": axes, "steps": steps},
+                          hint="slice")
+        ctx.emit("squeeze", [sliced], {"axes": shrink}, outputs=op.outputs)
+        return
+    ctx.emit("slice_dynamic", [x, starts, ends], {"axes": axes, "steps": steps},
+             outputs=op.outputs)
 
 
 @tf_mapper("ZerosLike", "OnesLike")
@@ -164,8 +224,6 @@ def gather(ctx, op):
     ctx.emit("gather", [x, idx], {"axis": axis % len(ctx.shape(x))}, outputs=op.outputs)
 
 
-# A slice end before any axis's start: with step -1 from -1, the whole axis reversed.
-_TO_THE_START = -(1 << 62)
 
 
 @tf_mapper("ReverseV2")
@@ -225,7 +283,18 @@ def split(ctx, op):
         sizes = ctx.require_const(sizes_value, "the sizes").astype(int).tolist()
         if -1 in sizes:
             sizes[sizes.index(-1)] = ctx.shape(x)[axis] - sum(s for s in sizes if s != -1)
-    ctx.emit("split", [x], {"axis": axis, "sizes": sizes}, outputs=op.outputs)
+    # An empty piece (tf.signal.frame splits a shape vector [1, 1, 0]) is an
+    # empty slice: paddle.split takes no more pieces than the axis has elements.
+    for size, out in zip(sizes, op.outputs):
+        if size == 0:
+            ctx.emit("slice", [x], {"starts": [0], "ends": [0], "axes": [axis], "steps": [1]},
+                     outputs=[out])
+    kept = [(size, out) for size, out in zip(sizes, op.outputs) if size != 0]
+    if len(kept) == 1:
+        ctx.alias(kept[0][1], x)
+    elif kept:
+        ctx.emit("split", [x], {"axis": axis, "sizes": [size for size, _ in kept]},
+                 outputs=[out for _, out in kept])
 
 
 @tf_mapper("Unpack")

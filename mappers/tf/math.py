@@ -15,6 +15,23 @@ def binary(ctx, op):
     ctx.emit(_BINARY[op.type], op.inputs[:2], outputs=op.outputs)
 
 
+@tf_mapper("FloorDiv")
+def floor_div(ctx, op):
+    """`floor_div` of integers; `floor(a / b)` of floats, as TensorFlow rounds
+    them (Python's // takes the remainder's route: 1.0 // 0.1 is 9, TF's 10)."""
+    if np.issubdtype(np.dtype(ctx.dtype(op.outputs[0])), np.integer):
+        ctx.emit("floor_div", op.inputs[:2], outputs=op.outputs)
+        return
+    ratio = ctx.emit("div", op.inputs[:2], shape=ctx.shape(op.outputs[0]), hint="ratio")
+    ctx.emit("floor", [ratio], outputs=op.outputs)
+
+
+@tf_mapper("FloorMod")
+def floor_mod(ctx, op):
+    """`mod`: the remainder takes the divisor's sign, in TensorFlow as in numpy."""
+    ctx.emit("mod", op.inputs[:2], outputs=op.outputs)
+
+
 @tf_mapper("SquaredDifference")
 def squared_difference(ctx, op):
     """`(a - b) * (a - b)`."""

@@ -169,6 +169,23 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
             raise SourceRunError(f"verify could not run the source model: {exc} (convert "
                                  f"with --no-verify to write the model unverified)") from exc
         probes = _probes(batches[0], spec)
+    if all(r.size == 0 for r in refs[0]) and refs[0]:
+        # Nothing to compare (audio shorter than one frame): larger sizes.
+        fixed = set(dims or {}) | set(report.source.get("dim_sizes") or {})
+        grown = _sizes_with_output(run_source, work / "grown", spec, io, sizes[0], fixed)
+        if grown is None:
+            largest = _grown(sizes[0], fixed, GROWTH_STEPS)
+            raise ConversionError(
+                f"verify: the source's outputs are empty at every size tried (up to "
+                f"{', '.join(f'{k}={v}' for k, v in largest.items())}), so there is nothing "
+                f"to compare; give sizes at which the model computes something with --dim "
+                f"NAME=SIZE (or convert with --no-verify)")
+        shutil.rmtree(work / "grown", ignore_errors=True)
+        return verify(model, staging, work / "at_grown_sizes", source=source, target=target,
+                      ir_dir=ir_dir, timeout=timeout, progress=progress,
+                      dims={**(dims or {}), **{name: [size, sizes[-1].get(name, size)]
+                                               for name, size in grown.items()
+                                               if name not in (dims or {})}})
     runs = target_runs(target, report, True, notes)
     if target == "paddle" and report.layout.get("inside") == "nhwc":
         runs = [r for r in runs if r[1] != "inference"]
@@ -245,7 +262,8 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         if error is not None:
             raise ConversionError(
                 f"the written {target} model fails in {runner}: {error}; x2 refuses to write "
-                f"it{_range_hint(spec)} (convert with --no-verify to write it anyway)",
+                f"it{_range_hint(spec)}{_sizes_hint(sizes)} (convert with --no-verify to write "
+                f"it anyway)",
                 details={"runner": runner, "problem": str(error)})
         record["runners"].append(runner)
         notes.extend(n for n in more if n not in notes)
@@ -292,6 +310,35 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     if progress:
         progress("verify against the source", "done", record["seconds"])
     return record
+
+
+# Dims grown 4x per step, at most this many times (16 -> 16384).
+GROWTH_STEPS = 5
+
+
+def _grown(sizes: dict[str, int], fixed: set[str], steps: int) -> dict[str, int]:
+    """`sizes` with every dim but the batch and `fixed` ones 4**steps times larger."""
+    return {name: size if name == BATCH or name in fixed else size * 4 ** steps
+            for name, size in sizes.items()}
+
+
+def _sizes_with_output(run_source, work: Path, spec: dict, io: dict, sizes: dict[str, int],
+                       fixed: set[str]) -> dict[str, int] | None:
+    """The first sizes, grown step by step, at which the source's outputs are
+    not all empty; None if they stay empty."""
+    for step in range(1, GROWTH_STEPS + 1):
+        grown = _grown(sizes, fixed, step)
+        if grown == sizes:
+            return None
+        arrays = make_inputs(spec, SEED, grown, edge_ids=True)
+        try:
+            outputs = run_source(save_batches(work / str(step), [arrays],
+                                              [i["name"] for i in spec["inputs"]], io))[0]
+        except X2Error:
+            return None
+        if any(o.size for o in outputs):
+            return grown
+    return None
 
 
 def _probes(first: list[np.ndarray], spec: dict) -> list[list[np.ndarray]]:
@@ -433,6 +480,15 @@ def _range_hint(spec: dict) -> str:
     return (f"; verify fed {', '.join(repr(n) for n in unknown)} integers from [0, 10): if "
             f"the model takes only some values there, give them with --input-range "
             f"NAME:LOW,HIGH")
+
+
+def _sizes_hint(sizes: list[dict]) -> str:
+    """Which sizes of the dynamic dims the runner was fed."""
+    if not any(sizes):
+        return ""
+    tried = "; ".join(", ".join(f"{k}={v}" for k, v in each.items()) for each in sizes)
+    return (f"; verify ran it at {tried}: if the model is meant for other sizes, give them "
+            f"with --dim NAME=S1,S2")
 
 
 def _where(sizes: dict) -> str:

@@ -131,12 +131,14 @@ class PaddleContext(EmitContext):
         rank = len(pads) // 2
         padded = [i for i in range(rank) if pads[i] or pads[i + rank]]
         static = shape is not None and all(isinstance(d, int) for d in shape)
+        if rank == 3 and padded == [2] and all(p >= 0 for p in pads):
+            # (at any sizes: framed audio padded to its FFT length crashed oneDNN's
+            # pad in the all-dims form, "free(): invalid pointer")
+            return self.api("pad", x, [pads[2], pads[5]], value=value, data_format="NCL")
         if not padded or (rank == 4 and set(padded) <= {2, 3}) or any(p < 0 for p in pads) \
                 or dtype is None \
                 or not static:
             return self.api("pad", x, self.constant_pads(pads), value=value)
-        if rank == 3 and padded == [2]:
-            return self.api("pad", x, [pads[2], pads[5]], value=value, data_format="NCL")
         dtype = self.dtype(dtype)
         size = list(shape)
         for axis in padded:

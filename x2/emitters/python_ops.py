@@ -232,7 +232,13 @@ def gather(e, node):
     if e.has_api("index_select") and len(e.graph.shape(idx) or (0, 0)) == 1:
         return e.api("index_select", e.value(x), e.value(idx), axis=axis)
     # Tensor indexing on one axis is numpy.take for any index shape.
-    return take(e.value(x), axis, e.value(idx, tensor=True))
+    source = e.value(x)
+    if e.framework == "Paddle" and axis > 0:
+        # Paddle 3.3 indexes a strided view (a slice, reshaped) past its first
+        # axis by an index of 2 or more dims wrongly: wrong shape, or "index out
+        # of range"; contiguous() is the tensor itself where it is contiguous.
+        source = Expr(f"{literal(source)}.contiguous()")
+    return take(source, axis, e.value(idx, tensor=True))
 
 
 def _is_embedding(e, node) -> bool:
