@@ -308,6 +308,24 @@ def pad_constant(torch, dtype):
     return _module(torch, forward)
 
 
+@case("pad: constant on a sequence's last axis (framed audio to its FFT length)",
+      [("x", ("batch", "seq", 6), "x")], BOTH)
+def pad_last_axis(torch, dtype):
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (0, 3)) * 2
+    return _module(torch, forward)
+
+
+@case("gather: a 2-D index past the first axis of a sliced, reshaped tensor (frames)",
+      [("x", ("batch", 24), "x")])
+def gather_frames(torch, dtype):
+    def forward(self, x):
+        hops = x[:, :20].reshape(x.shape[0], 5, 4)
+        index = torch.arange(3)[:, None] + torch.arange(2)[None, :]
+        return hops[:, index] * 2
+    return _module(torch, forward)
+
+
 def __getattr__(name: str):
     """`case__NAME__DTYPE`: the factory x2's torch frontend calls."""
     match = re.fullmatch(r"case__(\w+?)__(float32|int64)", name)
