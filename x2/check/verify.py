@@ -190,7 +190,8 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         except SourceRunError as exc:
             notes.append(f"the source's noise and input dependence not measured: {exc}")
 
-    seconds = {}   # where the verify's time goes: the source, then each runner
+    # where the verify's time goes: the source, each runner, a float64 run
+    seconds = {}
 
     def run_one(task_mode):
         task, mode = task_mode
@@ -233,8 +234,11 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         """The written model run in float64 on batch b (None where it cannot
         run so): what the converted math gives without fp32 rounding."""
         if b not in exact_by_batch:
+            started = time.perf_counter()
             exact_by_batch[b] = float64_outputs(target, dirs[b], staging, report, DEVICE,
                                                 timeout)
+            step = f"{target} in float64"
+            seconds[step] = round(seconds.get(step, 0.0) + time.perf_counter() - started, 3)
         return exact_by_batch[b]
     for mode, got_by_batch, more, error in results:
         runner = f"{target}:{mode}"
