@@ -1,6 +1,7 @@
 """A numpy reference interpreter for the IR, for ops that have kernels in
-x2/ir/ops.py. Used by tests to check that passes preserve semantics, and by
-constant folding."""
+x2/ir/ops.py. Used by tests to check that passes preserve semantics, by
+constant folding, and in float64 by x2/ir/float64.py (the second opinion on
+an ONNX target's near misses)."""
 from __future__ import annotations
 
 import numpy as np
