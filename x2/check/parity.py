@@ -45,6 +45,13 @@ TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run",
 # --no-serving; the API leaves it to the caller, since each run builds a
 # predictor (seconds on a large model).
 SERVING_RUNS = {"paddle": [("paddle.parity_run", "inference")]}
+# --to NAME -> (worker task, mode, what it is) of the written model's float64
+# run, the second opinion on a near miss (compare.rounding_only): model.py in
+# float64, or model.onnx computed in float64 by x2's numpy kernels.
+FLOAT64_RUNS = {"torch": ("torch.parity_run", "python", "model.py run in float64"),
+                "paddle": ("paddle.parity_run", "python", "model.py run in float64"),
+                "onnx": ("onnx.parity_run", "x2-kernels",
+                         "model.onnx run in float64 by x2's numpy kernels")}
 # The framework asked for devices on each side (x2/check/runtime.list_devices).
 FRAMEWORK = {"tf": "tf", "onnx": "onnx", "torch": "torch", "paddle": "paddle"}
 # Default tolerances per precision of the converted model (--rtol/--atol override).
@@ -625,14 +632,6 @@ def _run_batches(work: Path, model, converted, source, target, report, signature
         for b, got in enumerate(got_all):
             got_by_batch[b].append((f"{target}:{mode}", got))
     return refs, got_by_batch
-
-
-# --to NAME -> (worker task, mode, what it is) of the written model's float64
-# run: model.py in float64, or model.onnx computed by x2's numpy kernels.
-FLOAT64_RUNS = {"torch": ("torch.parity_run", "python", "model.py run in float64"),
-                "paddle": ("paddle.parity_run", "python", "model.py run in float64"),
-                "onnx": ("onnx.parity_run", "x2-kernels",
-                         "model.onnx run in float64 by x2's numpy kernels")}
 
 
 def float64_outputs(target: str, folder: Path, converted, report, device, timeout
