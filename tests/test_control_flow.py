@@ -99,6 +99,49 @@ def test_ir_semantics_branches_and_trip_counts():
     np.testing.assert_array_equal(runs[True, 5][1][-1], runs[True, 5][0])
 
 
+def test_the_float64_run_stays_float64_through_branches_and_loops(monkeypatch):
+    """The ONNX target's float64 second opinion (x2/ir/float64.py): float32
+    inputs, constants and casts inside `if` and `loop` bodies widen, and the
+    result is the graph's math done in float64 step for step; a computed
+    reshape runs too. An op without a kernel, or a kernel that narrows to
+    float32 (inside the loop body), gives no opinion. Milliseconds."""
+    from x2.ir import float64
+    x = np.array([0.1, 1 / 3], np.float32)
+    feeds = [x, np.array(False), np.array(5, np.int64)]   # the mul branch, then the loop
+    final, steps = float64.interpret_float64(_cf_graph(), feeds)
+    acc, w, expected = x.astype(np.float64) * 3, x.astype(np.float64), []
+    for i in range(5):
+        acc = acc * w + float(i)
+        expected.append(acc)
+        if not acc.sum() < 100:
+            break
+    assert final.dtype == steps.dtype == np.float64
+    np.testing.assert_array_equal(final, acc)
+    np.testing.assert_array_equal(steps, np.stack(expected))
+    assert np.any(final != interpret(_cf_graph(), feeds)[0])   # not float32's result
+
+    g = Graph()   # a computed reshape (no kernel in the op table), then an op x2 lacks
+    g.add_input("x", "float32", (2,))
+    g.add_constant("shape", np.array([-1, 1], np.int64))
+    g.add_node("reshape_dynamic", ["x", "shape"], name="r")
+    g.outputs = ["r"]
+    (column,) = float64.interpret_float64(g, [x])
+    assert column.dtype == np.float64 and column.shape == (2, 1)
+    g.add_node("an_op_without_a_kernel", ["r"], name="unknown")
+    g.outputs = ["unknown"]
+    with pytest.raises(float64.NoFloat64Run, match="no numpy kernel for IR op 'an_op_with"):
+        float64.interpret_float64(g, [x])
+
+    kernels = float64.evaluate
+
+    def narrowing_add(op, arrays, attrs):
+        result = kernels(op, arrays, attrs)
+        return [r.astype(np.float32) for r in result] if op == "add" else result
+    monkeypatch.setattr(float64, "evaluate", narrowing_add)
+    with pytest.raises(float64.NoFloat64Run, match="'add' returns float32"):
+        float64.interpret_float64(_cf_graph(), feeds)
+
+
 def test_ir_serialization_keeps_subgraphs(tmp_path):
     from x2.ir.serialize import load_graph, save_graph
     g = _cf_graph()

@@ -77,11 +77,11 @@ def test_pad_token_rows_are_fed_and_read_as_torch_does(tmp_path):
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
-    """A small torch model written to torch and paddle without verify, for
-    the tests below to break."""
+    """A small torch model written to torch, paddle and onnx without verify,
+    for the tests below to break."""
     root = tmp_path_factory.mktemp("written")
     outs = {}
-    for target in ("torch", "paddle"):
+    for target in ("torch", "paddle", "onnx"):
         outs[target] = root / target
         convert(f"{TRAPS}:padded_embedding", str(outs[target]), source="torch",
                 target=target, emit_options={"verify": False}, **CASES["padded_embedding"])
@@ -135,12 +135,19 @@ def test_float32_rounding_is_told_from_a_wrong_mapping_by_the_float64_run():
     assert not rounding_only(exact_source, (truth * 1.001).astype(np.float32), [truth], 0,
                              1e-4, 1e-6)["rounding"]
     assert rounding_only(source, target, None, 0, 1e-4, 1e-6) is None   # no float64 run
+    holed = truth.copy()
+    holed[0, 0] = np.nan   # a float64 run that lost a value the source has: no opinion
+    assert rounding_only(source, target, [holed], 0, 1e-4, 1e-6) is None
 
 
-@pytest.mark.parametrize("target", ["torch", "paddle"])
+@pytest.mark.parametrize("target", ["torch", "paddle", "onnx"])
 def test_the_written_model_runs_in_float64_for_the_second_opinion(written, target, tmp_path):
-    from x2.check.parity import make_inputs, save_batches
-    from x2.check.parity import float64_outputs
+    """model.py in float64; model.onnx computed in float64 by x2's numpy
+    kernels. Each is the written model's float32 result to within float32
+    rounding, and carries bits float32 has not (a float64 computation, not a
+    float32 one widened). Takes about a second per target."""
+    from x2.check.parity import TARGET_RUNS, float64_outputs, make_inputs, run_target
+    from x2.check.parity import save_batches
     from x2.contracts import Report
     report = Report.load(written[target])
     spec = {"inputs": report.inputs, "outputs": [o["name"] for o in report.outputs]}
@@ -148,6 +155,12 @@ def test_the_written_model_runs_in_float64_for_the_second_opinion(written, targe
                              [i["name"] for i in report.inputs], {})
     (logits,) = float64_outputs(target, folder, written[target], report, None, 120)
     assert logits.dtype == np.float64 and logits.shape[-1] == 50 and np.isfinite(logits).all()
+    task, mode = TARGET_RUNS[target][0]
+    ((float32,),), _ = run_target(task, mode, [folder], str(written[target]), target, report,
+                                  None, "fp32", 1)
+    scale = float(np.max(np.abs(logits)))
+    assert np.max(np.abs(float32 - logits)) <= 1e-6 * scale and scale > 0.1
+    assert np.any(logits != logits.astype(np.float32))
 
 
 def _rounded_head(text: str) -> str:
@@ -174,6 +187,52 @@ def test_check_asks_the_float64_run_and_refuses_what_is_not_rounding(written, tm
                        rtol=1e-5, dim_sizes=shapes)
         assert not result["passed"], result["outputs"]
         (row,) = [r for r in result["outputs"] if not r["passed"]]
+        near = "target" if far == "source" else "source"
+        assert row["vs_float64"][f"{far}_vs_float64"] > 1e-4 > \
+            10 * row["vs_float64"][f"{near}_vs_float64"], row
+
+
+def _onnx_head_edited(written: Path, dst: Path, *ops) -> Path:
+    """A copy of the written ONNX model with `ops` ((op_type, constant) pairs,
+    in order) applied to its output."""
+    import onnx
+    from onnx import helper, numpy_helper
+    shutil.copytree(written, dst)
+    model = onnx.load(str(dst / "model.onnx"))
+    name = model.graph.output[0].name
+    (producer,) = [n for n in model.graph.node if name in n.output]
+    value = "head_before_edit"
+    producer.output[list(producer.output).index(name)] = value
+    for i, (op_type, constant) in enumerate(ops):
+        model.graph.initializer.append(numpy_helper.from_array(
+            np.array(constant, np.float32), f"head_edit_{i}"))
+        result = name if i == len(ops) - 1 else f"head_edited_{i}"
+        model.graph.node.append(helper.make_node(op_type, [value, f"head_edit_{i}"],
+                                                 [result]))
+        value = result
+    onnx.save(model, str(dst / "model.onnx"))
+    return dst
+
+
+def test_check_of_an_onnx_target_judges_near_misses_by_its_float64_run(written, tmp_path):
+    """The ONNX target's second opinion (model.onnx in float64 by x2's
+    kernels) holds to the rule of model.py's: at a tolerance below float32
+    rounding the right model passes, the rounding told by the float64 run;
+    a head 0.1% off (the source far from the float64 run) and a head rounded
+    to float32's steps at 1e4 (onnxruntime far from it) are refused. Three
+    checks, about 6 s."""
+    shapes = {"batch": [2], "seq": [7]}
+    right = check(f"{TRAPS}:padded_embedding", str(written["onnx"]), source="torch",
+                  target="onnx", rtol=1e-9, atol=0.0, dim_sizes=shapes)
+    (row,) = right["outputs"]
+    assert row["max_rel"] > 1e-9 and row["vs_float64"]["rounding"], row
+    assert right["passed"], right["outputs"]
+    for far, ops in (("source", [("Mul", 1.001)]), ("target", [("Add", 1e4), ("Sub", 1e4)])):
+        out = _onnx_head_edited(written["onnx"], tmp_path / far, *ops)
+        result = check(f"{TRAPS}:padded_embedding", str(out), source="torch", target="onnx",
+                       rtol=1e-5, dim_sizes=shapes)
+        assert not result["passed"], result["outputs"]
+        (row,) = result["outputs"]
         near = "target" if far == "source" else "source"
         assert row["vs_float64"][f"{far}_vs_float64"] > 1e-4 > \
             10 * row["vs_float64"][f"{near}_vs_float64"], row

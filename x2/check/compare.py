@@ -156,10 +156,13 @@ def rounding_only(ref: np.ndarray, got: np.ndarray, exact: list | None, i: int,
     else stays as far from its own float64 run as from the source, and a
     runner that departs from model.py in float32 only (a serving runtime's
     pass, a float32 cast) is far from it while the source is close. None
-    where there is no float64 run to judge by."""
+    where there is no float64 run to judge by, or it is NaN or inf where the
+    source is finite."""
     if exact is None or ref.dtype.kind != "f" or exact[i].shape != ref.shape:
         return None
     truth = exact[i].astype(np.float64)
+    if np.any(np.isfinite(ref) & ~np.isfinite(truth)):
+        return None   # the distances would leave out values the source has
     scale = float(np.max(np.abs(ref), initial=0.0))
     source_off, target_off = _max_gap(ref, truth), _max_gap(got, truth)
     if not np.isfinite(source_off + target_off) or scale == 0:

@@ -45,6 +45,13 @@ TARGET_RUNS = {"paddle": [("paddle.parity_run", "python"), ("paddle.parity_run",
 # --no-serving; the API leaves it to the caller, since each run builds a
 # predictor (seconds on a large model).
 SERVING_RUNS = {"paddle": [("paddle.parity_run", "inference")]}
+# --to NAME -> (worker task, mode, what it is) of the written model's float64
+# run, the second opinion on a near miss (compare.rounding_only): model.py in
+# float64, or model.onnx computed in float64 by x2's numpy kernels.
+FLOAT64_RUNS = {"torch": ("torch.parity_run", "python", "model.py run in float64"),
+                "paddle": ("paddle.parity_run", "python", "model.py run in float64"),
+                "onnx": ("onnx.parity_run", "x2-kernels",
+                         "model.onnx run in float64 by x2's numpy kernels")}
 # The framework asked for devices on each side (x2/check/runtime.list_devices).
 FRAMEWORK = {"tf": "tf", "onnx": "onnx", "torch": "torch", "paddle": "paddle"}
 # Default tolerances per precision of the converted model (--rtol/--atol override).
@@ -400,7 +407,7 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
             exact_by_batch: dict[int, list | None] = {}
 
             def exact(b: int) -> list | None:
-                """The converted model.py in float64 on batch b (the second opinion)."""
+                """The converted model in float64 on batch b (the second opinion)."""
                 if b not in exact_by_batch:
                     folder = save_batches(tmp_path / f"float64_{b}", [arrays_by_batch[b]],
                                           names, io)[0]
@@ -426,8 +433,9 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                         if ok and rounding:
                             notes.append(
                                 f"{runner} output '{name}' (batch {b}) differs from the source "
-                                f"beyond the tolerance by float32 rounding only: the model.py "
-                                f"run in float64 is {rounding['source_vs_float64']:.3g} from "
+                                f"beyond the tolerance by float32 rounding only: the "
+                                f"{FLOAT64_RUNS[target][2]} is "
+                                f"{rounding['source_vs_float64']:.3g} from "
                                 f"the source and {rounding['target_vs_float64']:.3g} from "
                                 f"{runner}")
                 if bisect and bisect_result is None and not all(r["passed"] for r in results
@@ -628,13 +636,13 @@ def _run_batches(work: Path, model, converted, source, target, report, signature
 
 def float64_outputs(target: str, folder: Path, converted, report, device, timeout
                     ) -> list | None:
-    """The written model.py (torch or paddle) run in float64 on one input
-    folder, or None where it has no float64 run (onnx) or fails in it."""
-    task = {"torch": "torch.parity_run", "paddle": "paddle.parity_run"}.get(target)
-    if task is None:
+    """The written model run in float64 on one input folder (FLOAT64_RUNS),
+    or None where it has no float64 run or fails in it."""
+    if target not in FLOAT64_RUNS:
         return None
+    task, mode, _ = FLOAT64_RUNS[target]
     try:
-        got, _ = run_target(task, "python", [folder], str(converted), target, report, device,
+        got, _ = run_target(task, mode, [folder], str(converted), target, report, device,
                             "fp64", len(report.outputs), timeout)
     except X2Error:
         return None

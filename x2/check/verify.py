@@ -35,9 +35,9 @@ from ..errors import ConversionError, HostCannotRun, SourceRunError, X2Error
 from ..ir.symbols import BATCH
 from ..process.isolation import run_step
 from .compare import NOISE_CAP, NOISE_FACTOR, compare, compare_indices, rounding_only, tie_rule
-from .parity import (PRECISION_TOLERANCES, _run_source, _samples_by_input, float64_outputs,
-                     input_spread, inputs_like, make_inputs, run_target, save_batches,
-                     target_runs)
+from .parity import (FLOAT64_RUNS, PRECISION_TOLERANCES, _run_source, _samples_by_input,
+                     float64_outputs, input_spread, inputs_like, make_inputs, run_target,
+                     save_batches, target_runs)
 from .shapes import DEFAULT_SIZE, known_dims, symbols
 
 SEED = 0
@@ -208,7 +208,8 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
         except SourceRunError as exc:
             notes.append(f"the source's noise and input dependence not measured: {exc}")
 
-    seconds = {}   # where the verify's time goes: the source, then each runner
+    # where the verify's time goes: the source, each runner, a float64 run
+    seconds = {}
 
     def run_one(task_mode):
         task, mode = task_mode
@@ -248,11 +249,14 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     exact_by_batch: dict[int, list | None] = {}
 
     def exact(b: int) -> list | None:
-        """The target's model.py run in float64 on batch b (None where it
-        cannot run so): what the converted math gives without fp32 rounding."""
+        """The written model run in float64 on batch b (None where it cannot
+        run so): what the converted math gives without fp32 rounding."""
         if b not in exact_by_batch:
+            started = time.perf_counter()
             exact_by_batch[b] = float64_outputs(target, dirs[b], staging, report, DEVICE,
                                                 timeout)
+            step = f"{target} in float64"
+            seconds[step] = round(seconds.get(step, 0.0) + time.perf_counter() - started, 3)
         return exact_by_batch[b]
     for mode, got_by_batch, more, error in results:
         runner = f"{target}:{mode}"
@@ -282,7 +286,7 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                             {"runner": runner, "output": name, "dims": sizes[b], **rounding})
                         notes.append(
                             f"{runner} output '{name}'{_where(sizes[b])} is {rel:.3g} from the "
-                            f"source, float32 rounding: the model.py run in float64 is "
+                            f"source, float32 rounding: the {FLOAT64_RUNS[target][2]} is "
                             f"{rounding['source_vs_float64']:.3g} from the source and "
                             f"{rounding['target_vs_float64']:.3g} from {runner}")
                 if problem:
@@ -292,7 +296,7 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
                     raise ConversionError(
                         f"the written {target} model does not compute what the {source} "
                         f"source computes: {runner} output '{name}'{where} {problem}"
-                        f"{_float64_says(rounding, runner)}"
+                        f"{_float64_says(rounding, runner, target)}"
                         f"{f'; first divergence: {culprit}' if culprit else ''}; x2 refuses "
                         f"to write it (convert with --no-verify to write it anyway)",
                         details={"runner": runner, "output": name, "dims": sizes[b],
@@ -405,11 +409,11 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
     return kept, kept_sizes, refs
 
 
-def _float64_says(rounding: dict | None, runner: str) -> str:
-    """What the written model.py run in float64 says of a refused difference."""
+def _float64_says(rounding: dict | None, runner: str, target: str) -> str:
+    """What the written model run in float64 says of a refused difference."""
     if not rounding:
         return ""
-    return (f" (not float32 rounding: the model.py run in float64 is "
+    return (f" (not float32 rounding: the {FLOAT64_RUNS[target][2]} is "
             f"{rounding['source_vs_float64']:.3g} from the source and "
             f"{rounding['target_vs_float64']:.3g} from {runner}, relative)")
 
