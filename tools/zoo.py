@@ -127,6 +127,8 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
         return row
     row.update(convert_s=round(time.perf_counter() - start, 2),
                transposes_left=report.transposes_left)
+    if (out / "model.py").is_file():
+        row["structure"] = structure(report, out)
     verified = report.target_details.get("verify") or {}
     row.update(verified=bool(verified.get("verified")), verify_s=verified.get("seconds"),
                verify_runners=verified.get("runners", []))
@@ -163,6 +165,20 @@ def run_target(entry: registry.Entry, model: str, target: str, out: Path,
             if not worst["tokens_equal"] else
             f"logits max rel err {worst['max_rel']:.3e} > rtol {entry.rtol:g}"))
     return row
+
+
+def structure(report, out: Path) -> dict:
+    """What model.py keeps of the source (issue 47): its classes and the
+    instances of each, the modules left inline, how many of the source's
+    state_dict keys the output has, and model.py's length."""
+    tree = report.target_details.get("module_tree") or {}
+    names = report.target_details.get("source_names") or {}
+    classes = tree.get("classes") or {}
+    return {"classes": len(classes),
+            "instances": sum(len(c["instances"]) for c in classes.values()),
+            "inlined": len(tree.get("inlined") or []),
+            "source_keys": names.get("source_keys"), "matched": names.get("matched"),
+            "lines": len((out / "model.py").read_text().splitlines())}
 
 
 def _convert_encoder(entry: registry.Entry, model: str, target: str, out: Path) -> str:
@@ -586,6 +602,22 @@ def write_outputs(results: dict[str, dict], json_path: Path, md_path: Path) -> N
         lines.append(f"| {name} | {r['family']} | {r['source']} | {r['rtol']:g} | "
                      f"{', '.join(checked.get('dims', [])) or '—'} | {shapes} | "
                      f"{_generates(r)} | " + " | ".join(cells) + " |")
+    lines += ["", "## Structure of the written model.py", "",
+              "Per Python target: the classes written for the source's modules (their "
+              "instances), the modules left inline in their parent (report.json "
+              "`target_details.module_tree` says why), the source's state_dict keys the "
+              "output holds, and model.py's length in lines.", "",
+              "| model | target | classes (instances) | inlined | source keys matched | "
+              "model.py lines |", "|---|---|---:|---:|---:|---:|"]
+    for name in sorted(results, key=lambda n: (results[n]["family"], n)):
+        for target, t in results[name]["targets"].items():
+            shape = t.get("structure")
+            if not shape:
+                continue
+            keys = ("—" if shape["source_keys"] is None
+                    else f"{shape['matched']} of {shape['source_keys']}")
+            lines.append(f"| {name} | {target} | {shape['classes']} ({shape['instances']}) | "
+                         f"{shape['inlined']} | {keys} | {shape['lines']} |")
     lines += ["", "## Failure reasons", "", "| model | target | stage | reason |",
               "|---|---|---|---|"]
     for name in sorted(results, key=lambda n: (results[n]["family"], n)):
