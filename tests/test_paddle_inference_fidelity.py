@@ -172,13 +172,18 @@ def _tool():
 def test_differential_tool_finds_no_difference_on_the_patterns_that_were_broken(tmp_path):
     tool = _tool()
     # ALiBi's integer positions unsqueezed after a multiply, windows into the
-    # batch and back on int64, a mask of finfo.min rows: each broke before.
-    rows, passes = tool.run(["alibi_broadcast", "reshape_windows", "attention_finite_mask"],
-                            timeout=120, work=tmp_path, report=lambda line: None,
+    # batch and back on int64, a mask of finfo.min rows, a waveform's and a
+    # token sequence's pad at dynamic sizes (a crash, a hang), frames gathered
+    # from a sliced view (model.py wrong): each broke before.
+    cases = ["alibi_broadcast", "reshape_windows", "attention_finite_mask", "pad_waveform",
+             "pad_sequence_axis", "gather_frames"]
+    rows, passes = tool.run(cases, timeout=120, work=tmp_path, report=lambda line: None,
                             classes=("dynamic",), dtypes=("float32", "int64"))
     assert [(r["case"], r["dtype"]) for r in rows] == [
         ("alibi_broadcast", "float32"), ("reshape_windows", "float32"),
-        ("reshape_windows", "int64"), ("attention_finite_mask", "float32")]
+        ("reshape_windows", "int64"), ("attention_finite_mask", "float32"),
+        ("pad_waveform", "float32"), ("pad_waveform", "int64"),
+        ("pad_sequence_axis", "float32"), ("gather_frames", "float32")]
     assert [r for r in rows if r["result"] != "ok"] == []
     assert "operator_unsqueeze_onednn_fuse_pass" in passes
 

@@ -316,6 +316,22 @@ def pad_last_axis(torch, dtype):
     return _module(torch, forward)
 
 
+@case("pad: constant on a 2-D [batch, seq] tensor's last axis (a waveform to a multiple)",
+      [("x", ("batch", "seq"), "x")], BOTH)
+def pad_waveform(torch, dtype):
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (2, 3)) * 2
+    return _module(torch, forward)
+
+
+@case("pad: constant on a sequence's middle axis (tokens padded at the front)",
+      [("x", ("batch", "seq", 4), "x")])
+def pad_sequence_axis(torch, dtype):
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (0, 0, 2, 1)) * 2
+    return _module(torch, forward)
+
+
 @case("gather: a 2-D index past the first axis of a sliced, reshaped tensor (frames)",
       [("x", ("batch", 24), "x")])
 def gather_frames(torch, dtype):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.kernels import resize_taps
-from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name
+from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name, literal
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .paddle_inplace import overwritten_inputs, overwritten_value
 from .python_ops import PYTHON_OPS, host_items, leaky_relu, reduce
@@ -135,6 +135,15 @@ class PaddleContext(EmitContext):
             # (at any sizes: framed audio padded to its FFT length crashed oneDNN's
             # pad in the all-dims form, "free(): invalid pointer")
             return self.api("pad", x, [pads[2], pads[5]], value=value, data_format="NCL")
+        if padded and rank in (2, 3) and set(padded) <= {rank - 2, rank - 1} \
+                and all(p >= 0 for p in pads):
+            # As an image: at dynamic sizes the all-dims form crashed or hung Paddle
+            # Inference (a waveform's pad, tokens padded at the front).
+            lead = 4 - rank
+            image = self.api("pad", Expr(f"{literal(x)}[{', '.join(['None'] * lead)}]"),
+                             self.constant_pads([0] * lead + pads[:rank] + [0] * lead
+                                                + pads[rank:]), value=value)
+            return Expr(f"{literal(image)}[{', '.join(['0'] * lead)}]")
         if not padded or (rank == 4 and set(padded) <= {2, 3}) or any(p < 0 for p in pads) \
                 or dtype is None \
                 or not static:
