@@ -461,6 +461,13 @@ def check(model: str, converted: str, *, source: str = "tf", target: str = "padd
                    f"parity would prove nothing: a converted model that ignores its input "
                    f"would pass. Give the model weights (and BatchNorm statistics) that "
                    f"respond to data, or real inputs with --inputs-file{hint}")
+        empty = [n for n, _, _ in independent
+                 if all(refs[spec["outputs"].index(n)].size == 0 for refs in refs_by_batch)]
+        if empty and len(empty) == len(independent):
+            message = (f"the source model's output {', '.join(repr(n) for n in empty)} is "
+                       f"empty at every size checked, so parity would prove nothing: give "
+                       f"sizes at which it computes something with --dim NAME=S1,S2,S3 (audio "
+                       f"shorter than one frame, say){hint}")
         names_flagged = {n for n, _, _ in independent}
         for row in results:
             if row["name"] in names_flagged:
