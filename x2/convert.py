@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -24,7 +25,7 @@ from .ir.symbols import value_dims
 from .process.isolation import one_job, run_step, start_warm
 from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
-from .passes.precision import PRECISIONS, lower_precision
+from .passes.precision import PRECISIONS, choose_precision, lower_precision
 from .process.scratch import make_dir
 
 # --from NAME -> worker task that reads the model into IR (x2/process/worker.py).
@@ -199,10 +200,19 @@ def _lowers(precision: str, target: str) -> bool:
     return precision in ("fp16", "bf16") or (precision == "mixed" and target == "onnx")
 
 
-def _precision_details(options: EmitOptions, lowered: dict | None, emitted: dict) -> dict:
-    """report.json target_details.precision: what `x2 check` compares against."""
-    details = {"precision": options.precision, "io_dtype": options.io_dtype or (
+def _precision_details(options: EmitOptions, lowered: dict | None, emitted: dict,
+                       chosen: str, stored: str | None) -> dict:
+    """report.json target_details.precision: what `x2 check` compares
+    against; `chosen`: why this precision (choose_precision); `stored`: the
+    half dtype the source's weights are stored in, if any."""
+    details = {"precision": options.precision, "chosen": chosen, "io_dtype": options.io_dtype or (
         "fp32" if options.precision in ("fp32", "mixed") and not lowered else "half")}
+    if stored:
+        # The source is read and run in float32, its weights upcast exactly: verify
+        # and x2 check judge the written model by that exact-arithmetic reference of
+        # the same weights, within the precision's tolerance (x2/check/parity.py).
+        details["source_run"] = (f"float32: the {stored} weights upcast exactly (x2 reads "
+                                 f"and runs the source in float32)")
     if lowered:
         details.update(lowered)
         if options.precision == "mixed":   # ONNX has no autocast: fp16 weights and compute
@@ -238,7 +248,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         emit_options = EmitOptions.from_json(emit_options or {})
     if emit_options.purpose not in PURPOSES:
         raise X2Error(f"--for {emit_options.purpose}: choose {' or '.join(PURPOSES)}")
-    if emit_options.precision not in PRECISIONS:
+    if emit_options.precision not in (None, *PRECISIONS):  # None: the source's dtype
         raise X2Error(f"--precision {emit_options.precision}: choose {', '.join(PRECISIONS)}")
     if emit_options.exportable and target != "torch":
         raise X2Error(f"--exportable writes torch.cond / while_loop and applies to --to torch "
@@ -305,6 +315,9 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
     read = ReadResult.from_json(step(f"read {source} model", lambda: run_step(
         FRONTENDS[source], {"request": read_request.to_json()}, scratch=job)))
     graph = load_graph(work / "source_ir")
+    stored = read.source.get("stored_dtype")
+    chosen_precision, chosen = choose_precision(emit_options.precision, stored)
+    emit_options = replace(emit_options, precision=chosen_precision)
     input_ranges = _input_ranges(graph, options.input_ranges)
     special_ids = _special_ids(graph, read.source.get("token_ids") or [])
     nodes_before = len(graph.nodes)
@@ -331,7 +344,8 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
         target=target,
         target_details={**{k: v for k, v in emitted.items()
                            if k not in ("files", "value_names")},
-                        "precision": _precision_details(emit_options, precision, emitted),
+                        "precision": _precision_details(emit_options, precision, emitted,
+                                                        chosen, stored),
                         # --for: what the passes kept (x2/passes/__init__.py)
                         "for": emit_options.purpose},
         # "range": [low, high) of an integer input: what `x2 check` draws from.

@@ -28,6 +28,9 @@ from .cleanup import remove_identities
 # (Paddle/PyTorch keep fp32 weights and autocast instead; see the emitters).
 HALF = {"fp16": "float16", "bf16": "bfloat16", "mixed": "float16"}
 PRECISIONS = ("fp32", "fp16", "bf16", "mixed")
+# The dtype a source's weights are stored in (its reader says) -> the
+# --precision that keeps it, which a conversion takes when none is given.
+STORED_PRECISION = {"bfloat16": "bf16", "float16": "fp16"}
 FP16_MAX = 65504.0
 # A value whose magnitude on the example inputs exceeds this stays in float32:
 # real inputs may be larger than the random ones, so half the range is kept free.
@@ -52,6 +55,20 @@ PADDLE_AMP_NAMES = {"reduce_sum": ("reduce_sum", "sum"), "reduce_mean": ("reduce
 # list); --precision mixed --to torch keeps exactly these.
 TORCH_AUTOCAST_FP32 = ("softmax", "log_softmax", "layer_norm", "group_norm", "exp", "log", "pow",
                        "softplus", "reduce_sum", "reduce_prod")
+
+
+def choose_precision(given: str | None, stored: str | None) -> tuple[str, str]:
+    """(the precision to convert in, why): --precision where given, else
+    the half dtype the source's weights are stored in (no silent upcast of a
+    bf16 or fp16 checkpoint), else fp32."""
+    kept = STORED_PRECISION.get(stored or "")
+    if given is None and kept is None:
+        return "fp32", "the default: the source's weights are not stored in bf16 or fp16"
+    if given is None:
+        return kept, f"the checkpoint is stored in {stored}; --precision fp32 converts in float32"
+    if kept is not None and given != kept:
+        return given, f"--precision {given} (the checkpoint is stored in {stored})"
+    return given, f"--precision {given}"
 
 
 def paddle_black_list(keep_fp32: list[str] | None) -> list[str]:
