@@ -205,8 +205,9 @@ def _precision_details(options: EmitOptions, lowered: dict | None, emitted: dict
     """report.json target_details.precision: what `x2 check` compares
     against; `chosen`: why this precision (choose_precision); `stored`: the
     half dtype the source's weights are stored in, if any."""
-    details = {"precision": options.precision, "chosen": chosen, "io_dtype": options.io_dtype or (
-        "fp32" if options.precision in ("fp32", "mixed") and not lowered else "half")}
+    details = {"precision": options.precision, "chosen": chosen,
+               "io_dtype": options.io_dtype or (
+                   "fp32" if options.precision in ("fp32", "mixed") and not lowered else "half")}
     if stored:
         # The source is read and run in float32, its weights upcast exactly: verify
         # and x2 check judge the written model by that exact-arithmetic reference of
@@ -316,7 +317,7 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
         FRONTENDS[source], {"request": read_request.to_json()}, scratch=job)))
     graph = load_graph(work / "source_ir")
     stored = read.source.get("stored_dtype")
-    chosen_precision, chosen = choose_precision(emit_options.precision, stored)
+    chosen_precision, chosen = choose_precision(emit_options.precision, stored, target)
     emit_options = replace(emit_options, precision=chosen_precision)
     input_ranges = _input_ranges(graph, options.input_ranges)
     special_ids = _special_ids(graph, read.source.get("token_ids") or [])

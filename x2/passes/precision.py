@@ -31,6 +31,14 @@ PRECISIONS = ("fp32", "fp16", "bf16", "mixed")
 # The dtype a source's weights are stored in (its reader says) -> the
 # --precision that keeps it, which a conversion takes when none is given.
 STORED_PRECISION = {"bfloat16": "bf16", "float16": "fp16"}
+# --to NAME -> the half precisions its runtimes compute on a CPU, and what
+# lacks the others (x2/check/runtime.py refuses to run them there). A source
+# stored in one it lacks converts in float32 by default, so that convert's
+# verify can run the written model.
+CPU_HALF = {"torch": (("fp16", "bf16"), ""),
+            "onnx": (("fp16",), "onnxruntime's CPU provider has no bfloat16 kernels"),
+            "paddle": ((), "Paddle has no CPU float16 or bfloat16 kernels for matmul, "
+                           "add, softmax")}
 FP16_MAX = 65504.0
 # A value whose magnitude on the example inputs exceeds this stays in float32:
 # real inputs may be larger than the random ones, so half the range is kept free.
@@ -57,18 +65,23 @@ TORCH_AUTOCAST_FP32 = ("softmax", "log_softmax", "layer_norm", "group_norm", "ex
                        "softplus", "reduce_sum", "reduce_prod")
 
 
-def choose_precision(given: str | None, stored: str | None) -> tuple[str, str]:
+def choose_precision(given: str | None, stored: str | None, target: str) -> tuple[str, str]:
     """(the precision to convert in, why): --precision where given, else
     the half dtype the source's weights are stored in (no silent upcast of a
-    bf16 or fp16 checkpoint), else fp32."""
+    bf16 or fp16 checkpoint) where the target computes it on a CPU, else fp32."""
     kept = STORED_PRECISION.get(stored or "")
-    if given is None and kept is None:
+    if given is not None:
+        if kept is not None and given != kept:
+            return given, f"--precision {given} (the checkpoint is stored in {stored})"
+        return given, f"--precision {given}"
+    if kept is None:
         return "fp32", "the default: the source's weights are not stored in bf16 or fp16"
-    if given is None:
-        return kept, f"the checkpoint is stored in {stored}; --precision fp32 converts in float32"
-    if kept is not None and given != kept:
-        return given, f"--precision {given} (the checkpoint is stored in {stored})"
-    return given, f"--precision {given}"
+    runs, lacking = CPU_HALF[target]
+    if kept not in runs:
+        return "fp32", (f"the checkpoint is stored in {stored}, but {lacking}, so verify "
+                        f"could not run a {kept} {target} model here: converted in "
+                        f"float32; --precision {kept} writes {stored} (unverified on a CPU)")
+    return kept, f"the checkpoint is stored in {stored}; --precision fp32 converts in float32"
 
 
 def paddle_black_list(keep_fp32: list[str] | None) -> list[str]:
