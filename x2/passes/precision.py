@@ -72,7 +72,7 @@ def choose_precision(given: str | None, stored: str | None, target: str) -> tupl
     kept = STORED_PRECISION.get(stored or "")
     if given is not None:
         if kept is not None and given != kept:
-            return given, f"--precision {given} (the checkpoint is stored in {stored})"
+            return given, f"--precision {given}; the checkpoint is stored in {stored}"
         return given, f"--precision {given}"
     if kept is None:
         return "fp32", "the default: the source's weights are not stored in bf16 or fp16"
