@@ -76,6 +76,14 @@ def _model_paths(model: str) -> list[Path]:
     return paths
 
 
+def read_bytes(model: str, source: str) -> int:
+    """The bytes of weights the reader holds: the model's files, twice those
+    of a Hugging Face folder stored in bf16/fp16 (read in float32)."""
+    from .frontends.torch.hf_folder import declared_half_dtype, is_hf_model
+    half = source == "torch" and is_hf_model(model) and declared_half_dtype(model)
+    return model_bytes(model) * (2 if half else 1)
+
+
 def model_bytes(model: str) -> int:
     """The bytes of the files a model spec names (a folder's: all of them)."""
     total = 0
@@ -278,7 +286,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         # A large model's steps each get a worker that ends with the step: the
         # reader's model, the emitter's copy and each verify runner's are never
         # held at once (nor a framework's caches from the step before).
-        large = model_bytes(str(model)) > LARGE_WEIGHTS
+        large = read_bytes(str(model), source) > LARGE_WEIGHTS
         with one_job(single_use=large):
             return _convert(model, source, target, options, emit_options, layout, io_layout,
                             signature, input_shapes, inputs, outputs, job, out_path, progress,
@@ -332,6 +340,8 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
             keep_fp32=emit_options.keep_fp32, io_dtype=emit_options.io_dtype,
             int_ranges=input_ranges))
     step("save IR", lambda: save_graph(graph, work / "ir"))
+    if precision is not None:   # the lowered weights are this process's own copies:
+        graph = load_graph(work / "ir")   # from here on, views of the saved IR's map
     release_constants(graph)
     emit_request = EmitRequest(str(work / "ir"), str(staging),
                                f"{source} model {Path(model).name}", emit_options)

@@ -22,6 +22,7 @@ from ..errors import X2Error
 from ..ir import Graph, TensorInfo
 from ..ir.ops import OPS, evaluate
 from ..ir.schema import numpy_dtype
+from ..ir.serialize import release_pages
 from .cleanup import remove_identities
 
 # --precision -> the half dtype inside the model. "mixed" writes fp16 compute
@@ -237,6 +238,7 @@ class _Lowering:
             if v not in self.half_consts:
                 users = g.users(v)
                 array = np.asarray(g.constants[v]).astype(numpy_dtype(self.half))
+                release_pages(g.constants[v])   # the float32 weight read from the IR's map
                 if all(self.why_fp32(u) is None for u in users) and v not in g.outputs:
                     g.constants[v] = array   # every reader is half: convert in place
                     g.info[v].dtype = self.half

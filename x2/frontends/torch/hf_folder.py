@@ -232,9 +232,8 @@ def stored_dtype(spec: str, trust_pickle: bool = False) -> str | None:
     it), else as every floating tensor of its safetensors files is; None
     for a float32 (or mixed, or pickled) checkpoint."""
     folder, file = _folder_and_file(spec)
-    config = read_config(folder)
-    said = config.get("dtype", config.get("torch_dtype"))
-    if isinstance(said, str) and said != "auto":
+    said = _config_dtype(read_config(folder))
+    if said is not None:
         return HALF_DTYPES.get(said)
     files = weight_files(folder, file, trust_pickle)
     if any(f.suffix != ".safetensors" for f in files):
@@ -242,6 +241,25 @@ def stored_dtype(spec: str, trust_pickle: bool = False) -> str | None:
     dtypes = {entry["dtype"] for f in files for key, entry in _safetensors_header(f).items()
               if key != "__metadata__" and entry["dtype"] in ("BF16", "F16", "F32", "F64")}
     return HALF_DTYPES.get(dtypes.pop()) if len(dtypes) == 1 else None
+
+
+def _config_dtype(config: dict) -> str | None:
+    """The dtype a config says its weights were saved in (`dtype`, or
+    `torch_dtype` as older transformers wrote it), None where it says none."""
+    said = config.get("dtype", config.get("torch_dtype"))
+    return said if isinstance(said, str) and said != "auto" else None
+
+
+def declared_half_dtype(spec: str) -> str | None:
+    """"bfloat16" or "float16" where a Hugging Face folder's config.json says
+    its weights are stored in it, else None; never raises (convert sizes its
+    workers by it before the reader checks the folder) and imports nothing."""
+    try:
+        folder, _ = _folder_and_file(spec)
+        return HALF_DTYPES.get(_config_dtype(json.loads((folder / CONFIG).read_text())) or "")
+    except (ModelLoadError, OSError, ValueError, UnicodeDecodeError, RecursionError,
+            AttributeError):
+        return None
 
 
 def _safetensors_header(path: Path) -> dict:
