@@ -249,6 +249,23 @@ def test_a_bf16_module_converts_in_bf16_by_default(tmp_path):
     assert 0 < verify["max_rel"]["torch:python"]["output"] <= 5e-2   # really bf16
 
 
+def test_a_half_model_may_part_from_the_source_generation_only_at_a_near_tie():
+    """x2 check --generate on a bf16 model: greedy tokens that part from the
+    fp32 source where its top two logits are within bf16's tolerance pass
+    (rounding may pick either); a clear winner taken differently fails, and
+    so does any difference in an fp32 model. numpy only."""
+    from x2.check.generation import _compare
+    logits = np.array([[[0.0, 1.0, 0.99, -1.0]], [[0.0, 0.0, 0.0, 2.0]]])  # [steps, batch, vocab]
+    reference = {"tokens": np.array([[1, 3]]), "logits": logits}
+    near = {"tokens": np.array([[2, 3]]), "logits": logits + 0.001}
+    rtol, atol = 5e-2, 1e-2
+    assert _compare("bf16", reference, near, rtol, atol, half=True)["passed"]
+    assert _compare("bf16", reference, near, rtol, atol, half=True)["near_tie"]
+    assert not _compare("fp32", reference, near, rtol, atol)["passed"]
+    far = {"tokens": np.array([[3, 3]]), "logits": logits + 0.001}
+    assert not _compare("bf16", reference, far, rtol, atol, half=True)["passed"]
+
+
 def test_mixed_torch_autocasts_with_fp32_weights(tmp_path):
     model = f"{TORCH_MODELS}:resnet"
     out = tmp_path / "out"

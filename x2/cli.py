@@ -382,7 +382,8 @@ def generation_table(result: dict) -> FitTable:
     table.add_column("result")
     native = result.get("source_generate")
     for r in result["runners"] + ([native] if native else []):
-        tokens = "equal" if r["tokens_equal"] else f"differ from step {r['first_different_step']}"
+        tokens = "equal" if r["tokens_equal"] else f"differ from step {r['first_different_step']}" \
+            + (" (a near tie in the source)" if r.get("near_tie") else "")
         compared = (str(r["steps_compared"]), f"{r['max_rel']:.3e}") if "max_rel" in r \
             else ("-", "-")   # the source's own generate(): tokens only
         table.add_row(escape(r["runner"]), tokens, *compared,
