@@ -76,7 +76,7 @@ def choose_precision(given: str | None, stored: str | None, target: str) -> tupl
             return given, f"--precision {given}; the checkpoint is stored in {stored}"
         return given, f"--precision {given}"
     if kept is None:
-        return "fp32", "the default: the source's weights are not stored in bf16 or fp16"
+        return "fp32", "the default"
     runs, lacking = CPU_HALF[target]
     if kept not in runs:
         return "fp32", (f"the checkpoint is stored in {stored}, but {lacking}, so verify "
