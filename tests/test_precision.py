@@ -232,7 +232,7 @@ def test_a_bf16_module_converts_in_bf16_by_default(tmp_path):
     """A factory whose weights are all bfloat16 (which x2 could not read
     before): torch's state dict holds bf16, the outputs are bf16 within
     bf16's tolerance of the source (run in float32 on the same weights,
-    upcast exactly). --precision fp32: tests/test_hf_folder.py. About 5 s
+    upcast exactly). --precision fp32: tests/test_hf_folder.py. About 6-10 s
     (a tiny conversion, a load of the written model)."""
     model = f"{TORCH_MODELS}:mlp_bf16"
     out = tmp_path / "default"
