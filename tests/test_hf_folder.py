@@ -8,7 +8,8 @@ with what to do, and nothing is written.
 
 Models: tools/zoo_models/hf_folder_models.py (random weights, seed 0), built
 once per run: a Llama decoder saved in seven shards with use_cache=True (as
-from_pretrained gives it back), a BERT encoder stored in bfloat16, a ViT."""
+from_pretrained gives it back), a BERT encoder stored in bfloat16 (converted
+in bfloat16 by default), a ViT."""
 import json
 import shutil
 
@@ -72,16 +73,38 @@ def test_sharded_decoder_with_its_cache_config_converts_to_every_target(folder, 
     _passes(model, tmp_path / "onnx", "onnx")
 
 
-def test_encoder_takes_token_type_ids_and_a_bf16_checkpoint_converts_in_fp32(folder, tmp_path):
+def test_encoder_takes_token_type_ids_and_a_bf16_checkpoint_converts_in_bf16(folder, tmp_path):
     model = folder("folder_bert")
     out = tmp_path / "torch"
     report = convert(str(model), str(out), source="torch", target="torch")
     assert _inputs(_report(out)) == {name: ["batch", "seq"] for name in
                                      ("input_ids", "attention_mask", "token_type_ids")}
-    assert any("stored in bfloat16" in n for n in report.source["notes"])
     assert all(i["dtype"] == "int64" for i in report.inputs)
+    precision = _report(out)["target_details"]["precision"]
+    assert precision["precision"] == "bf16"
+    assert precision["chosen"] == ("the checkpoint is stored in bfloat16; --precision fp32 "
+                                   "converts in float32")
+    assert {o["dtype"] for o in report.outputs} == {"bfloat16"}
+    verified = report.target_details["verify"]
+    assert verified["verified"] and verified["tolerance"]["rtol"] == 5e-2
+    assert max(max(v.values()) for v in verified["max_rel"].values()) <= 5e-2
+
+
+def test_precision_fp32_converts_a_bf16_checkpoint_in_fp32(folder, tmp_path):
+    """A config that names no dtype: the safetensors headers say bfloat16.
+    About 8 s (one conversion)."""
+    model = _copy(folder("folder_bert"), tmp_path, "bert")
+    config = json.loads((model / "config.json").read_text())
+    config.pop("dtype", None), config.pop("torch_dtype", None)
+    (model / "config.json").write_text(json.dumps(config))
+    report = convert(str(model), str(tmp_path / "out"), source="torch", target="torch",
+                     emit_options={"precision": "fp32"})
+    assert report.source["stored_dtype"] == "bfloat16"
+    assert report.target_details["precision"]["chosen"] == (
+        "--precision fp32; the checkpoint is stored in bfloat16")
     assert {o["dtype"] for o in report.outputs} == {"float32"}
-    assert report.target_details["verify"]["verified"]
+    verified = report.target_details["verify"]
+    assert max(max(v.values()) for v in verified["max_rel"].values()) <= RTOL
 
 
 def test_vision_model_takes_pixel_values_at_its_image_size(folder, tmp_path):

@@ -15,7 +15,7 @@ from x2.convert import convert
 from x2.errors import X2Error
 from x2.ir import Graph
 from x2.check.parity import check
-from x2.passes.precision import lower_precision
+from x2.passes.precision import choose_precision, lower_precision
 
 # Its tests share models built once per module: one pytest-xdist worker runs them all.
 pytestmark = pytest.mark.xdist_group("precision")
@@ -208,6 +208,62 @@ def test_cli_precision_flags_and_bad_keep_list(tmp_path):
                    str(tmp_path / "b"), "--precision", "fp16", "--keep-fp32", "softmaxx")
     assert proc.returncode == 2 and "--keep-fp32 softmaxx: not an IR op" in proc.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_default_precision_is_the_stored_dtype_where_the_target_computes_it():
+    """Without --precision a bf16/fp16 checkpoint keeps its dtype where the
+    target's CPU runtime has its kernels (so verify can judge it), else
+    converts in float32 and says why; --precision always wins."""
+    assert choose_precision(None, "bfloat16", "torch") == (
+        "bf16", "the checkpoint is stored in bfloat16; --precision fp32 converts in float32")
+    assert choose_precision(None, "float16", "onnx")[0] == "fp16"
+    precision, why = choose_precision(None, "bfloat16", "onnx")
+    assert precision == "fp32" and "onnxruntime's CPU provider has no bfloat16 kernels" in why
+    assert "--precision bf16 writes bfloat16" in why
+    precision, why = choose_precision(None, "float16", "paddle")
+    assert precision == "fp32" and "Paddle has no CPU float16" in why
+    assert choose_precision("fp32", "bfloat16", "torch") == (
+        "fp32", "--precision fp32; the checkpoint is stored in bfloat16")
+    assert choose_precision("bf16", "bfloat16", "paddle") == ("bf16", "--precision bf16")
+    assert choose_precision(None, None, "torch")[0] == "fp32"
+
+
+def test_a_bf16_module_converts_in_bf16_by_default(tmp_path):
+    """A factory whose weights are all bfloat16 (which x2 could not read
+    before): torch's state dict holds bf16, the outputs are bf16 within
+    bf16's tolerance of the source (run in float32 on the same weights,
+    upcast exactly). --precision fp32: tests/test_hf_folder.py. About 6-10 s
+    (a tiny conversion, a load of the written model)."""
+    model = f"{TORCH_MODELS}:mlp_bf16"
+    out = tmp_path / "default"
+    report = convert(model, str(out), source="torch", target="torch",
+                     input_shapes={"x": [2, 20]})
+    precision = report.target_details["precision"]
+    assert report.source["stored_dtype"] == "bfloat16"
+    assert precision["precision"] == "bf16" and "stored in bfloat16" in precision["chosen"]
+    assert precision["source_run"].startswith("float32: the bfloat16 weights upcast exactly")
+    assert [o["dtype"] for o in report.outputs] == ["bfloat16"]
+    assert _weights_dtype(out, "torch") == "bfloat16"
+    verify = report.target_details["verify"]
+    assert verify["verified"] and verify["tolerance"]["rtol"] == 5e-2
+    assert 0 < verify["max_rel"]["torch:python"]["output"] <= 5e-2   # really bf16
+
+
+def test_a_half_model_may_part_from_the_source_generation_only_at_a_near_tie():
+    """x2 check --generate on a bf16 model: greedy tokens that part from the
+    fp32 source where its top two logits are within bf16's tolerance pass
+    (rounding may pick either); a clear winner taken differently fails, and
+    so does any difference in an fp32 model. numpy only."""
+    from x2.check.generation import _compare
+    logits = np.array([[[0.0, 1.0, 0.99, -1.0]], [[0.0, 0.0, 0.0, 2.0]]])  # [steps, batch, vocab]
+    reference = {"tokens": np.array([[1, 3]]), "logits": logits}
+    near = {"tokens": np.array([[2, 3]]), "logits": logits + 0.001}
+    rtol, atol = 5e-2, 1e-2
+    assert _compare("bf16", reference, near, rtol, atol, half=True)["passed"]
+    assert _compare("bf16", reference, near, rtol, atol, half=True)["near_tie"]
+    assert not _compare("fp32", reference, near, rtol, atol)["passed"]
+    far = {"tokens": np.array([[3, 3]]), "logits": logits + 0.001}
+    assert not _compare("bf16", reference, far, rtol, atol, half=True)["passed"]
 
 
 def test_mixed_torch_autocasts_with_fp32_weights(tmp_path):

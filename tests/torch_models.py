@@ -100,6 +100,11 @@ def mlp():
     return MLP().eval()
 
 
+def mlp_bf16():
+    """mlp() with every weight in bfloat16, as a half-precision checkpoint holds it."""
+    return mlp().to(torch.bfloat16)
+
+
 class Norms(nn.Module):
     """GroupNorm and an affine InstanceNorm2d, each one layer with learned weights."""
 

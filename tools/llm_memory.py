@@ -4,9 +4,12 @@ save_pretrained as safetensors) converted with `x2 convert --from torch
 --to T --model DIR` for each target, verify on (convert's default).
 
     python tools/llm_memory.py [--work build/llm_memory] [--size 0.5b|small|tiny]
-                               [--targets paddle,onnx,torch] [--no-verify]
+                               [--dtype fp32|bf16] [--targets paddle,onnx,torch]
+                               [--no-verify]
 
-The folder is built once per size under --work and reused. The peak is
+The folder is built once per size and dtype under --work and reused
+(--dtype bf16: saved in bfloat16, as most LLM checkpoints are, which x2
+converts in bfloat16 where the target computes it on a CPU). The peak is
 sampled every --interval seconds over the whole process tree of the
 conversion (the CLI and every worker it starts): RSS summed over the
 processes, and PSS (a page shared by several processes counted once, split
@@ -41,12 +44,16 @@ import sys, torch, transformers
 torch.manual_seed({seed})
 config = transformers.Qwen2Config(max_position_embeddings=32768, rope_theta=1e6,
                                   tie_word_embeddings=True, **{shape})
-model = transformers.Qwen2ForCausalLM(config).eval()
+model = transformers.Qwen2ForCausalLM(config).eval().to(torch.{dtype})
 model.save_pretrained(sys.argv[1], safe_serialization=True)
 """
 
 
-def build_folder(folder: Path, size: str) -> None:
+# --dtype -> the torch dtype the folder is saved in
+DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+
+
+def build_folder(folder: Path, size: str, dtype: str = "fp32") -> None:
     """save_pretrained of a random Qwen2 model, in a child process (torch
     stays out of this one, whose memory is not measured but shares the machine)."""
     if (folder / "config.json").is_file():
@@ -54,7 +61,8 @@ def build_folder(folder: Path, size: str) -> None:
     folder.parent.mkdir(parents=True, exist_ok=True)
     partial = folder.with_name(folder.name + ".partial")
     subprocess.run(["rm", "-rf", str(partial)], check=True)
-    subprocess.run([sys.executable, "-c", BUILD.format(seed=SEED, shape=SIZES[size]),
+    subprocess.run([sys.executable, "-c", BUILD.format(seed=SEED, shape=SIZES[size],
+                                                             dtype=DTYPES[dtype]),
                     str(partial)], check=True, cwd=ROOT)
     os.rename(partial, folder)
 
@@ -160,6 +168,7 @@ def convert(folder: Path, target: str, out: Path, verify: bool, interval: float,
     if row["rc"] == 0:
         report = json.loads((out / "report.json").read_text())
         row["verified"] = report["target_details"]["verify"].get("verified")
+        row["precision"] = report["target_details"]["precision"]["precision"]
         row["output_bytes"] = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return row
 
@@ -168,6 +177,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", default=str(ROOT / "build" / "llm_memory"))
     parser.add_argument("--size", choices=SIZES, default="0.5b")
+    parser.add_argument("--dtype", choices=DTYPES, default="fp32",
+                        help="the dtype the folder is saved in")
     parser.add_argument("--targets", default="paddle,onnx,torch")
     parser.add_argument("--no-verify", action="store_true")
     parser.add_argument("--interval", type=float, default=0.05,
@@ -177,32 +188,33 @@ def main() -> int:
                              "WORK/timeline_SIZE_TARGET.jsonl")
     args = parser.parse_args()
     work = Path(args.work).resolve()
-    folder = work / f"qwen2-{args.size}"
-    build_folder(folder, args.size)
+    name = args.size if args.dtype == "fp32" else f"{args.size}-{args.dtype}"
+    folder = work / f"qwen2-{name}"
+    build_folder(folder, args.size, args.dtype)
     weights = weight_bytes(folder)
     rows = {}
     for target in args.targets.split(","):
-        rows[target] = convert(folder, target, work / f"out_{args.size}_{target}",
+        rows[target] = convert(folder, target, work / f"out_{name}_{target}",
                                not args.no_verify, args.interval,
-                               work / f"timeline_{args.size}_{target}.jsonl"
+                               work / f"timeline_{name}_{target}.jsonl"
                                if args.timeline else None)
         rows[target]["rss_ratio"] = round(rows[target]["peak_rss"] / weights, 2)
         rows[target]["pss_ratio"] = round(rows[target]["peak_pss"] / weights, 2)
     from x2.cli import FitTable, print_table
     gib = lambda n: f"{n / 2**30:.2f}"  # noqa: E731
-    table = FitTable(title=f"Qwen2 {args.size}: {gib(weights)} GiB of weights, "
-                           f"verify {'off' if args.no_verify else 'on'}")
-    for col in ("target", "weights GiB", "peak RSS GiB", "RSS / weights", "peak PSS GiB",
-                "PSS / weights", "output GiB", "seconds", "verified"):
-        table.add_column(col, numeric=col not in ("target", "verified"))
+    table = FitTable(title=f"Qwen2 {args.size} ({args.dtype}): {gib(weights)} GiB of "
+                           f"weights, verify {'off' if args.no_verify else 'on'}")
+    for col in ("target", "precision", "weights GiB", "peak RSS GiB", "RSS / weights",
+                "peak PSS GiB", "PSS / weights", "output GiB", "seconds", "verified"):
+        table.add_column(col, numeric=col not in ("target", "precision", "verified"))
     for target, r in rows.items():
         verified = ("FAILED: " + r["output"].strip().splitlines()[-1][:200] if r["rc"]
                     else str(r["verified"]).lower())
-        table.add_row(target, gib(weights), gib(r["peak_rss"]), f"{r['rss_ratio']:.2f}",
-                      gib(r["peak_pss"]), f"{r['pss_ratio']:.2f}",
+        table.add_row(target, r.get("precision", "-"), gib(weights), gib(r["peak_rss"]),
+                      f"{r['rss_ratio']:.2f}", gib(r["peak_pss"]), f"{r['pss_ratio']:.2f}",
                       gib(r.get("output_bytes", 0)), str(r["seconds"]), verified)
     print_table(table)
-    print(json.dumps({"size": args.size, "weights": weights,
+    print(json.dumps({"size": args.size, "dtype": args.dtype, "weights": weights,
                       "targets": {t: {k: v for k, v in r.items() if k != "output"}
                                   for t, r in rows.items()}}, indent=2))
     return 0 if all(r["rc"] == 0 for r in rows.values()) else 1

@@ -247,6 +247,10 @@ def _summary(report: Report) -> FitTable:
                                              for i in report.inputs)))
     table.add_row("outputs", escape(", ".join(f"{o['name']} {o.get('shape')}"
                                               for o in report.outputs)))
+    precision = report.target_details.get("precision") or {}
+    if precision:
+        table.add_row("precision", escape(f"{precision['precision']} "
+                                          f"({precision.get('chosen', '--precision')})"))
     table.add_row("source ops mapped", f"{report.ops_mapped} "
                   f"({len(report.ops_seen)} op types)")
     table.add_row("IR nodes before → after passes",
@@ -378,7 +382,8 @@ def generation_table(result: dict) -> FitTable:
     table.add_column("result")
     native = result.get("source_generate")
     for r in result["runners"] + ([native] if native else []):
-        tokens = "equal" if r["tokens_equal"] else f"differ from step {r['first_different_step']}"
+        tokens = "equal" if r["tokens_equal"] else f"differ from step {r['first_different_step']}" \
+            + (" (a near tie in the source)" if r.get("near_tie") else "")
         compared = (str(r["steps_compared"]), f"{r['max_rel']:.3e}") if "max_rel" in r \
             else ("-", "-")   # the source's own generate(): tokens only
         table.add_row(escape(r["runner"]), tokens, *compared,
@@ -515,10 +520,11 @@ from .check.parity import SOURCE_RUNS, TARGET_RUNS  # noqa: E402
                    "(Keras LSTM/GRU over a fixed sequence length) as one copy of the loop "
                    "body per iteration.")
 @click.option("--precision", type=click.Choice(["fp32", "fp16", "bf16", "mixed"]),
-              default="fp32", show_default=True,
               help="Write the model in this precision: weights and compute in fp16/bf16, "
                    "sensitive ops (--keep-fp32) and ops that would overflow fp16 in fp32; "
-                   "mixed: fp32 weights with fp16 autocast (paddle, torch; onnx: as fp16).")
+                   "mixed: fp32 weights with fp16 autocast (paddle, torch; onnx: as fp16). "
+                   "Default: the dtype the source's weights are stored in (--from torch: "
+                   "a bf16 or fp16 checkpoint converts in bf16 or fp16), else fp32.")
 @click.option("--keep-fp32", metavar="OPS",
               help="IR ops kept in float32 with --precision (comma-separated; 'default' for "
                    "the default list, 'none' for none), e.g. default,tanh.")

@@ -123,7 +123,9 @@ class EmitOptions:
     """Target settings from the CLI."""
     opset: int | None = None         # --opset (ONNX)
     channels_last: bool = False      # --layout nhwc for torch: NHWC in the memory format
-    precision: str = "fp32"          # --precision fp32|fp16|bf16|mixed (x2/passes/precision.py)
+    # --precision fp32|fp16|bf16|mixed (x2/passes/precision.py); None: the source's
+    # stored dtype (choose_precision), which convert sets before the model is written
+    precision: str | None = None
     keep_fp32: list[str] | None = None   # --keep-fp32: IR ops kept in float32 (None: default)
     io_dtype: str | None = None      # --io-dtype fp32: float32 interface of a half model
     verify: bool = True              # judge the written model by its source (--no-verify)

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -24,7 +25,7 @@ from .ir.symbols import value_dims
 from .process.isolation import one_job, run_step, start_warm
 from .passes import PURPOSES, pipeline_for, run_pipeline
 from .passes.layout_modes import explain_transposes
-from .passes.precision import PRECISIONS, lower_precision
+from .passes.precision import PRECISIONS, choose_precision, lower_precision
 from .process.scratch import make_dir
 
 # --from NAME -> worker task that reads the model into IR (x2/process/worker.py).
@@ -73,6 +74,14 @@ def _model_paths(model: str) -> list[Path]:
         if path.exists() or path.with_name(path.name + ".index").exists():
             paths.append(path.resolve())
     return paths
+
+
+def read_bytes(model: str, source: str) -> int:
+    """The bytes of weights the reader holds: the model's files, twice those
+    of a Hugging Face folder stored in bf16/fp16 (read in float32)."""
+    from .frontends.torch.hf_folder import declared_half_dtype, is_hf_model
+    half = source == "torch" and is_hf_model(model) and declared_half_dtype(model)
+    return model_bytes(model) * (2 if half else 1)
 
 
 def model_bytes(model: str) -> int:
@@ -199,10 +208,20 @@ def _lowers(precision: str, target: str) -> bool:
     return precision in ("fp16", "bf16") or (precision == "mixed" and target == "onnx")
 
 
-def _precision_details(options: EmitOptions, lowered: dict | None, emitted: dict) -> dict:
-    """report.json target_details.precision: what `x2 check` compares against."""
-    details = {"precision": options.precision, "io_dtype": options.io_dtype or (
-        "fp32" if options.precision in ("fp32", "mixed") and not lowered else "half")}
+def _precision_details(options: EmitOptions, lowered: dict | None, emitted: dict,
+                       chosen: str, stored: str | None) -> dict:
+    """report.json target_details.precision: what `x2 check` compares
+    against; `chosen`: why this precision (choose_precision); `stored`: the
+    half dtype the source's weights are stored in, if any."""
+    details = {"precision": options.precision, "chosen": chosen,
+               "io_dtype": options.io_dtype or (
+                   "fp32" if options.precision in ("fp32", "mixed") and not lowered else "half")}
+    if stored:
+        # The source is read and run in float32, its weights upcast exactly: verify
+        # and x2 check judge the written model by that exact-arithmetic reference of
+        # the same weights, within the precision's tolerance (x2/check/parity.py).
+        details["source_run"] = (f"float32: the {stored} weights upcast exactly (x2 reads "
+                                 f"and runs the source in float32)")
     if lowered:
         details.update(lowered)
         if options.precision == "mixed":   # ONNX has no autocast: fp16 weights and compute
@@ -238,7 +257,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         emit_options = EmitOptions.from_json(emit_options or {})
     if emit_options.purpose not in PURPOSES:
         raise X2Error(f"--for {emit_options.purpose}: choose {' or '.join(PURPOSES)}")
-    if emit_options.precision not in PRECISIONS:
+    if emit_options.precision not in (None, *PRECISIONS):  # None: the source's dtype
         raise X2Error(f"--precision {emit_options.precision}: choose {', '.join(PRECISIONS)}")
     if emit_options.exportable and target != "torch":
         raise X2Error(f"--exportable writes torch.cond / while_loop and applies to --to torch "
@@ -267,7 +286,7 @@ def convert(model: str, out: str, *, source: str = "tf", target: str = "paddle",
         # A large model's steps each get a worker that ends with the step: the
         # reader's model, the emitter's copy and each verify runner's are never
         # held at once (nor a framework's caches from the step before).
-        large = model_bytes(str(model)) > LARGE_WEIGHTS
+        large = read_bytes(str(model), source) > LARGE_WEIGHTS
         with one_job(single_use=large):
             return _convert(model, source, target, options, emit_options, layout, io_layout,
                             signature, input_shapes, inputs, outputs, job, out_path, progress,
@@ -305,6 +324,9 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
     read = ReadResult.from_json(step(f"read {source} model", lambda: run_step(
         FRONTENDS[source], {"request": read_request.to_json()}, scratch=job)))
     graph = load_graph(work / "source_ir")
+    stored = read.source.get("stored_dtype")
+    chosen_precision, chosen = choose_precision(emit_options.precision, stored, target)
+    emit_options = replace(emit_options, precision=chosen_precision)
     input_ranges = _input_ranges(graph, options.input_ranges)
     special_ids = _special_ids(graph, read.source.get("token_ids") or [])
     nodes_before = len(graph.nodes)
@@ -318,6 +340,8 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
             keep_fp32=emit_options.keep_fp32, io_dtype=emit_options.io_dtype,
             int_ranges=input_ranges))
     step("save IR", lambda: save_graph(graph, work / "ir"))
+    if precision is not None:   # the lowered weights are this process's own copies:
+        graph = load_graph(work / "ir")   # from here on, views of the saved IR's map
     release_constants(graph)
     emit_request = EmitRequest(str(work / "ir"), str(staging),
                                f"{source} model {Path(model).name}", emit_options)
@@ -331,7 +355,8 @@ def _convert(model, source, target, options, emit_options, layout, io_layout, si
         target=target,
         target_details={**{k: v for k, v in emitted.items()
                            if k not in ("files", "value_names")},
-                        "precision": _precision_details(emit_options, precision, emitted),
+                        "precision": _precision_details(emit_options, precision, emitted,
+                                                        chosen, stored),
                         # --for: what the passes kept (x2/passes/__init__.py)
                         "for": emit_options.purpose},
         # "range": [low, high) of an integer input: what `x2 check` draws from.

@@ -22,12 +22,24 @@ from ..errors import X2Error
 from ..ir import Graph, TensorInfo
 from ..ir.ops import OPS, evaluate
 from ..ir.schema import numpy_dtype
+from ..ir.serialize import release_pages
 from .cleanup import remove_identities
 
 # --precision -> the half dtype inside the model. "mixed" writes fp16 compute
 # (Paddle/PyTorch keep fp32 weights and autocast instead; see the emitters).
 HALF = {"fp16": "float16", "bf16": "bfloat16", "mixed": "float16"}
 PRECISIONS = ("fp32", "fp16", "bf16", "mixed")
+# The dtype a source's weights are stored in (its reader says) -> the
+# --precision that keeps it, which a conversion takes when none is given.
+STORED_PRECISION = {"bfloat16": "bf16", "float16": "fp16"}
+# --to NAME -> the half precisions its runtimes compute on a CPU, and what
+# lacks the others (x2/check/runtime.py refuses to run them there). A source
+# stored in one it lacks converts in float32 by default, so that convert's
+# verify can run the written model.
+CPU_HALF = {"torch": (("fp16", "bf16"), ""),
+            "onnx": (("fp16",), "onnxruntime's CPU provider has no bfloat16 kernels"),
+            "paddle": ((), "Paddle has no CPU float16 or bfloat16 kernels for matmul, "
+                           "add, softmax")}
 FP16_MAX = 65504.0
 # A value whose magnitude on the example inputs exceeds this stays in float32:
 # real inputs may be larger than the random ones, so half the range is kept free.
@@ -52,6 +64,25 @@ PADDLE_AMP_NAMES = {"reduce_sum": ("reduce_sum", "sum"), "reduce_mean": ("reduce
 # list); --precision mixed --to torch keeps exactly these.
 TORCH_AUTOCAST_FP32 = ("softmax", "log_softmax", "layer_norm", "group_norm", "exp", "log", "pow",
                        "softplus", "reduce_sum", "reduce_prod")
+
+
+def choose_precision(given: str | None, stored: str | None, target: str) -> tuple[str, str]:
+    """(the precision to convert in, why): --precision where given, else
+    the half dtype the source's weights are stored in (no silent upcast of a
+    bf16 or fp16 checkpoint) where the target computes it on a CPU, else fp32."""
+    kept = STORED_PRECISION.get(stored or "")
+    if given is not None:
+        if kept is not None and given != kept:
+            return given, f"--precision {given}; the checkpoint is stored in {stored}"
+        return given, f"--precision {given}"
+    if kept is None:
+        return "fp32", "the default"
+    runs, lacking = CPU_HALF[target]
+    if kept not in runs:
+        return "fp32", (f"the checkpoint is stored in {stored}, but {lacking}, so verify "
+                        f"could not run a {kept} {target} model here: converted in "
+                        f"float32; --precision {kept} writes {stored} (unverified on a CPU)")
+    return kept, f"the checkpoint is stored in {stored}; --precision fp32 converts in float32"
 
 
 def paddle_black_list(keep_fp32: list[str] | None) -> list[str]:
@@ -207,6 +238,7 @@ class _Lowering:
             if v not in self.half_consts:
                 users = g.users(v)
                 array = np.asarray(g.constants[v]).astype(numpy_dtype(self.half))
+                release_pages(g.constants[v])   # the float32 weight read from the IR's map
                 if all(self.why_fp32(u) is None for u in users) and v not in g.outputs:
                     g.constants[v] = array   # every reader is half: convert in place
                     g.info[v].dtype = self.half

@@ -21,7 +21,7 @@ from ...errors import ModelLoadError, SelectionError
 from ..common import SourceGraph, name_dims, split_input_shapes
 from .describe import _CONTROL_FLOW, describe_program, evaluate_aten
 from . import hf_folder, script_loops, specialize
-from .loading import _first_line, _torch, load_model
+from .loading import _first_line, _torch, load_model, load_model_and_dtype
 
 
 
@@ -454,11 +454,10 @@ def read_ir(request: ReadRequest):
     from ...registry import TORCH
     from ..common import map_graph, select_subgraph
     from .cache import cache_note
-    loaded = load_model(request.model, request.options.trust_pickle)
+    loaded, stored_dtype = load_model_and_dtype(request.model, request.options.trust_pickle)
     notes = []
     if hf_folder.is_hf_model(request.model) and not request.options.with_cache:
         request = _with_task_inputs(request, loaded[1])
-        notes += hf_folder.notes(request.model)
     if not request.options.with_cache:
         notes += filter(None, [cache_note(loaded[1])])
     inputs = request.inputs
@@ -505,6 +504,8 @@ def read_ir(request: ReadRequest):
         record["token_ids"] = token_ids
     if notes:
         record["notes"] = notes
+    if stored_dtype:   # the default --precision (x2/passes/precision.py choose_precision)
+        record["stored_dtype"] = stored_dtype
     return graph, record
 
 

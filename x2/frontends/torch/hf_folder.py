@@ -155,7 +155,8 @@ def _check_safetensors(path: Path) -> None:
 
 def load(spec: str, trust_pickle: bool = False):
     """The model of a Hugging Face folder (or .safetensors file), in eval mode,
-    float32 (a bf16 or fp16 checkpoint is upcast; `--precision` writes half)."""
+    float32: a bf16 or fp16 checkpoint is upcast as it is read, and the
+    conversion writes it back in its dtype (loading.load_model_and_dtype)."""
     import torch
     folder, file = _folder_and_file(spec)
     config_json = read_config(folder)
@@ -219,12 +220,53 @@ def _quiet_transformers():
     return restore
 
 
-def stored_dtype(spec: str) -> str | None:
-    """The dtype config.json says the weights were saved in (None if it says none)."""
-    folder, _ = _folder_and_file(spec)
-    config = read_config(folder)
-    dtype = config.get("dtype", config.get("torch_dtype"))
-    return dtype if isinstance(dtype, str) else None
+# config.json's dtype, or a safetensors header's, of the half-precision
+# checkpoints whose dtype a conversion keeps by default.
+HALF_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "BF16": "bfloat16",
+               "F16": "float16"}
+
+
+def stored_dtype(spec: str, trust_pickle: bool = False) -> str | None:
+    """"bfloat16" or "float16" when the checkpoint is stored in it: as its
+    config.json says (`dtype`, or `torch_dtype` as older transformers wrote
+    it), else as every floating tensor of its safetensors files is; None
+    for a float32 (or mixed, or pickled) checkpoint."""
+    folder, file = _folder_and_file(spec)
+    said = _config_dtype(read_config(folder))
+    if said is not None:
+        return HALF_DTYPES.get(said)
+    files = weight_files(folder, file, trust_pickle)
+    if any(f.suffix != ".safetensors" for f in files):
+        return None
+    dtypes = {entry["dtype"] for f in files for key, entry in _safetensors_header(f).items()
+              if key != "__metadata__" and entry["dtype"] in ("BF16", "F16", "F32", "F64")}
+    return HALF_DTYPES.get(dtypes.pop()) if len(dtypes) == 1 else None
+
+
+def _config_dtype(config: dict) -> str | None:
+    """The dtype a config says its weights were saved in (`dtype`, or
+    `torch_dtype` as older transformers wrote it), None where it says none."""
+    said = config.get("dtype", config.get("torch_dtype"))
+    return said if isinstance(said, str) and said != "auto" else None
+
+
+def declared_half_dtype(spec: str) -> str | None:
+    """"bfloat16" or "float16" where a Hugging Face folder's config.json says
+    its weights are stored in it, else None; never raises (convert sizes its
+    workers by it before the reader checks the folder) and imports nothing."""
+    try:
+        folder, _ = _folder_and_file(spec)
+        return HALF_DTYPES.get(_config_dtype(json.loads((folder / CONFIG).read_text())) or "")
+    except (ModelLoadError, OSError, ValueError, UnicodeDecodeError, RecursionError,
+            AttributeError):
+        return None
+
+
+def _safetensors_header(path: Path) -> dict:
+    """A safetensors file's JSON header (its tensors' dtypes and shapes), read
+    without the tensors; weight_files has checked that it reads."""
+    with open(path, "rb") as f:
+        return json.loads(f.read(int.from_bytes(f.read(8), "little")))
 
 
 def _task_inputs(model) -> dict[str, tuple[list, str]]:
@@ -278,12 +320,3 @@ def default_inputs(model, arguments: list[str] | None, input_shapes: dict | None
     dtypes = {name: defaults[name][1] for name in chosen}
     dtypes.update(input_dtypes or {})
     return shapes, dtypes
-
-
-def notes(spec: str) -> list[str]:
-    """What the user should know about how the folder was read."""
-    dtype = stored_dtype(spec)
-    if dtype not in ("bfloat16", "float16"):
-        return []
-    return [f"the weights are stored in {dtype} and were converted in float32 (--precision "
-            f"{'bf16' if dtype == 'bfloat16' else 'fp16'} writes them in half precision)"]

@@ -447,13 +447,53 @@ def _load_pt2(path: Path, trust_pickle: bool):
 
 def load_model(spec: str, trust_pickle: bool = False):
     """Return ('program', ExportedProgram), ('script', ScriptModule) or
-    ('module', nn.Module); a transformers module without its cache outputs
-    (cache.drop_cache_outputs)."""
+    ('module', nn.Module), in float32 (see load_model_and_dtype); a
+    transformers module without its cache outputs (cache.drop_cache_outputs)."""
+    return load_model_and_dtype(spec, trust_pickle)[0]
+
+
+def load_model_and_dtype(spec: str, trust_pickle: bool = False):
+    """(load_model's (kind, model), the half dtype its weights are stored in:
+    "bfloat16", "float16" or None). A model stored in half precision is
+    read and run in float32, its weights upcast exactly: torch.export and
+    jit.trace capture a bf16 model on a CPU, but x2's capture hands every
+    weight to numpy, which has no bfloat16, checks its trace with numpy
+    kernels, and its IR passes expect a float32 graph; the conversion then
+    lowers the IR back to the stored dtype (x2/passes/precision.py). A Hugging Face folder is read in float32
+    by transformers itself, tensor by tensor, so no half copy is held."""
     from .cache import drop_cache_outputs
     kind, obj = _load(spec, trust_pickle)
+    if hf_folder.is_hf_model(spec):
+        stored = hf_folder.stored_dtype(spec, trust_pickle)
+    else:
+        stored = _to_float32(spec, kind, obj)
     if kind == "module":
         drop_cache_outputs(obj)
-    return kind, obj
+    return (kind, obj), stored
+
+
+def _to_float32(spec: str, kind: str, obj) -> str | None:
+    """Upcast a module's or TorchScript's half-precision weights to float32
+    in place (floating parameters and buffers only); return "bfloat16" or
+    "float16" when every floating weight was of that dtype, else None."""
+    torch = _torch()
+    if kind == "program":
+        tensors = list(obj.state_dict.values()) + list(obj.constants.values())
+    else:
+        tensors = list(obj.parameters()) + list(obj.buffers())
+    dtypes = {t.dtype for t in tensors if isinstance(t, torch.Tensor) and t.is_floating_point()}
+    half = dtypes & {torch.bfloat16, torch.float16}
+    if not half:
+        return None
+    names = sorted(str(d).removeprefix("torch.") for d in half)
+    if kind == "program":
+        raise ModelLoadError(
+            f"{spec}: the torch.export program was exported with {' and '.join(names)} "
+            f"weights, and x2 reads a program in float32 (its graph's dtypes are fixed at "
+            f"export). Export the model in float32 and convert it with --precision "
+            f"{'bf16' if names == ['bfloat16'] else 'fp16'}")
+    obj.float()
+    return names[0] if len(dtypes) == 1 else None
 
 
 def _load(spec: str, trust_pickle: bool):
