@@ -312,7 +312,9 @@ class Plan:
             init = _init_lines(owned[id(inst)], owned_buffers[id(inst)], e.code.buffer_call)
             forward = _forward_lines(inst.args, inst.body, inst.results)
             text = "\n".join(init + forward)
-            key = f"{inst.scope.name}\0{text}"
+            # a class x2 named after a path (scopes.DERIVED) is shared by every
+            # module of the same code, whatever its name
+            key = text if inst.scope.derived else f"{inst.scope.name}\0{text}"
             if key not in texts:
                 texts[key] = _class_name(inst.scope.name, taken)
                 taken[texts[key]] = text
@@ -338,7 +340,9 @@ class Plan:
     def _comment(self, first: Instance, name: str) -> str:
         paths = [i.scope.key for i in self.extracted() if i.cls == name]
         more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
-        note = escape_text(f"{first.scope.cls} at {paths[0]}{more}")
+        what = "named after its path (the source names no class)" if first.scope.derived \
+            else first.scope.cls
+        note = escape_text(f"{what} at {paths[0]}{more}")
         return note if len(note) <= COMMENT_CHARS else note[:COMMENT_CHARS] + "..."
 
     def _post_order(self) -> list[Instance]:
@@ -653,6 +657,10 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
         return "its children are numbered (a list)"
     if not inst.children and len(inst.members) == 1 and path not in state_prefixes:
         return "one op and no weights: written as that op"
+    if inst.scope.derived and not inst.children and len(inst.members) == 1:
+        # an ONNX file from TorchScript names no class: a module of one op is
+        # taken for the layer x2 writes it as (an nn.Linear: MatMul)
+        return "one op: written as that op"
     if not _convex(e.graph, inst.members, positions):
         return "a value leaves it and comes back (its nodes are no one call)"
     if _is_a_layer(e.graph, inst, path):

@@ -68,6 +68,12 @@ class SourceGraph:
     # source record: "specialized_dims" (fixed at their example size) and
     # "bounded_dims" (x2/frontends/torch/specialize.py)
     dim_facts: dict = field(default_factory=dict)
+    # an ONNX file exported from torch (x2/frontends/onnx/scopes.py): its
+    # modules' classes, the initializers named by state_dict keys and the
+    # root module's class, as GraphMeta holds a torch source's
+    source_modules: dict[str, str] = field(default_factory=dict)
+    source_state: dict[str, dict] = field(default_factory=dict)
+    source_class: str = ""
 
 
 class MapContext:
@@ -343,7 +349,8 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
                        {k: v for k, v in source.input_aliases.items() if k in boundary},
                        {k: v for k, v in source.output_aliases.items() if k in new_outputs},
                        source.version, source.path, dropouts=source.dropouts,
-                       dims=source.dims)
+                       dims=source.dims, source_modules=source.source_modules,
+                       source_state=source.source_state, source_class=source.source_class)
 
 
 def apply_input_shapes(source: SourceGraph, shapes: dict[str, list] | None) -> None:

@@ -20,6 +20,7 @@ from ...contracts import ReadRequest
 from ...errors import ModelLoadError, X2Error
 from ...ir import TensorInfo
 from ..common import SourceGraph, SourceOp, one_line
+from .scopes import read_scopes
 
 MIN_OPSET = 7
 # External initializers up to this many elements are read for shape inference
@@ -475,6 +476,7 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
         if value not in produced:
             raise ModelLoadError(f"{path}: graph output '{value}' is never computed")
     _check_node_specs(model, path, opsets)
+    scopes = read_scopes(model)
 
     graph = _infer(model, path, opsets, external).graph
     info: dict[str, TensorInfo] = {}
@@ -498,12 +500,45 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
             ops.append(SourceOp("Constant", name, [], list(node.output), {},
                                 _constant_value(attrs, path, f"node '{name}' (Constant)")))
             continue
+        copied = _copied_weight(node, arrays, scopes, outputs)
+        if copied is not None:
+            info[copied.name] = info[node.input[0]]
+            ops.append(copied)
+            continue
         ops.append(_source_op(node, op_type, name, attrs, base, path, opset))
+        if scopes is not None:
+            ops[-1].scope = scopes.chains[index]
     del onnx
     dims = {vi.name: _dim_names(vi.type) for vi in [*model.graph.input, *model.graph.output]
             if vi.name in inputs or vi.name in outputs}
-    return SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path),
-                       dims={k: v for k, v in dims.items() if v and any(v)})
+    source = SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path),
+                         dims={k: v for k, v in dims.items() if v and any(v)})
+    if scopes is not None:
+        source.source_modules, source.source_class = scopes.modules, scopes.root_class
+        source.source_state = {op.param: {"shape": list(op.const_value.shape), "tied": op.param}
+                               for op in ops if op.type == "Initializer"
+                               and _state_key(op.param, scopes.modules)}
+    return source
+
+
+def _state_key(name: str, modules: dict) -> bool:
+    """Whether an initializer's name is a state_dict key of the source: a
+    parameter or buffer name under one of its modules (not torch.onnx's own
+    `onnx::MatMul_12`, `val_3`)."""
+    owner, _, leaf = name.rpartition(".")
+    return owner in modules and leaf.isidentifier()
+
+
+def _copied_weight(node, arrays: dict, scopes, outputs: list) -> SourceOp | None:
+    """The TorchScript exporter keeps one initializer of weights with equal
+    values (two RMSNorm weights of ones) and copies it to the others' keys
+    with an Identity: such a copy is the source's weight at its own key."""
+    if scopes is None or node.op_type != "Identity" or node.domain not in ("", "ai.onnx") or \
+            len(node.input) != 1 or node.input[0] not in arrays or \
+            node.output[0] in outputs or not _state_key(node.output[0], scopes.modules):
+        return None
+    key = node.output[0]
+    return SourceOp("Initializer", key, [], [key], {}, arrays[node.input[0]], param=key)
 
 
 # -- subgraphs (If, Loop, Scan) --------------------------------------------------
@@ -672,6 +707,11 @@ def read_ir(request: ReadRequest):
     source = select_subgraph(source, request.inputs, request.outputs)
     graph = map_graph(source, ONNX,
                       lambda op, arrays: evaluate_onnx_node(op, arrays, source.version))
+    # an ONNX file from torch: its modules and state_dict keys name the
+    # converted model's classes and weights, as a torch source's do
+    graph.meta.source_modules = dict(source.source_modules)
+    graph.meta.source_state = dict(source.source_state)
+    graph.meta.source_class = source.source_class
     graph.meta.source_model = request.model
     graph.meta.opset = source.version
     # x2 check feeds the fixed inputs to the source model
