@@ -40,12 +40,33 @@ COMMENT_CHARS = 160
 
 
 class LocalNamer(Namer):
-    """Names inside one class: FX's counters (`mul_13`) left off, so that two
-    layers of the same structure read alike (`mul`, `mul_2`, ...)."""
+    """Names inside one class: FX's counters (`mul_13`) left off, and the
+    class's own module path (TorchScript's ONNX value names,
+    `/model/layers.0/input_layernorm/Pow_output_0`), so that two layers of the
+    same structure read alike (`mul`, `mul_2`, ...)."""
+
+    def __init__(self, reserved=(), scopes=None, path: str = ""):
+        super().__init__(reserved, scopes)
+        self.path = path
 
     def base(self, text: str) -> str:
-        text = "/".join(_uncounted(p) for p in re.split(r"[/:]", text))
+        parts = _below(re.split(r"[/:]", text), self.path)
+        text = "/".join(_uncounted(p) for p in parts)
         return re.sub(r"(_\d+)+$", "", super().base(text)) or "v"
+
+
+def _below(parts: list[str], path: str) -> list[str]:
+    """A value name's parts after those naming the module at `path`."""
+    prefix = ""
+    for i, part in enumerate(parts):
+        if not part:
+            continue
+        prefix = f"{prefix}.{part}" if prefix else part
+        if prefix == path:
+            return parts[i + 1:] or parts
+        if not path.startswith(prefix + "."):
+            break
+    return parts
 
 
 def _uncounted(part: str) -> str:
@@ -199,7 +220,7 @@ class Plan:
         child = node.inst
         parent = e.frame
         outer_namer, outer_host = e.namer, e.host
-        child.namer = LocalNamer(reserved={"layer"}, scopes=e.namer.scopes)
+        child.namer = LocalNamer(reserved={"layer"}, scopes=e.namer.scopes, path=child.path)
         child.attr_namer = LocalNamer(
             reserved=set(e.layer_attributes) | set(e.tree.children.get(child.path, ())))
         host: dict = {}

@@ -37,6 +37,7 @@ class SourceOp:
     const_value: np.ndarray | None = None   # for constant ops
     param: str = ""                          # constants: the source's parameter name, if one
     trainable: bool = False                  # constants: the source learns it (x2/ir/provenance.py)
+    param_perm: tuple | None = None          # constants: the value is `param` transposed so
     # the source modules whose forward ran the op, outermost first (torch:
     # nn_module_stack), as x2/ir/scopes.py writes them; "" where unknown
     scope: str = ""
@@ -459,7 +460,7 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
             graph.constants[op.outputs[0]] = op.const_value
             graph.info[op.outputs[0]] = TensorInfo(str(op.const_value.dtype),
                                                    tuple(op.const_value.shape))
-            graph.origin[op.outputs[0]] = Origin(op.outputs[0], param=op.param,
+            graph.origin[op.outputs[0]] = Origin(op.outputs[0], op.param_perm, param=op.param,
                                                  trainable=op.trainable)
             continue
         if fn is _fold:

@@ -20,7 +20,7 @@ from ...contracts import ReadRequest
 from ...errors import ModelLoadError, X2Error
 from ...ir import TensorInfo
 from ..common import SourceGraph, SourceOp, one_line
-from .scopes import read_scopes
+from .scopes import read_scopes, weight_claims
 
 MIN_OPSET = 7
 # External initializers up to this many elements are read for shape inference
@@ -492,6 +492,7 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
     for name, array in arrays.items():
         info[name] = TensorInfo(str(array.dtype), tuple(array.shape))
         ops.append(SourceOp("Initializer", name, [], [name], {}, array, param=name))
+    claims = _claimed_weights(model, scopes, arrays, ops, info)
     for index, (node, attrs) in enumerate(zip(graph.node, node_attrs)):
         domain = node.domain if node.domain not in ("", "ai.onnx") else ""
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
@@ -508,6 +509,8 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
         ops.append(_source_op(node, op_type, name, attrs, base, path, opset))
         if scopes is not None:
             ops[-1].scope = scopes.chains[index]
+        for slot, key in claims.get(index, {}).items():
+            ops[-1].inputs[slot] = key
     del onnx
     dims = {vi.name: _dim_names(vi.type) for vi in [*model.graph.input, *model.graph.output]
             if vi.name in inputs or vi.name in outputs}
@@ -515,10 +518,41 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
                          dims={k: v for k, v in dims.items() if v and any(v)})
     if scopes is not None:
         source.source_modules, source.source_class = scopes.modules, scopes.root_class
-        source.source_state = {op.param: {"shape": list(op.const_value.shape), "tied": op.param}
+        source.source_state = {op.param: {"shape": _source_shape(op), "tied": op.param}
                                for op in ops if op.type == "Initializer"
                                and _state_key(op.param, scopes.modules)}
     return source
+
+
+def _claimed_weights(model, scopes, arrays: dict, ops: list, info: dict) -> dict:
+    """Initializers torch.onnx renamed or shared, as the source's weights
+    they hold (scopes.weight_claims): one constant per key, which the
+    claiming node reads. Returns node index -> {input slot: key}."""
+    if scopes is None:
+        return {}
+    keys = {name for name in arrays if _state_key(name, scopes.modules)}
+    shapes = {name: tuple(array.shape) for name, array in arrays.items()}
+    out: dict[int, dict] = {}
+    for claim in weight_claims(model, scopes, shapes, keys):
+        value = model.graph.node[claim.node].input[claim.slot]
+        array = arrays[value]
+        info[claim.key] = info[value]
+        ops.append(SourceOp("Initializer", claim.key, [], [claim.key], {}, array,
+                            param=claim.key, param_perm=claim.perm))
+        out.setdefault(claim.node, {})[claim.slot] = claim.key
+    return out
+
+
+def _source_shape(op: SourceOp) -> list:
+    """The shape of the source's weight an initializer holds (transposed by
+    its param_perm)."""
+    shape = list(op.const_value.shape)
+    if op.param_perm is None:
+        return shape
+    out = [0] * len(shape)
+    for axis, source_axis in enumerate(op.param_perm):
+        out[source_axis] = shape[axis]
+    return out
 
 
 def _state_key(name: str, modules: dict) -> bool:

@@ -26,7 +26,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from ...ir.scopes import DERIVED, Scope, encode
+from ...ir.scopes import DERIVED, Scope, decode, encode
 
 NAME_SCOPES = "pkg.torch.onnx.name_scopes"
 CLASS_HIERARCHY = "pkg.torch.onnx.class_hierarchy"
@@ -152,3 +152,91 @@ def _class_name(path: str) -> str:
             name = name[:-1]
     words = [w for w in re.split(r"[^A-Za-z0-9]+", name) if w]
     return "".join(w[:1].upper() + w[1:] for w in words) or "Block"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Node input `slot` of node `node` reads the source's weight `key`
+    transposed by `perm` (None: as it is)."""
+    node: int
+    slot: int
+    key: str
+    perm: tuple | None
+
+
+_FX_TARGET = re.compile(r"target=torch\.ops\.aten\.(\w+)\.")
+_FX_PLACEHOLDER = re.compile(r"%([pb]_\w+)")
+
+
+def weight_claims(model, scopes: FileScopes, shapes: dict[str, tuple],
+                  keys: set[str]) -> list[Claim]:
+    """The source's weights behind initializers torch.onnx renamed or shared.
+    `shapes`: each initializer's shape; `keys`: those named by state_dict keys.
+
+    - dynamo: a node's `pkg.torch.onnx.fx_node` names the parameter it read
+      (`%p_model_layers_0_q_proj_weight`): a weight of the node's own module
+      (its path + a leaf) that an `aten.linear` reads as the transposed table
+      its MatMul reads, or that another module's equal initializer stands for
+      (the exporter keeps one of equal tensors: RMSNorm weights of ones);
+    - TorchScript: a leaf module whose one node is a MatMul reading a table
+      no other node reads, named `onnx::MatMul_N` (the transpose of an
+      nn.Linear's weight the exporter folded): that module's `weight`."""
+    readers: dict[str, int] = {}
+    per_path: dict[str, int] = {}
+    for node, chain in zip(model.graph.node, scopes.chains):
+        for value in node.input:
+            readers[value] = readers.get(value, 0) + 1
+        if chain and node.op_type != "Constant":
+            path = _innermost(chain)
+            per_path[path] = per_path.get(path, 0) + 1
+    out = []
+    for index, (node, chain) in enumerate(zip(model.graph.node, scopes.chains)):
+        if not chain:
+            continue
+        path = _innermost(chain)
+        props = {p.key: p.value for p in node.metadata_props}
+        fx = props.get("pkg.torch.onnx.fx_node", "")
+        if fx:
+            claim = _dynamo_claim(index, node, fx, path, shapes, keys)
+        elif node.op_type == "MatMul" and per_path.get(path) == 1 and \
+                len(node.input) == 2 and node.input[1].startswith("onnx::MatMul") and \
+                len(shapes.get(node.input[1], ())) == 2 and readers[node.input[1]] == 1 and \
+                f"{path}.weight" not in keys and \
+                not any(p.startswith(path + ".") for p in scopes.modules):
+            claim = Claim(index, 1, f"{path}.weight", (1, 0))
+        else:
+            claim = None
+        if claim is not None:
+            out.append(claim)
+    # a key claimed twice is no one weight
+    counts: dict[str, int] = {}
+    for claim in out:
+        counts[claim.key] = counts.get(claim.key, 0) + 1
+    return [c for c in out if counts[c.key] == 1]
+
+
+def _innermost(chain: str) -> str:
+    scopes = decode(chain)
+    return scopes[-1].path if scopes else ""
+
+
+def _dynamo_claim(index: int, node, fx: str, path: str, shapes: dict,
+                  keys: set[str]) -> Claim | None:
+    placeholders = _FX_PLACEHOLDER.findall(fx.partition("args = ")[2])
+    target = _FX_TARGET.search(fx)
+    if len(placeholders) != 1 or target is None or not path:
+        return None
+    prefix = f"{placeholders[0][:2]}{path.replace('.', '_')}_"
+    leaf = placeholders[0][len(prefix):]
+    if not placeholders[0].startswith(prefix) or not leaf.isidentifier():
+        return None
+    key = f"{path}.{leaf}"
+    if key in keys:
+        return None
+    if target.group(1) == "linear" and node.op_type == "MatMul" and len(node.input) == 2 \
+            and len(shapes.get(node.input[1], ())) == 2:
+        return Claim(index, 1, key, (1, 0))
+    shared = [slot for slot, value in enumerate(node.input) if value in keys]
+    if len(shared) == 1:
+        return Claim(index, shared[0], key, None)
+    return None
