@@ -1,10 +1,10 @@
 """A tiny Llama-style decoder in plain torch (RMSNorm, attention with a causal
 mask its model builds once, a gated MLP, layers in an nn.ModuleList), exported
 to ONNX by torch.onnx's dynamo and TorchScript exporters: the sources of
-tests/test_onnx_scopes.py. `python tests/onnx_scopes_models.py NAME OUT`
-writes OUT/model.onnx (NAME: dynamo_2, dynamo_4, torchscript_2, torchscript_4:
-the exporter and the number of layers) and OUT/state.npz (the module's
-state_dict). Imports torch, so it runs only in a torch process."""
+tests/test_onnx_scopes.py. `python tests/onnx_scopes_models.py OUT` writes
+OUT/{dynamo,torchscript}_{2,4}/model.onnx (the exporter, the number of
+layers) and OUT/state_{2,4}.npz (the module's state_dict; seed 0). Imports
+torch, so it runs only in a torch process."""
 import sys
 import warnings
 from pathlib import Path
@@ -92,19 +92,27 @@ class DecoderForCausalLM(nn.Module):
         return self.lm_head(self.model(ids))
 
 
-def export(name: str, out: Path) -> None:
-    exporter, layers = name.split("_")
-    torch.manual_seed(0)
-    model = DecoderForCausalLM(int(layers)).eval()
+def decoder(layers: int, seed: int = 0) -> DecoderForCausalLM:
+    torch.manual_seed(seed)
+    return DecoderForCausalLM(layers).eval()
+
+
+def export(out: Path) -> None:
     out.mkdir(parents=True)
-    ids = torch.randint(0, VOCAB, (2, SEQ))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (ids,), str(out / "model.onnx"), input_names=["ids"],
-                          output_names=["logits"], dynamo=exporter == "dynamo",
-                          external_data=False)
-    np.savez(out / "state.npz", **{k: v.numpy() for k, v in model.state_dict().items()})
+    ids = torch.randint(0, VOCAB, (2, SEQ), generator=torch.Generator().manual_seed(0))
+    for layers in (2, 4):
+        model = decoder(layers)
+        np.savez(out / f"state_{layers}.npz",
+                 **{k: v.numpy() for k, v in model.state_dict().items()})
+        for exporter in ("dynamo", "torchscript"):
+            folder = out / f"{exporter}_{layers}"
+            folder.mkdir()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(model, (ids,), str(folder / "model.onnx"),
+                                  input_names=["ids"], output_names=["logits"],
+                                  dynamo=exporter == "dynamo", external_data=False)
 
 
 if __name__ == "__main__":
-    export(sys.argv[1], Path(sys.argv[2]))
+    export(Path(sys.argv[1]))
