@@ -1,6 +1,7 @@
 """model.py as a tree of classes, one per source module class (issue 47,
-item 2): a torch source's modules (the scopes its nodes record,
-x2/ir/scopes.py) become classes named after theirs (`LlamaDecoderLayer`),
+item 2): a torch source's modules, or those of an ONNX file torch exported
+(the scopes its nodes record, x2/ir/scopes.py), become classes named after
+theirs (`LlamaDecoderLayer`),
 each forward holding the nodes its module computed and calling its
 children; values the parent computes are arguments, as in the source.
 
@@ -592,7 +593,8 @@ def _loop(e, run: list, inst: Instance) -> list:
 
 def plan(e) -> Plan | None:
     """The classes to write for `e.graph`, or None where it has no module
-    scopes (a TF or ONNX source, a torch source without its state_dict)."""
+    scopes (a TF source, an ONNX file torch did not export, a torch source
+    without its state_dict)."""
     graph = e.graph
     if not e.tree.active:
         return None
