@@ -1,9 +1,9 @@
 """model.py as a tree of classes, one per source module class (issue 47,
 item 2): a torch source's modules, or those of an ONNX file torch exported
 (the scopes its nodes record, x2/ir/scopes.py), become classes named after
-theirs (`LlamaDecoderLayer`),
-each forward holding the nodes its module computed and calling its
-children; values the parent computes are arguments, as in the source.
+theirs (`LlamaDecoderLayer`), each forward holding the nodes its module
+computed and calling its children; values the parent computes are
+arguments, as in the source.
 
 A scope becomes a class only where that is the same computation:
 
