@@ -71,9 +71,13 @@ def _below(parts: list[str], path: str) -> list[str]:
 
 
 def _uncounted(part: str) -> str:
-    """A name part without the counters FX and x2's passes add (`mul_8_nchw`: `mul`)."""
-    bare = re.sub(r"(_+\d+)+$", "", re.sub(r"_nchw$", "", part))
+    """A name part without the counters FX, TorchScript's ONNX export and
+    x2's passes add (`mul_8_nchw`, `Constant_35_output_0`: `mul`, `Constant`)."""
+    bare = _COUNTED.sub("", part)
     return bare or part
+
+
+_COUNTED = re.compile(r"(_+\d+|_output|_nchw)+$")
 
 
 @dataclass(eq=False)

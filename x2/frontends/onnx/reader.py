@@ -20,7 +20,7 @@ from ...contracts import ReadRequest
 from ...errors import ModelLoadError, X2Error
 from ...ir import TensorInfo
 from ..common import SourceGraph, SourceOp, one_line
-from .scopes import read_scopes, weight_claims
+from .scopes import hoist_shared, read_scopes, weight_claims
 
 MIN_OPSET = 7
 # External initializers up to this many elements are read for shape inference
@@ -517,6 +517,7 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
     source = SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path),
                          dims={k: v for k, v in dims.items() if v and any(v)})
     if scopes is not None:
+        hoist_shared(ops)
         source.source_modules, source.source_class = scopes.modules, scopes.root_class
         source.source_state = {op.param: {"shape": _source_shape(op), "tied": op.param}
                                for op in ops if op.type == "Initializer"

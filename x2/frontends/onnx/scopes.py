@@ -240,3 +240,66 @@ def _dynamo_claim(index: int, node, fx: str, path: str, shapes: dict,
     if len(shared) == 1:
         return Claim(index, shared[0], key, None)
     return None
+
+
+def hoist_shared(ops: list) -> None:
+    """Ops whose results the exporter shared across modules (the additive
+    mask layer 0's attention computed and layer 1's reads again: torch.onnx
+    merges equal subexpressions) take the scope their readers share, when
+    they read nothing their own module computed: the value is then the
+    parent's, passed down to each layer as in the source, and the layers
+    read alike. Scopes only name where code is written; module_tree.py
+    checks each class's nodes anyway. A hoisted op moves up to right after
+    what it reads, so that the first layer's ops come in the order of the
+    others'."""
+    readers: dict[str, list] = {}
+    for op in ops:
+        for value in op.inputs:
+            readers.setdefault(value, []).append(op)
+    producer = {value: op for op in ops for value in op.outputs}
+    hoisted = []
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(ops):
+            chain = decode(op.scope)
+            if not chain:
+                continue
+            inner = chain[-1]
+            if any(_within(producer.get(value), inner) for value in op.inputs):
+                continue
+            users = [user for value in op.outputs for user in readers.get(value, [])]
+            if not users or all(_within(user, inner) for user in users):
+                continue
+            shared = _common([chain, *(decode(user.scope) for user in users)])
+            if len(shared) < len(chain):
+                op.scope = encode(shared)
+                hoisted.append(op)
+                changed = True
+    _move_up(ops, set(map(id, hoisted)))
+
+
+def _move_up(ops: list, moved: set[int]) -> None:
+    """The ops in `moved` right after the last op that computes what they read."""
+    kept = [op for op in ops if id(op) not in moved]
+    for op in [op for op in ops if id(op) in moved]:
+        needed = set(op.inputs)
+        at = max((i + 1 for i, other in enumerate(kept) if needed & set(other.outputs)),
+                 default=0)
+        kept.insert(at, op)
+    ops[:] = kept
+
+
+def _within(op, scope: Scope) -> bool:
+    """Whether `op` ran in the call `scope` (or in a module under it)."""
+    return op is not None and scope in decode(op.scope)
+
+
+def _common(chains: list[list[Scope]]) -> list[Scope]:
+    common = chains[0]
+    for chain in chains[1:]:
+        n = 0
+        while n < min(len(common), len(chain)) and common[n] == chain[n]:
+            n += 1
+        common = common[:n]
+    return common
