@@ -173,22 +173,26 @@ def weight_claims(model, scopes: FileScopes, shapes: dict[str, tuple],
     """The source's weights behind initializers torch.onnx renamed or shared.
     `shapes`: each initializer's shape; `keys`: those named by state_dict keys.
 
-    - dynamo: a node's `pkg.torch.onnx.fx_node` names the parameter it read
-      (`%p_model_layers_0_q_proj_weight`): a weight of the node's own module
-      (its path + a leaf) that an `aten.linear` reads as the transposed table
-      its MatMul reads, or that another module's equal initializer stands for
-      (the exporter keeps one of equal tensors: RMSNorm weights of ones);
-    - TorchScript: a leaf module whose one node is a MatMul reading a table
-      no other node reads, named `onnx::MatMul_N` (the transpose of an
-      nn.Linear's weight the exporter folded): that module's `weight`."""
+    - dynamo: a node's `pkg.torch.onnx.fx_node` names the parameters its ATen
+      op read (`%p_model_layers_0_q_proj_weight`, lower-cased): weights of
+      the node's own module (its path + a leaf). An `aten.linear`'s MatMul
+      reads the first as the transposed table, its Add the second (the
+      bias); any other node reads them as the initializers named by other
+      keys it reads, in order (the exporter keeps one of equal tensors:
+      RMSNorm weights of ones, zero biases);
+    - TorchScript: a leaf module whose nodes are a MatMul reading a table no
+      other node reads, named `onnx::MatMul_N` (the transpose of an
+      nn.Linear's weight the exporter folded), and at most an Add of its
+      `bias`: that module's `weight`.
+
+    A key two different tensors would hold is claimed by neither."""
     readers: dict[str, int] = {}
-    per_path: dict[str, int] = {}
+    per_path: dict[str, list] = {}
     for node, chain in zip(model.graph.node, scopes.chains):
         for value in node.input:
             readers[value] = readers.get(value, 0) + 1
-        if chain and node.op_type != "Constant":
-            path = _innermost(chain)
-            per_path[path] = per_path.get(path, 0) + 1
+        if chain:
+            per_path.setdefault(_innermost(chain), []).append(node)
     out = []
     for index, (node, chain) in enumerate(zip(model.graph.node, scopes.chains)):
         if not chain:
@@ -197,22 +201,14 @@ def weight_claims(model, scopes: FileScopes, shapes: dict[str, tuple],
         props = {p.key: p.value for p in node.metadata_props}
         fx = props.get("pkg.torch.onnx.fx_node", "")
         if fx:
-            claim = _dynamo_claim(index, node, fx, path, shapes, keys)
-        elif node.op_type == "MatMul" and per_path.get(path) == 1 and \
-                len(node.input) == 2 and node.input[1].startswith("onnx::MatMul") and \
-                len(shapes.get(node.input[1], ())) == 2 and readers[node.input[1]] == 1 and \
-                f"{path}.weight" not in keys and \
-                not any(p.startswith(path + ".") for p in scopes.modules):
-            claim = Claim(index, 1, f"{path}.weight", (1, 0))
-        else:
-            claim = None
-        if claim is not None:
-            out.append(claim)
-    # a key claimed twice is no one weight
-    counts: dict[str, int] = {}
+            out += _dynamo_claims(index, node, fx, path, shapes, keys)
+        elif _linear_leaf(node, path, per_path[path], shapes, keys, readers, scopes.modules):
+            out.append(Claim(index, 1, f"{path}.weight", (1, 0)))
+    held: dict[str, set] = {}
     for claim in out:
-        counts[claim.key] = counts.get(claim.key, 0) + 1
-    return [c for c in out if counts[c.key] == 1]
+        value = model.graph.node[claim.node].input[claim.slot]
+        held.setdefault(claim.key, set()).add((value, claim.perm))
+    return [c for c in out if len(held[c.key]) == 1]
 
 
 def _innermost(chain: str) -> str:
@@ -220,38 +216,66 @@ def _innermost(chain: str) -> str:
     return scopes[-1].path if scopes else ""
 
 
-def _dynamo_claim(index: int, node, fx: str, path: str, shapes: dict,
-                  keys: set[str]) -> Claim | None:
+def _dynamo_claims(index: int, node, fx: str, path: str, shapes: dict,
+                   keys: set[str]) -> list[Claim]:
     placeholders = _FX_PLACEHOLDER.findall(fx.partition("args = ")[2])
     target = _FX_TARGET.search(fx)
-    if len(placeholders) != 1 or target is None or not path:
-        return None
-    prefix = f"{placeholders[0][:2]}{path.replace('.', '_')}_"
-    leaf = placeholders[0][len(prefix):]
-    if not placeholders[0].startswith(prefix) or not leaf.isidentifier():
-        return None
-    key = f"{path}.{leaf}"
-    if key in keys:
-        return None
-    if target.group(1) == "linear" and node.op_type == "MatMul" and len(node.input) == 2 \
-            and len(shapes.get(node.input[1], ())) == 2:
-        return Claim(index, 1, key, (1, 0))
-    shared = [slot for slot, value in enumerate(node.input) if value in keys]
-    if len(shared) == 1:
-        return Claim(index, shared[0], key, None)
-    return None
+    if not placeholders or target is None or not path:
+        return []
+    wanted = []
+    for placeholder in placeholders:
+        prefix = f"{placeholder[:2]}{path.replace('.', '_')}_".lower()
+        leaf = placeholder[len(prefix):]
+        if not placeholder.lower().startswith(prefix) or not leaf.isidentifier():
+            return []
+        wanted.append(f"{path}.{leaf}")
+    if any(key in keys for key in wanted):
+        return []   # a weight the file names itself (a tied table read twice)
+    inputs = list(node.input)
+    if target.group(1) == "linear":
+        if node.op_type == "MatMul" and len(inputs) == 2 and \
+                len(shapes.get(inputs[1], ())) == 2 and inputs[1] not in keys:
+            return [Claim(index, 1, wanted[0], (1, 0))]
+        tables = [slot for slot, value in enumerate(inputs) if len(shapes.get(value, ())) == 1]
+        if node.op_type == "Add" and len(wanted) == 2 and len(tables) == 1 and \
+                inputs[tables[0]] != wanted[1]:
+            return [Claim(index, tables[0], wanted[1], None)]
+        return []
+    shared = [slot for slot, value in enumerate(inputs) if value in keys]
+    if len(shared) != len(wanted):
+        return []
+    return [Claim(index, slot, key, None) for slot, key in zip(shared, wanted)
+            if inputs[slot] != key]
+
+
+def _linear_leaf(node, path: str, nodes: list, shapes: dict, keys: set, readers: dict,
+                 modules: dict) -> bool:
+    """Whether `node` is the MatMul of a TorchScript-exported nn.Linear at `path`
+    (see weight_claims)."""
+    if node.op_type != "MatMul" or len(node.input) != 2 or f"{path}.weight" in keys or \
+            any(p.startswith(path + ".") for p in modules):
+        return False
+    table = node.input[1]
+    if not table.startswith("onnx::MatMul") or len(shapes.get(table, ())) != 2 or \
+            readers[table] != 1:
+        return False
+    others = [n for n in nodes if n is not node and n.op_type != "Constant"]
+    return all(n.op_type == "Add" and f"{path}.bias" in n.input and
+               node.output[0] in n.input for n in others) and len(others) <= 1
 
 
 def hoist_shared(ops: list) -> None:
-    """Ops whose results the exporter shared across modules (the additive
-    mask layer 0's attention computed and layer 1's reads again: torch.onnx
-    merges equal subexpressions) take the scope their readers share, when
-    they read nothing their own module computed: the value is then the
-    parent's, passed down to each layer as in the source, and the layers
-    read alike. Scopes only name where code is written; module_tree.py
-    checks each class's nodes anyway. A hoisted op moves up to right after
-    what it reads, so that the first layer's ops come in the order of the
-    others'."""
+    """Ops whose results the exporter shared across repeated modules (the
+    additive mask layer 0's attention computed and layer 1's reads again:
+    torch.onnx merges equal subexpressions) take the scope their readers
+    share, when they read nothing the modules they leave computed: the value
+    is then the parent's, passed down to each layer as in the source, and
+    the layers read alike. A reader counts where its module and the op's
+    part at two modules of one class (`layers.0` and `layers.1`); a value
+    one module passes to the next (an activation to a Linear) stays.
+    Scopes only name where code is written; module_tree.py checks each
+    class's nodes anyway. A hoisted op moves up to right after what it
+    reads, so that the first layer's ops come in the order of the others'."""
     readers: dict[str, list] = {}
     for op in ops:
         for value in op.inputs:
@@ -263,30 +287,40 @@ def hoist_shared(ops: list) -> None:
         changed = False
         for op in reversed(ops):
             chain = decode(op.scope)
-            if not chain:
+            users = [decode(user.scope) for value in op.outputs
+                     for user in readers.get(value, [])]
+            if not chain or not any(_repeated(chain, user) for user in users):
                 continue
-            inner = chain[-1]
-            if any(_within(producer.get(value), inner) for value in op.inputs):
+            shared = _common([chain, *users])
+            left = chain[len(shared)]
+            if any(_within(producer.get(value), left) for value in op.inputs):
                 continue
-            users = [user for value in op.outputs for user in readers.get(value, [])]
-            if not users or all(_within(user, inner) for user in users):
-                continue
-            shared = _common([chain, *(decode(user.scope) for user in users)])
-            if len(shared) < len(chain):
-                op.scope = encode(shared)
-                hoisted.append(op)
-                changed = True
+            op.scope = encode(shared)
+            hoisted.append(op)
+            changed = True
     _move_up(ops, set(map(id, hoisted)))
 
 
+def _repeated(chain: list[Scope], other: list[Scope]) -> bool:
+    """Whether two scope chains part at two modules of one class."""
+    for mine, theirs in zip(chain, other):
+        if mine != theirs:
+            return mine.cls == theirs.cls
+    return False
+
+
 def _move_up(ops: list, moved: set[int]) -> None:
-    """The ops in `moved` right after the last op that computes what they read."""
+    """The ops in `moved` right after the last op that computes what they
+    read from other ops; the constants they read come along (a constant may
+    move up anywhere)."""
     kept = [op for op in ops if id(op) not in moved]
     for op in [op for op in ops if id(op) in moved]:
         needed = set(op.inputs)
-        at = max((i + 1 for i, other in enumerate(kept) if needed & set(other.outputs)),
-                 default=0)
-        kept.insert(at, op)
+        made = [i for i, other in enumerate(kept) if needed & set(other.outputs)]
+        at = max((i + 1 for i in made if kept[i].inputs), default=0)
+        constants = [kept[i] for i in made if not kept[i].inputs and i >= at]
+        kept = [other for other in kept if all(other is not c for c in constants)]
+        kept[at:at] = [*constants, op]
     ops[:] = kept
 
 
