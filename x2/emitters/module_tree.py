@@ -684,10 +684,14 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
         return "its children are numbered (a list)"
     if not inst.children and len(inst.members) == 1 and path not in state_prefixes:
         return "one op and no weights: written as that op"
-    if inst.scope.derived and not inst.children and len(inst.members) == 1:
-        # an ONNX file from TorchScript names no class: a module of one op is
-        # taken for the layer x2 writes it as (an nn.Linear: MatMul)
-        return "one op: written as that op"
+    if inst.scope.derived and not inst.children:
+        # an ONNX file from TorchScript names no class: a module of one op, or
+        # one with no modules under it that holds a layer, is taken for the
+        # torch.nn layer x2 writes it as (an nn.Linear's MatMul, an nn.LSTM)
+        if len(inst.members) == 1:
+            return "one op: written as that op"
+        if any(node.op in _LEAF_LAYER_OPS for node in inst.members):
+            return "no modules under it and a layer in it: taken for that torch.nn layer"
     if not _convex(e.graph, inst.members, positions):
         return "a value leaves it and comes back (its nodes are no one call)"
     if _is_a_layer(e.graph, inst, path):
@@ -699,6 +703,9 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
 # at the path of the source module holding its weight (source_paths.py).
 # (an embedding is a gather of its table)
 _LAYER_OPS = {"gather", "embedding", "conv2d", "conv_transpose2d", "batch_norm", "layer_norm"}
+# ... and those a torch.nn layer of several ONNX nodes becomes (TorchScript's
+# nn.LSTM: a Transpose, the LSTM, a Squeeze)
+_LEAF_LAYER_OPS = _LAYER_OPS | {"dense", "group_norm", "lstm", "gru", "rnn"}
 
 
 def _is_a_layer(graph, inst: Instance, path: str) -> bool:
