@@ -229,23 +229,27 @@ def _dynamo_claims(index: int, node, fx: str, path: str, shapes: dict,
         if not placeholder.lower().startswith(prefix) or not leaf.isidentifier():
             return []
         wanted.append(f"{path}.{leaf}")
-    if any(key in keys for key in wanted):
-        return []   # a weight the file names itself (a tied table read twice)
+    # a key the file names itself is that initializer's (a tied table read
+    # as the head's transposed table stays x2's own)
+    return [c for c in _claims_of(index, node, target.group(1), wanted, shapes, keys)
+            if c.key not in keys]
+
+
+def _claims_of(index: int, node, target: str, wanted: list[str], shapes: dict,
+               keys: set[str]) -> list[Claim]:
     inputs = list(node.input)
-    if target.group(1) == "linear":
+    if target == "linear":
         if node.op_type == "MatMul" and len(inputs) == 2 and \
                 len(shapes.get(inputs[1], ())) == 2 and inputs[1] not in keys:
             return [Claim(index, 1, wanted[0], (1, 0))]
         tables = [slot for slot, value in enumerate(inputs) if len(shapes.get(value, ())) == 1]
-        if node.op_type == "Add" and len(wanted) == 2 and len(tables) == 1 and \
-                inputs[tables[0]] != wanted[1]:
+        if node.op_type == "Add" and len(wanted) == 2 and len(tables) == 1:
             return [Claim(index, tables[0], wanted[1], None)]
         return []
     shared = [slot for slot, value in enumerate(inputs) if value in keys]
     if len(shared) != len(wanted):
         return []
-    return [Claim(index, slot, key, None) for slot, key in zip(shared, wanted)
-            if inputs[slot] != key]
+    return [Claim(index, slot, key, None) for slot, key in zip(shared, wanted)]
 
 
 def _linear_leaf(node, path: str, nodes: list, shapes: dict, keys: set, readers: dict,
