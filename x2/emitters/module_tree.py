@@ -25,7 +25,6 @@ classes: x2 writes a layer as one call, and a container's children are
 called from the module that holds it."""
 from __future__ import annotations
 
-import heapq
 import re
 from dataclasses import dataclass, field
 
@@ -186,8 +185,12 @@ class Plan:
 
     def _items(self, inst: Instance) -> list:
         """inst's own nodes and its extracted children's calls, in an order
-        that computes every value before it is read (the graph's order where
-        it can)."""
+        that computes every value before it is read: depth first, each value's
+        readers as soon as they can run, the earliest in the graph first. The
+        order depends on the class's own dataflow only, not on where the
+        graph computes what it reads from outside: an ONNX exporter computes
+        a parent's mask where layer 0 first reads it, and layer 0 must still
+        read like layer 1."""
         graph_pos = self.e.tree_positions
         entries = [(graph_pos[n], n) for n in inst.own]
         entries += [(min(graph_pos[n] for n in kid.members), ModuleCall(kid))
@@ -205,16 +208,16 @@ class Plan:
                     needs[index].add(src)
                     users[src].append(index)
         waiting = [len(n) for n in needs]
-        ready = [(entries[i][0], i) for i in range(len(entries)) if not waiting[i]]
-        heapq.heapify(ready)
+        stack = sorted((i for i in range(len(entries)) if not waiting[i]),
+                       key=lambda k: -entries[k][0])
         order = []
-        while ready:
-            _, i = heapq.heappop(ready)
+        while stack:
+            i = stack.pop()
             order.append(entries[i][1])
-            for j in users[i]:
+            for j in sorted(users[i], key=lambda k: -entries[k][0]):
                 waiting[j] -= 1
                 if not waiting[j]:
-                    heapq.heappush(ready, (entries[j][0], j))
+                    stack.append(j)
         if len(order) != len(entries):
             raise AssertionError("internal: the scopes' calls form a cycle")
         return order
