@@ -131,8 +131,10 @@ def test_exported_lstm_gru_become_layers(text_classifier, tmp_path, target):
     code = (out / "model.py").read_text()
     assert code.count("nn.LSTM(") == 1 and code.count("nn.GRU(") == 1, code
     # The exporter's zero initial states (of the example's batch) are dropped, and its
-    # Transpose/Reshape after the LSTM cancel against the IR's own.
-    assert "reshape" not in code and "expand" not in code, code
+    # Transpose/Reshape after the LSTM cancel against the IR's own (in the model;
+    # Paddle's load_source_checkpoint reshapes checkpoint arrays).
+    model = code.split("def load_model")[0]
+    assert "reshape" not in model and "expand" not in model, code
 
 
 @pytest.mark.parametrize("target", ["torch", "paddle", "onnx"])

@@ -1,8 +1,9 @@
 """model.py as a tree of classes, one per source module class (issue 47,
-item 2): a torch source's modules (the scopes its nodes record,
-x2/ir/scopes.py) become classes named after theirs (`LlamaDecoderLayer`),
-each forward holding the nodes its module computed and calling its
-children; values the parent computes are arguments, as in the source.
+item 2): a torch source's modules, or those of an ONNX file torch exported
+(the scopes its nodes record, x2/ir/scopes.py), become classes named after
+theirs (`LlamaDecoderLayer`), each forward holding the nodes its module
+computed and calling its children; values the parent computes are
+arguments, as in the source.
 
 A scope becomes a class only where that is the same computation:
 
@@ -24,7 +25,6 @@ classes: x2 writes a layer as one call, and a container's children are
 called from the module that holds it."""
 from __future__ import annotations
 
-import heapq
 import re
 from dataclasses import dataclass, field
 
@@ -40,18 +40,43 @@ COMMENT_CHARS = 160
 
 
 class LocalNamer(Namer):
-    """Names inside one class: FX's counters (`mul_13`) left off, so that two
-    layers of the same structure read alike (`mul`, `mul_2`, ...)."""
+    """Names inside one class: FX's counters (`mul_13`) left off, and the
+    class's own module path (TorchScript's ONNX value names,
+    `/model/layers.0/input_layernorm/Pow_output_0`), so that two layers of the
+    same structure read alike (`mul`, `mul_2`, ...)."""
+
+    def __init__(self, reserved=(), scopes=None, path: str = ""):
+        super().__init__(reserved, scopes)
+        self.path = path
 
     def base(self, text: str) -> str:
-        text = "/".join(_uncounted(p) for p in re.split(r"[/:]", text))
+        parts = _below(re.split(r"[/:]", text), self.path)
+        text = "/".join(_uncounted(p) for p in parts)
         return re.sub(r"(_\d+)+$", "", super().base(text)) or "v"
 
 
+def _below(parts: list[str], path: str) -> list[str]:
+    """A value name's parts after those naming the module at `path`."""
+    prefix = ""
+    for i, part in enumerate(parts):
+        if not part:
+            continue
+        prefix = f"{prefix}.{part}" if prefix else part
+        if prefix == path:
+            return parts[i + 1:] or parts
+        if not path.startswith(prefix + "."):
+            break
+    return parts
+
+
 def _uncounted(part: str) -> str:
-    """A name part without the counters FX and x2's passes add (`mul_8_nchw`: `mul`)."""
-    bare = re.sub(r"(_+\d+)+$", "", re.sub(r"_nchw$", "", part))
+    """A name part without the counters FX, TorchScript's ONNX export and
+    x2's passes add (`mul_8_nchw`, `Constant_35_output_0`: `mul`, `Constant`)."""
+    bare = _COUNTED.sub("", part)
     return bare or part
+
+
+_COUNTED = re.compile(r"(_+\d+|_output|_nchw)+$")
 
 
 @dataclass(eq=False)
@@ -160,8 +185,12 @@ class Plan:
 
     def _items(self, inst: Instance) -> list:
         """inst's own nodes and its extracted children's calls, in an order
-        that computes every value before it is read (the graph's order where
-        it can)."""
+        that computes every value before it is read: depth first, each value's
+        readers as soon as they can run, the earliest in the graph first. The
+        order depends on the class's own dataflow only, not on where the
+        graph computes what it reads from outside: an ONNX exporter computes
+        a parent's mask where layer 0 first reads it, and layer 0 must still
+        read like layer 1."""
         graph_pos = self.e.tree_positions
         entries = [(graph_pos[n], n) for n in inst.own]
         entries += [(min(graph_pos[n] for n in kid.members), ModuleCall(kid))
@@ -179,16 +208,16 @@ class Plan:
                     needs[index].add(src)
                     users[src].append(index)
         waiting = [len(n) for n in needs]
-        ready = [(entries[i][0], i) for i in range(len(entries)) if not waiting[i]]
-        heapq.heapify(ready)
+        stack = sorted((i for i in range(len(entries)) if not waiting[i]),
+                       key=lambda k: -entries[k][0])
         order = []
-        while ready:
-            _, i = heapq.heappop(ready)
+        while stack:
+            i = stack.pop()
             order.append(entries[i][1])
-            for j in users[i]:
+            for j in sorted(users[i], key=lambda k: -entries[k][0]):
                 waiting[j] -= 1
                 if not waiting[j]:
-                    heapq.heappush(ready, (entries[j][0], j))
+                    stack.append(j)
         if len(order) != len(entries):
             raise AssertionError("internal: the scopes' calls form a cycle")
         return order
@@ -199,7 +228,7 @@ class Plan:
         child = node.inst
         parent = e.frame
         outer_namer, outer_host = e.namer, e.host
-        child.namer = LocalNamer(reserved={"layer"}, scopes=e.namer.scopes)
+        child.namer = LocalNamer(reserved={"layer"}, scopes=e.namer.scopes, path=child.path)
         child.attr_namer = LocalNamer(
             reserved=set(e.layer_attributes) | set(e.tree.children.get(child.path, ())))
         host: dict = {}
@@ -312,7 +341,9 @@ class Plan:
             init = _init_lines(owned[id(inst)], owned_buffers[id(inst)], e.code.buffer_call)
             forward = _forward_lines(inst.args, inst.body, inst.results)
             text = "\n".join(init + forward)
-            key = f"{inst.scope.name}\0{text}"
+            # a class x2 named after a path (scopes.DERIVED) is shared by every
+            # module of the same code, whatever its name
+            key = text if inst.scope.derived else f"{inst.scope.name}\0{text}"
             if key not in texts:
                 texts[key] = _class_name(inst.scope.name, taken)
                 taken[texts[key]] = text
@@ -338,7 +369,9 @@ class Plan:
     def _comment(self, first: Instance, name: str) -> str:
         paths = [i.scope.key for i in self.extracted() if i.cls == name]
         more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
-        note = escape_text(f"{first.scope.cls} at {paths[0]}{more}")
+        what = "named after its path (the source names no class)" if first.scope.derived \
+            else first.scope.cls
+        note = escape_text(f"{what} at {paths[0]}{more}")
         return note if len(note) <= COMMENT_CHARS else note[:COMMENT_CHARS] + "..."
 
     def _post_order(self) -> list[Instance]:
@@ -567,7 +600,8 @@ def _loop(e, run: list, inst: Instance) -> list:
 
 def plan(e) -> Plan | None:
     """The classes to write for `e.graph`, or None where it has no module
-    scopes (a TF or ONNX source, a torch source without its state_dict)."""
+    scopes (a TF source, an ONNX file torch did not export, a torch source
+    without its state_dict)."""
     graph = e.graph
     if not e.tree.active:
         return None
@@ -653,6 +687,14 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
         return "its children are numbered (a list)"
     if not inst.children and len(inst.members) == 1 and path not in state_prefixes:
         return "one op and no weights: written as that op"
+    if inst.scope.derived and not inst.children:
+        # an ONNX file from TorchScript names no class: a module of one op, or
+        # one with no modules under it that holds a layer, is taken for the
+        # torch.nn layer x2 writes it as (an nn.Linear's MatMul, an nn.LSTM)
+        if len(inst.members) == 1:
+            return "one op: written as that op"
+        if any(node.op in _LEAF_LAYER_OPS for node in inst.members):
+            return "no modules under it and a layer in it: taken for that torch.nn layer"
     if not _convex(e.graph, inst.members, positions):
         return "a value leaves it and comes back (its nodes are no one call)"
     if _is_a_layer(e.graph, inst, path):
@@ -664,6 +706,9 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
 # at the path of the source module holding its weight (source_paths.py).
 # (an embedding is a gather of its table)
 _LAYER_OPS = {"gather", "embedding", "conv2d", "conv_transpose2d", "batch_norm", "layer_norm"}
+# ... and those a torch.nn layer of several ONNX nodes becomes (TorchScript's
+# nn.LSTM: a Transpose, the LSTM, a Squeeze)
+_LEAF_LAYER_OPS = _LAYER_OPS | {"dense", "group_norm", "lstm", "gru", "rnn"}
 
 
 def _is_a_layer(graph, inst: Instance, path: str) -> bool:

@@ -37,6 +37,7 @@ class SourceOp:
     const_value: np.ndarray | None = None   # for constant ops
     param: str = ""                          # constants: the source's parameter name, if one
     trainable: bool = False                  # constants: the source learns it (x2/ir/provenance.py)
+    param_perm: tuple | None = None          # constants: the value is `param` transposed so
     # the source modules whose forward ran the op, outermost first (torch:
     # nn_module_stack), as x2/ir/scopes.py writes them; "" where unknown
     scope: str = ""
@@ -68,6 +69,12 @@ class SourceGraph:
     # source record: "specialized_dims" (fixed at their example size) and
     # "bounded_dims" (x2/frontends/torch/specialize.py)
     dim_facts: dict = field(default_factory=dict)
+    # an ONNX file exported from torch (x2/frontends/onnx/scopes.py): its
+    # modules' classes, the initializers named by state_dict keys and the
+    # root module's class, as GraphMeta holds a torch source's
+    source_modules: dict[str, str] = field(default_factory=dict)
+    source_state: dict[str, dict] = field(default_factory=dict)
+    source_class: str = ""
 
 
 class MapContext:
@@ -343,7 +350,8 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
                        {k: v for k, v in source.input_aliases.items() if k in boundary},
                        {k: v for k, v in source.output_aliases.items() if k in new_outputs},
                        source.version, source.path, dropouts=source.dropouts,
-                       dims=source.dims)
+                       dims=source.dims, source_modules=source.source_modules,
+                       source_state=source.source_state, source_class=source.source_class)
 
 
 def apply_input_shapes(source: SourceGraph, shapes: dict[str, list] | None) -> None:
@@ -452,7 +460,7 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
             graph.constants[op.outputs[0]] = op.const_value
             graph.info[op.outputs[0]] = TensorInfo(str(op.const_value.dtype),
                                                    tuple(op.const_value.shape))
-            graph.origin[op.outputs[0]] = Origin(op.outputs[0], param=op.param,
+            graph.origin[op.outputs[0]] = Origin(op.outputs[0], op.param_perm, param=op.param,
                                                  trainable=op.trainable)
             continue
         if fn is _fold:

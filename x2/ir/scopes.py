@@ -4,12 +4,15 @@ the op a node computes, outermost first, as `node.source["scope"]`.
 A torch frontend records them (torch.export's `nn_module_stack`, a trace's
 scope names); passes keep a node's `source`, and a node made of several
 takes the scope they share (`shared`). The Python emitters write a class per
-source module from them (x2/emitters/module_tree.py). Other sources have no
-scopes: their nodes carry no "scope" key.
+source module from them (x2/emitters/module_tree.py). An ONNX file
+exported from torch has them too (x2/frontends/onnx/scopes.py); other
+sources have none: their nodes carry no "scope" key.
 
 One scope is a module's path (its state_dict prefix, "model.layers.0"), the
 call of that module it was (0 for the first; torch.export counts a module
-called again), and its class's qualified name."""
+called again), and its class's qualified name. An ONNX file from torch's
+TorchScript exporter names paths only (x2/frontends/onnx/scopes.py): its
+classes are named after the module's attribute, under DERIVED."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,6 +20,8 @@ from dataclasses import dataclass
 # separators no module path or class name holds in practice; a name that
 # holds one reads as a different scope, which at worst writes no class
 _ITEM, _FIELD = "\x1f", "\x1e"
+# the "module" of a class x2 named after its path (the source named none)
+DERIVED = "x2.derived."
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,11 @@ class Scope:
     def name(self) -> str:
         """The class's own name (`LlamaDecoderLayer`)."""
         return self.cls.rpartition(".")[2]
+
+    @property
+    def derived(self) -> bool:
+        """Whether the source named no class here (x2 named it, DERIVED)."""
+        return self.cls.startswith(DERIVED)
 
 
 def encode(chain: list[Scope]) -> str:

@@ -20,6 +20,7 @@ from ...contracts import ReadRequest
 from ...errors import ModelLoadError, X2Error
 from ...ir import TensorInfo
 from ..common import SourceGraph, SourceOp, one_line
+from .scopes import hoist_shared, read_scopes, weight_claims
 
 MIN_OPSET = 7
 # External initializers up to this many elements are read for shape inference
@@ -475,6 +476,7 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
         if value not in produced:
             raise ModelLoadError(f"{path}: graph output '{value}' is never computed")
     _check_node_specs(model, path, opsets)
+    scopes = read_scopes(model)
 
     graph = _infer(model, path, opsets, external).graph
     info: dict[str, TensorInfo] = {}
@@ -490,6 +492,7 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
     for name, array in arrays.items():
         info[name] = TensorInfo(str(array.dtype), tuple(array.shape))
         ops.append(SourceOp("Initializer", name, [], [name], {}, array, param=name))
+    claims = _claimed_weights(model, scopes, arrays, ops, info)
     for index, (node, attrs) in enumerate(zip(graph.node, node_attrs)):
         domain = node.domain if node.domain not in ("", "ai.onnx") else ""
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
@@ -498,12 +501,79 @@ def read_onnx(path: str, input_shapes: dict[str, list] | None = None) -> SourceG
             ops.append(SourceOp("Constant", name, [], list(node.output), {},
                                 _constant_value(attrs, path, f"node '{name}' (Constant)")))
             continue
+        copied = _copied_weight(node, arrays, scopes, outputs)
+        if copied is not None:
+            info[copied.name] = info[node.input[0]]
+            ops.append(copied)
+            continue
         ops.append(_source_op(node, op_type, name, attrs, base, path, opset))
+        if scopes is not None:
+            ops[-1].scope = scopes.chains[index]
+        for slot, key in claims.get(index, {}).items():
+            ops[-1].inputs[slot] = key
     del onnx
     dims = {vi.name: _dim_names(vi.type) for vi in [*model.graph.input, *model.graph.output]
             if vi.name in inputs or vi.name in outputs}
-    return SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path),
-                       dims={k: v for k, v in dims.items() if v and any(v)})
+    source = SourceGraph("onnx", ops, inputs, outputs, info, version=opset, path=str(path),
+                         dims={k: v for k, v in dims.items() if v and any(v)})
+    if scopes is not None:
+        hoist_shared(ops)
+        source.source_modules, source.source_class = scopes.modules, scopes.root_class
+        source.source_state = {op.param: {"shape": _source_shape(op), "tied": op.param}
+                               for op in ops if op.type == "Initializer"
+                               and _state_key(op.param, scopes.modules)}
+    return source
+
+
+def _claimed_weights(model, scopes, arrays: dict, ops: list, info: dict) -> dict:
+    """Initializers torch.onnx renamed or shared, as the source's weights
+    they hold (scopes.weight_claims): one constant per key, which the
+    claiming node reads. Returns node index -> {input slot: key}."""
+    if scopes is None:
+        return {}
+    keys = {name for name in arrays if _state_key(name, scopes.modules)}
+    shapes = {name: tuple(array.shape) for name, array in arrays.items()}
+    out: dict[int, dict] = {}
+    for claim in weight_claims(model, scopes, shapes, keys):
+        value = model.graph.node[claim.node].input[claim.slot]
+        array = arrays[value]
+        info[claim.key] = info[value]
+        ops.append(SourceOp("Initializer", claim.key, [], [claim.key], {}, array,
+                            param=claim.key, param_perm=claim.perm))
+        out.setdefault(claim.node, {})[claim.slot] = claim.key
+    return out
+
+
+def _source_shape(op: SourceOp) -> list:
+    """The shape of the source's weight an initializer holds (transposed by
+    its param_perm)."""
+    shape = list(op.const_value.shape)
+    if op.param_perm is None:
+        return shape
+    out = [0] * len(shape)
+    for axis, source_axis in enumerate(op.param_perm):
+        out[source_axis] = shape[axis]
+    return out
+
+
+def _state_key(name: str, modules: dict) -> bool:
+    """Whether an initializer's name is a state_dict key of the source: a
+    parameter or buffer name under one of its modules (not torch.onnx's own
+    `onnx::MatMul_12`, `val_3`)."""
+    owner, _, leaf = name.rpartition(".")
+    return owner in modules and leaf.isidentifier()
+
+
+def _copied_weight(node, arrays: dict, scopes, outputs: list) -> SourceOp | None:
+    """The TorchScript exporter keeps one initializer of weights with equal
+    values (two RMSNorm weights of ones) and copies it to the others' keys
+    with an Identity: such a copy is the source's weight at its own key."""
+    if scopes is None or node.op_type != "Identity" or node.domain not in ("", "ai.onnx") or \
+            len(node.input) != 1 or node.input[0] not in arrays or \
+            node.output[0] in outputs or not _state_key(node.output[0], scopes.modules):
+        return None
+    key = node.output[0]
+    return SourceOp("Initializer", key, [], [key], {}, arrays[node.input[0]], param=key)
 
 
 # -- subgraphs (If, Loop, Scan) --------------------------------------------------
@@ -672,6 +742,11 @@ def read_ir(request: ReadRequest):
     source = select_subgraph(source, request.inputs, request.outputs)
     graph = map_graph(source, ONNX,
                       lambda op, arrays: evaluate_onnx_node(op, arrays, source.version))
+    # an ONNX file from torch: its modules and state_dict keys name the
+    # converted model's classes and weights, as a torch source's do
+    graph.meta.source_modules = dict(source.source_modules)
+    graph.meta.source_state = dict(source.source_state)
+    graph.meta.source_class = source.source_class
     graph.meta.source_model = request.model
     graph.meta.opset = source.version
     # x2 check feeds the fixed inputs to the source model
