@@ -74,13 +74,18 @@ def shared(sources: list[dict]) -> str | None:
     chains = [decode(s.get("scope")) for s in sources if s is not None]
     if not any(chains):
         return None
-    common = chains[0]
+    return encode(common(chains))
+
+
+def common(chains: list[list[Scope]]) -> list[Scope]:
+    """The outermost scopes every chain starts with."""
+    shared_part = chains[0]
     for chain in chains[1:]:
         n = 0
-        while n < min(len(common), len(chain)) and common[n] == chain[n]:
+        while n < min(len(shared_part), len(chain)) and shared_part[n] == chain[n]:
             n += 1
-        common = common[:n]
-    return encode(common)
+        shared_part = shared_part[:n]
+    return shared_part
 
 
 def with_shared_scope(source: dict, sources: list[dict]) -> dict:

@@ -26,7 +26,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from ...ir.scopes import DERIVED, Scope, decode, encode
+from ...ir.scopes import DERIVED, Scope, common, decode, encode
 
 NAME_SCOPES = "pkg.torch.onnx.name_scopes"
 CLASS_HIERARCHY = "pkg.torch.onnx.class_hierarchy"
@@ -295,7 +295,7 @@ def hoist_shared(ops: list) -> None:
                      for user in readers.get(value, [])]
             if not chain or not any(_repeated(chain, user) for user in users):
                 continue
-            shared = _common([chain, *users])
+            shared = common([chain, *users])
             left = chain[len(shared)]
             if any(_within(producer.get(value), left) for value in op.inputs):
                 continue
@@ -331,13 +331,3 @@ def _move_up(ops: list, moved: set[int]) -> None:
 def _within(op, scope: Scope) -> bool:
     """Whether `op` ran in the call `scope` (or in a module under it)."""
     return op is not None and scope in decode(op.scope)
-
-
-def _common(chains: list[list[Scope]]) -> list[Scope]:
-    common = chains[0]
-    for chain in chains[1:]:
-        n = 0
-        while n < min(len(common), len(chain)) and common[n] == chain[n]:
-            n += 1
-        common = common[:n]
-    return common
