@@ -567,11 +567,12 @@ def _loop(e, run: list, inst: Instance) -> list:
 
 def plan(e) -> Plan | None:
     """The classes to write for `e.graph`, or None where it has no module
-    scopes (a TF or ONNX source, a torch source without its state_dict)."""
+    scopes (an ONNX source, a TF graph not traced from a Keras model, a torch
+    source without its modules)."""
     graph = e.graph
-    if not e.tree.active:
-        return None
     modules = graph.meta.source_modules
+    if not modules:
+        return None
     has_children = {p.rpartition(".")[0] for p in modules}
 
     def candidate(s: scopes.Scope) -> bool:

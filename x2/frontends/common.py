@@ -68,6 +68,11 @@ class SourceGraph:
     # source record: "specialized_dims" (fixed at their example size) and
     # "bounded_dims" (x2/frontends/torch/specialize.py)
     dim_facts: dict = field(default_factory=dict)
+    # sources whose scopes are not torch's (Keras: x2/frontends/tf/keras_scopes.py):
+    # module path -> class name, and the model's class (GraphMeta's
+    # source_modules and source_class)
+    modules: dict[str, str] = field(default_factory=dict)
+    root_class: str = ""
 
 
 class MapContext:
@@ -343,7 +348,8 @@ def select_subgraph(source: SourceGraph, inputs: list[str] | None,
                        {k: v for k, v in source.input_aliases.items() if k in boundary},
                        {k: v for k, v in source.output_aliases.items() if k in new_outputs},
                        source.version, source.path, dropouts=source.dropouts,
-                       dims=source.dims)
+                       dims=source.dims, modules=source.modules,
+                       root_class=source.root_class)
 
 
 def apply_input_shapes(source: SourceGraph, shapes: dict[str, list] | None) -> None:
