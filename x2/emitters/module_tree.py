@@ -324,7 +324,10 @@ class Plan:
                           for name, inst, init, forward in classes]
         e.code.submodules = owned[id(self.root)] + aliases
         e.code.buffers = owned_buffers[id(self.root)]
+        # (a loop's last call may compute a graph output: returns read its name)
+        self.root.results = list(e.code.returns)
         e.code.body = fold_loops(e, e.code.body, self.root)
+        e.code.returns = self.root.results
         e.code.body, e.code.returns, renames = reuse_names(e.code.body, e.code.returns,
                                                            e.code.forward_args,
                                                            _size_names(e.host))

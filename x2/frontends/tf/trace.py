@@ -55,8 +55,19 @@ def _specs(tf, obj, input_shapes: dict | None):
 
 def _call(obj, xs):
     if _is_keras(obj):
-        return obj(xs[0] if len(xs) == 1 else list(xs), training=False)
+        return obj(_keras_inputs(obj, xs), training=False)
     return obj(*xs)
+
+
+def _keras_inputs(obj, xs):
+    """The inputs as the model takes them: a model built on a dict of inputs
+    (keras_hub's backbones) refuses a list; `xs` follow `obj.inputs`."""
+    struct = getattr(obj, "input", None) if getattr(obj, "inputs", None) else None
+    if isinstance(struct, dict) and len(struct) == len(xs):
+        position = {id(t): i for i, t in enumerate(obj.inputs)}
+        if all(id(t) in position for t in struct.values()):
+            return {key: xs[position[id(t)]] for key, t in struct.items()}
+    return xs[0] if len(xs) == 1 else list(xs)
 
 
 def _output_names(obj, structured) -> list[str]:
