@@ -187,6 +187,36 @@ def keras_forms(out):
     tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
 
 
+def keras_blocks(out):
+    """OUT/blocks.keras: a functional CNN holding two functional sub-models of
+    one builder (block_0, block_1: conv, batch norm, conv, residual) and a
+    Sequential it calls twice (one set of weights), then a Dense head
+    (x2/frontends/tf/keras_scopes.py). OUT/plain.keras: a flat functional CNN."""
+    tf = _tf()
+    keras, L = tf.keras, tf.keras.layers
+    keras.utils.set_random_seed(0)
+
+    def block(name):
+        x = keras.Input((8, 8, 6))
+        y = L.Conv2D(6, 3, padding="same", activation="relu", name="conv1")(x)
+        y = L.BatchNormalization(name="bn")(y)
+        y = L.Conv2D(6, 3, padding="same", name="conv2")(y)
+        return keras.Model(x, L.Activation("relu")(L.Add()([x, y])), name=name)
+
+    inp = keras.Input((8, 8, 3), name="image")
+    x = L.Conv2D(6, 3, padding="same", name="stem")(inp)
+    for i in range(2):
+        x = block(f"block_{i}")(x)
+    refine = keras.Sequential([L.Conv2D(6, 1, name="mix"), L.ReLU(name="act")], name="refine")
+    x = refine(refine(x))
+    logits = L.Dense(5, name="head")(L.GlobalAveragePooling2D(name="pool")(x))
+    os.makedirs(out, exist_ok=True)
+    keras.Model(inp, logits, name="blocks").save(os.path.join(out, "blocks.keras"))
+    x = L.Conv2D(4, 3, name="conv")(inp)
+    flat = keras.Model(inp, L.Dense(3, name="head")(L.Flatten()(L.ReLU()(x))), name="plain")
+    flat.save(os.path.join(out, "plain.keras"))
+
+
 def two_signatures(out):
     """A SavedModel with two signatures using array/math ops (Split, Tile, Gather, ...)."""
     tf = _tf()
@@ -926,7 +956,8 @@ MODELS = {f.__name__: f for f in (fully_convolutional, any_size_images, token_at
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
-                                  keras_rnns, tf_loops, tf_switch_case, keras_text_rnn)}
+                                  keras_rnns, tf_loops, tf_switch_case, keras_text_rnn,
+                                  keras_blocks)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

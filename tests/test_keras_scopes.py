@@ -1,0 +1,50 @@
+"""Keras sources as a tree of classes (issue 47; x2/frontends/tf/keras_scopes.py):
+nested functional models become one class per builder, a run of them a
+loop; a sub-model called twice stays inline; a flat Keras model is written
+as one Model class, as before. Model: tests/tf_models.py keras_blocks (its
+build about 5 s, once per run)."""
+import json
+import re
+
+import pytest
+
+from conftest import convert_then_check
+from x2.check.parity import check
+
+RTOL = 1e-5
+
+
+def _classes(text: str) -> list[str]:
+    return re.findall(r"^class (\w+)\(", text, re.M)
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_nested_functional_models_become_one_class_in_a_loop(tf_model, tmp_path, target):
+    """About 6 s a target: the two blocks are one class `Block` called in a
+    loop over `self.blocks`, the Sequential called twice stays inline (with
+    why), and the written model matches TensorFlow within 1e-5 relative."""
+    model = tf_model("keras_blocks") / "blocks.keras"
+    out = tmp_path / "out"
+    convert_then_check(str(model), str(out), target=target)
+    text = (out / "model.py").read_text()
+    assert _classes(text) == ["Block", "Model"]
+    assert "for layer in self.blocks:" in text
+    tree = json.loads((out / "report.json").read_text())["target_details"]["module_tree"]
+    assert tree["classes"]["Block"]["instances"] == ["blocks.0", "blocks.1"]
+    assert {(i["scope"], i["why"]) for i in tree["inlined"]} == {
+        ("refine", "the source calls it 2 times"), ("refine@1", "the source calls it 2 times")}
+    result = check(str(model), str(out), target=target, rtol=RTOL, batch=2)
+    for r in result["outputs"]:
+        assert r["ref_scale"] > 1e-3, f"reference output {r['name']} has vanished"
+        assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+
+
+def test_a_flat_keras_model_stays_one_class(tf_model, tmp_path):
+    """About 3 s: a functional model of plain layers has no scopes, so
+    model.py is the one Model class with a layer per Keras layer."""
+    out = tmp_path / "out"
+    convert_then_check(str(tf_model("keras_blocks") / "plain.keras"), str(out), target="torch")
+    text = (out / "model.py").read_text()
+    assert _classes(text) == ["Model"]
+    assert re.search(r"self\.conv\w* = nn\.Conv2d\(3, 4", text)
+    assert "module_tree" not in json.loads((out / "report.json").read_text())["target_details"]
