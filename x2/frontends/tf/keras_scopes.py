@@ -11,8 +11,8 @@ layer may be called).
 
 A scope's path is the layer names from the model down, joined by "."
 (`transformer_layer_0.self_attention_layer`); siblings named `stem_0`,
-`stem_1`, ... of one class read as a list `stems.0`, `stems.1`, which the
-module tree writes as a loop. Its class is the layer's class; a functional
+`stem_1`, ... (or from `stem_1`) of one class read as a list `stems.0`,
+`stems.1`, which the module tree writes as a loop. Its class is the layer's class; a functional
 model or Sequential, whose class says nothing, is named after the model
 (`block_0` -> `Block`)."""
 from __future__ import annotations
@@ -65,10 +65,12 @@ def _segments(children: list) -> dict[int, str]:
     names = {c.name for c in children}
     for (stem, _kind), items in runs.items():
         plural = stem + ("_list" if stem.endswith("s") else "s")
-        if len(items) < 2 or sorted(items) != list(range(len(items))) or plural in names:
+        first = min(items)
+        if len(items) < 2 or first > 1 or sorted(items) != list(range(first, first + len(items))) \
+                or plural in names:
             continue
-        for index, child in items.items():
-            out[id(child)] = f"{plural}.{index}"
+        for index, child in items.items():   # (a run from 1, as ViT numbers its blocks)
+            out[id(child)] = f"{plural}.{index - first}"
     return out
 
 
