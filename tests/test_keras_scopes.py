@@ -20,7 +20,8 @@ def _classes(text: str) -> list[str]:
 
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_nested_functional_models_become_one_class_in_a_loop(tf_model, tmp_path, target):
-    """About 6 s a target: the two blocks are one class `Block` called in a
+    """About 12 s a target on a shared 2-core machine (convert and x2 check;
+    the first also pays the model's build, about 5 s): the two blocks are one class `Block` called in a
     loop over `self.blocks`, the Sequential called twice stays inline (with
     why), and the written model matches TensorFlow within 1e-5 relative."""
     model = tf_model("keras_blocks") / "blocks.keras"
@@ -40,7 +41,7 @@ def test_nested_functional_models_become_one_class_in_a_loop(tf_model, tmp_path,
 
 
 def test_a_flat_keras_model_stays_one_class(tf_model, tmp_path):
-    """About 3 s: a functional model of plain layers has no scopes, so
+    """About 1 s (the model is built already): a functional model of plain layers has no scopes, so
     model.py is the one Model class with a layer per Keras layer."""
     out = tmp_path / "out"
     convert_then_check(str(tf_model("keras_blocks") / "plain.keras"), str(out), target="torch")

@@ -1,6 +1,7 @@
 """model.py as a tree of classes, one per source module class (issue 47,
-item 2): a torch source's modules (the scopes its nodes record,
-x2/ir/scopes.py) become classes named after theirs (`LlamaDecoderLayer`),
+item 2): a torch source's modules, or a Keras model's layers that hold
+layers (the scopes its nodes record, x2/ir/scopes.py) become classes named
+after theirs (`LlamaDecoderLayer`, keras_hub's `TransformerEncoder`),
 each forward holding the nodes its module computed and calling its
 children; values the parent computes are arguments, as in the source.
 
@@ -574,7 +575,8 @@ def plan(e) -> Plan | None:
     source without its modules)."""
     graph = e.graph
     modules = graph.meta.source_modules
-    if not modules:
+    # (a Keras model's weights keep x2's names: it has modules, no state_dict)
+    if not modules or not (e.tree.active or graph.meta.source_framework == "tensorflow"):
         return None
     has_children = {p.rpartition(".")[0] for p in modules}
 
