@@ -1,17 +1,19 @@
 """Keras sources as a tree of classes (issue 47; x2/frontends/tf/keras_scopes.py):
-nested functional models become one class per builder, a run of them a
-loop; a sub-model called twice stays inline; a flat Keras model is written
-as one Model class, as before. Model: tests/tf_models.py keras_blocks (its
-build about 5 s, once per run)."""
+nested functional models become one class per builder and subclassed
+layers one per class, a run of them a loop; a sub-model called twice stays
+inline; a flat Keras model is written as one Model class, as before.
+Models: tests/tf_models.py keras_blocks (its build about 5 s, once per run),
+read as a Keras model traced like a .keras file (--model-def)."""
 import json
 import re
 
 import pytest
 
-from conftest import convert_then_check
+from conftest import ROOT, convert_then_check
 from x2.check.parity import check
 
 RTOL = 1e-5
+MODEL_DEF = {"model_def": f"{ROOT / 'tests' / 'tf_models.py'}:keras_blocks_model"}
 
 
 def _classes(text: str) -> list[str]:
@@ -19,19 +21,22 @@ def _classes(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("target", ["torch", "paddle"])
-def test_nested_functional_models_become_one_class_in_a_loop(tf_model, tmp_path, target):
+def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(tf_model, tmp_path, target):
     """About 12 s a target on a shared 2-core machine (convert and x2 check;
     the first also pays the model's build, about 5 s): the two blocks are one class `Block` called in a
     loop over `self.blocks`, the Sequential called twice stays inline (with
     why), and the written model matches TensorFlow within 1e-5 relative."""
-    model = tf_model("keras_blocks") / "blocks.keras"
+    model = tf_model("keras_blocks") / "ckpt" / "ck"
     out = tmp_path / "out"
-    convert_then_check(str(model), str(out), target=target)
+    convert_then_check(str(model), str(out), target=target, options=MODEL_DEF)
     text = (out / "model.py").read_text()
-    assert _classes(text) == ["Block", "Model"]
-    assert "for layer in self.blocks:" in text
+    assert _classes(text) == ["Block", "Mixer", "Model"]
+    # the second loop carries the first one's variable (no `hidden_3 = hidden`)
+    assert re.search(r"for layer in self\.blocks:\n +(\w+) = layer\(\1\)\n"
+                     r" +for layer in self\.mixers:\n +\1 = layer\(\1\)\n", text), text
     tree = json.loads((out / "report.json").read_text())["target_details"]["module_tree"]
     assert tree["classes"]["Block"]["instances"] == ["blocks.0", "blocks.1"]
+    assert tree["classes"]["Mixer"]["instances"] == ["mixers.0", "mixers.1"]
     assert {(i["scope"], i["why"]) for i in tree["inlined"]} == {
         ("refine", "the source calls it 2 times"), ("refine@1", "the source calls it 2 times")}
     result = check(str(model), str(out), target=target, rtol=RTOL, batch=2)

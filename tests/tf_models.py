@@ -187,14 +187,24 @@ def keras_forms(out):
     tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
 
 
-def keras_blocks(out):
-    """OUT/blocks.keras: a functional CNN holding two functional sub-models of
-    one builder (block_0, block_1: conv, batch norm, conv, residual) and a
-    Sequential it calls twice (one set of weights), then a Dense head
-    (x2/frontends/tf/keras_scopes.py). OUT/plain.keras: a flat functional CNN."""
+def keras_blocks_model():
+    """A functional CNN holding two functional sub-models of one builder
+    (block_0, block_1: conv, batch norm, conv, residual), two subclassed
+    layers of one class (Mixer: two 1x1 convs and a residual), a Sequential
+    it calls twice (one set of weights) and a Dense head
+    (x2/frontends/tf/keras_scopes.py). Also a --model-def factory."""
     tf = _tf()
     keras, L = tf.keras, tf.keras.layers
     keras.utils.set_random_seed(0)
+
+    class Mixer(L.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.expand = L.Conv2D(12, 1, activation="relu", name="expand")
+            self.project = L.Conv2D(6, 1, name="project")
+
+        def call(self, x):
+            return x + self.project(self.expand(x))
 
     def block(name):
         x = keras.Input((8, 8, 6))
@@ -207,11 +217,24 @@ def keras_blocks(out):
     x = L.Conv2D(6, 3, padding="same", name="stem")(inp)
     for i in range(2):
         x = block(f"block_{i}")(x)
+    for i in range(2):
+        x = Mixer(name=f"mixer_{i}")(x)
     refine = keras.Sequential([L.Conv2D(6, 1, name="mix"), L.ReLU(name="act")], name="refine")
     x = refine(refine(x))
     logits = L.Dense(5, name="head")(L.GlobalAveragePooling2D(name="pool")(x))
+    return keras.Model(inp, logits, name="blocks")
+
+
+def keras_blocks(out):
+    """OUT/ckpt/ck: keras_blocks_model's weights (a TF2 checkpoint, read with
+    --model-def tests/tf_models.py:keras_blocks_model; its subclassed layers
+    need no registration that way). OUT/plain.keras: a flat functional CNN."""
+    tf = _tf()
+    keras, L = tf.keras, tf.keras.layers
+    model = keras_blocks_model()
     os.makedirs(out, exist_ok=True)
-    keras.Model(inp, logits, name="blocks").save(os.path.join(out, "blocks.keras"))
+    tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
+    inp = keras.Input((8, 8, 3), name="image")
     x = L.Conv2D(4, 3, name="conv")(inp)
     flat = keras.Model(inp, L.Dense(3, name="head")(L.Flatten()(L.ReLU()(x))), name="plain")
     flat.save(os.path.join(out, "plain.keras"))

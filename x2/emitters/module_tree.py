@@ -453,11 +453,22 @@ def fold_loops(e, body: list, inst: Instance) -> list:
             if not any(old in _NAME.findall(t) for t in later):
                 out[-1].targets = list(first.targets)
                 steps = steps[1:]
+        # `hidden_3 = hidden` (a name nothing after the loop reads: the
+        # previous loop's result): the loop carries `hidden` itself
+        carried = _carried_name(first, steps[1:] + body[i + len(run):], inst) \
+            if len(steps) == 2 else None
+        if carried is not None:
+            steps = _renamed(steps[1:], {first.targets[0]: carried})
         out.extend(steps)
         i += len(run)
         # the loop's results keep the first call's names
         renames = dict(zip(run[-1].targets, run[0].targets))
         names = inst.namer.names if inst.namer is not None else {}
+        if carried is not None:
+            renames = {k: carried if v == first.targets[0] else v for k, v in renames.items()}
+            for key, name in list(names.items()):   # (one name for two values names neither)
+                if name == carried:
+                    del names[key]
         for step in run[:-1]:   # (earlier calls' results are no variable of their own)
             for value in step.inst.outputs:
                 names.pop(value, None)
@@ -470,6 +481,20 @@ def fold_loops(e, body: list, inst: Instance) -> list:
 
 
 _NAME = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)(?![\w'\"])")
+
+
+def _carried_name(start, rest: list, inst: Instance) -> str | None:
+    """The name a loop's one start assignment (`hidden_3 = hidden`) copies,
+    where neither the loop's other arguments nor anything after the loop
+    (`rest`) read it: the loop may carry it instead."""
+    if not isinstance(start, Assign) or isinstance(start, CallStep) or \
+            len(start.targets) != 1 or "," in start.targets[0]:
+        return None
+    name = str(start.expr)
+    if not _NAME.fullmatch(name) or name in RESERVED:
+        return None
+    later = [_text_of(s) for s in rest] + list(inst.results)
+    return None if any(name in _NAME.findall(t) for t in later) else name
 
 
 def _text_of(step) -> str:
