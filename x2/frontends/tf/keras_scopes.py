@@ -47,30 +47,35 @@ def _holds_layers(layer) -> bool:
 def _class_of(layer) -> str:
     kind = type(layer)
     if kind.__name__ in _GENERIC_MODELS and kind.__module__.startswith("keras."):
-        stem = re.sub(r"(_\d+)+$", "", layer.name) or "block"
-        camel = "".join(p[:1].upper() + p[1:] for p in re.split(r"[^A-Za-z0-9]+", stem) if p)
-        return f"keras.{kind.__name__}.{camel or 'Block'}"
+        return f"keras.{kind.__name__}.{camel_name(layer.name)}"
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def _segments(children: list) -> dict[int, str]:
-    """Each child layer's path segment (by id): its name, or `stems.N` for a
-    run `stem_0`, `stem_1`, ... of one class (a list the tree loops over)."""
-    out = {id(c): c.name for c in children}
-    runs: dict[tuple, dict[int, object]] = {}
-    for child in children:
-        found = re.fullmatch(r"(.+)_(\d+)", child.name)
+def camel_name(name: str) -> str:
+    """A class name for a layer named `name` (`block_0` -> `Block`)."""
+    stem = re.sub(r"(_\d+)+$", "", name) or "block"
+    camel = "".join(p[:1].upper() + p[1:] for p in re.split(r"[^A-Za-z0-9]+", stem) if p)
+    return camel or "Block"
+
+
+def segments(children: list[tuple[str, object]]) -> list[str]:
+    """Each child's path segment, given (name, kind) per child: its name, or
+    `stems.N` for a run `stem_0`, `stem_1`, ... (or from `stem_1`, as ViT
+    numbers its blocks) of one kind (a list the tree loops over)."""
+    out = [name for name, _kind in children]
+    runs: dict[tuple, dict[int, int]] = {}
+    for position, (name, kind) in enumerate(children):
+        found = re.fullmatch(r"(.+)_(\d+)", name)
         if found:
-            runs.setdefault((found.group(1), type(child)), {})[int(found.group(2))] = child
-    names = {c.name for c in children}
+            runs.setdefault((found.group(1), kind), {})[int(found.group(2))] = position
     for (stem, _kind), items in runs.items():
         plural = stem + ("_list" if stem.endswith("s") else "s")
         first = min(items)
         if len(items) < 2 or first > 1 or sorted(items) != list(range(first, first + len(items))) \
-                or plural in names:
+                or plural in out:
             continue
-        for index, child in items.items():   # (a run from 1, as ViT numbers its blocks)
-            out[id(child)] = f"{plural}.{index - first}"
+        for index, position in items.items():
+            out[position] = f"{plural}.{index - first}"
     return out
 
 
@@ -81,11 +86,11 @@ def _scoped_layers(model) -> dict[int, tuple]:
 
     def walk(layer, prefix: str) -> None:
         children = _children(layer)
-        segments = _segments(children)
-        for child in children:
+        named = segments([(c.name, type(c)) for c in children])
+        for child, segment in zip(children, named):
             if id(child) in found or not _holds_layers(child):
                 continue
-            path = f"{prefix}{segments[id(child)]}"
+            path = f"{prefix}{segment}"
             found[id(child)] = (child, path, _class_of(child))
             walk(child, path + ".")
     walk(model, "")
