@@ -45,6 +45,25 @@ def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(tf_
         assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
 
 
+def test_a_savedmodel_from_keras_has_its_subclassed_blocks_as_classes(tf_model, tmp_path):
+    """About 6 s: the same model exported as a SavedModel (read without
+    TensorFlow) keeps no layers, only variable paths and name scopes. The
+    Mixer blocks, whose variables carry their path as keras_hub's blocks'
+    do, are one class in a loop; the functional blocks, whose variables do
+    not, stay inline; numbers within 1e-5 of TensorFlow."""
+    model = tf_model("keras_blocks") / "saved"
+    out = tmp_path / "out"
+    convert_then_check(str(model), str(out), target="torch")
+    text = (out / "model.py").read_text()
+    assert _classes(text) == ["Mixer", "Model"]
+    assert "for layer in self.mixers:" in text
+    tree = json.loads((out / "report.json").read_text())["target_details"]["module_tree"]
+    assert tree["classes"]["Mixer"]["instances"] == ["mixers.0", "mixers.1"]
+    assert {i["why"] for i in tree["inlined"]} == {"the source calls it 2 times"}
+    result = check(str(model), str(out), target="torch", rtol=RTOL, batch=2)
+    assert all(r["passed"] for r in result["outputs"]), result["outputs"]
+
+
 def test_a_flat_keras_model_stays_one_class(tf_model, tmp_path):
     """About 1 s (the model is built already): a functional model of plain layers has no scopes, so
     model.py is the one Model class with a layer per Keras layer."""

@@ -203,6 +203,10 @@ def keras_blocks_model():
             self.expand = L.Conv2D(12, 1, activation="relu", name="expand")
             self.project = L.Conv2D(6, 1, name="project")
 
+        def build(self, shape):   # as keras_hub's blocks: variables under the block's path
+            self.expand.build(shape)
+            self.project.build(shape[:-1] + (12,))
+
         def call(self, x):
             return x + self.project(self.expand(x))
 
@@ -228,12 +232,14 @@ def keras_blocks_model():
 def keras_blocks(out):
     """OUT/ckpt/ck: keras_blocks_model's weights (a TF2 checkpoint, read with
     --model-def tests/tf_models.py:keras_blocks_model; its subclassed layers
-    need no registration that way). OUT/plain.keras: a flat functional CNN."""
+    need no registration that way); OUT/saved: the model exported as a
+    SavedModel. OUT/plain.keras: a flat functional CNN."""
     tf = _tf()
     keras, L = tf.keras, tf.keras.layers
     model = keras_blocks_model()
     os.makedirs(out, exist_ok=True)
     tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
+    model.export(os.path.join(out, "saved"), verbose=False)
     inp = keras.Input((8, 8, 3), name="image")
     x = L.Conv2D(4, 3, name="conv")(inp)
     flat = keras.Model(inp, L.Dense(3, name="head")(L.Flatten()(L.ReLU()(x))), name="plain")
