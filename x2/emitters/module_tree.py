@@ -205,16 +205,17 @@ class Plan:
             reserved=set(e.layer_attributes) | set(e.tree.children.get(child.path, ())))
         host: dict = {}
         values = []   # (IR value, host: bool)
+        data = _data_input(e.graph, child.inputs, outer_host)
         for value in child.inputs:
             size = outer_host.get(value)
             if size is not None and not _named(size):
                 host[value] = size
                 continue
-            # the first argument is `x`; others are named as the caller names
+            # the data's argument is `x`; others are named as the caller names
             # them (a mask, a size), which siblings share
             hint = outer_namer(value) if value in e.graph.inputs else \
                 size.text() if size is not None and size.is_name() else \
-                "sizes" if size is not None else "x" if not values else outer_namer(value)
+                "sizes" if size is not None else "x" if value == data else outer_namer(value)
             name = child.namer(value, hint)
             if size is not None:
                 host[value] = _rebound(size, name)
@@ -361,6 +362,22 @@ class Plan:
             if written.startswith(inst.attr + "."):
                 return inst
         return self.root
+
+
+def _data_input(graph, inputs: list, host: dict) -> str | None:
+    """The input a class's forward calls `x`: the first it reads, or where
+    that is no float tensor (a boolean mask read first, as keras_hub's
+    blocks do), the first float one (the hidden states, which the loop's
+    earlier layer computes: siblings name it alike)."""
+    tensors = [v for v in inputs if v not in graph.inputs and host.get(v) is None]
+    first = next((v for v in inputs if host.get(v) is None or _named(host[v])), None)
+
+    def is_float(value) -> bool:
+        info = graph.info.get(value)
+        return info is not None and str(info.dtype).startswith(("float", "bfloat"))
+    if first is None or is_float(first):
+        return first
+    return next((v for v in tensors if is_float(v)), first)
 
 
 def _size_names(host: dict) -> set[str]:

@@ -24,11 +24,13 @@ from ..common import SourceGraph
 from .keras_scopes import camel_name, segments
 
 
-def record(source: SourceGraph) -> None:
+def record(source: SourceGraph, variables: list[str] | None = None) -> None:
     """Set `source`'s ops' scopes and its modules, where its variables name
-    layers that hold layers."""
-    layers = {op.param.rpartition("/")[0] for op in source.ops
-              if op.const_value is not None and op.param.count("/") >= 2}
+    layers that hold layers. `variables`: their paths, where the ops do not
+    carry them (a graph frozen by TensorFlow)."""
+    if variables is None:
+        variables = [op.param for op in source.ops if op.const_value is not None]
+    layers = {v.rpartition("/")[0] for v in variables if v.count("/") >= 2}
     holders = {"/".join(p.split("/")[:i]) for p in layers for i in range(1, p.count("/") + 1)}
     if not holders:
         return
