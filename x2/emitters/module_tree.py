@@ -365,19 +365,20 @@ class Plan:
 
 
 def _data_input(graph, inputs: list, host: dict) -> str | None:
-    """The input a class's forward calls `x`: the first it reads, or where
-    that is no float tensor (a boolean mask read first, as keras_hub's
-    blocks do), the first float one (the hidden states, which the loop's
-    earlier layer computes: siblings name it alike)."""
-    tensors = [v for v in inputs if v not in graph.inputs and host.get(v) is None]
-    first = next((v for v in inputs if host.get(v) is None or _named(host[v])), None)
-
+    """The input a class's forward calls `x`: its first argument, or where
+    that is a tensor but no float one (a boolean mask read first, as
+    keras_hub's blocks do), the first float tensor (the hidden states, which
+    the loop's earlier layer computes: siblings name it alike). A first
+    argument that is a size or a model input keeps its own name."""
     def is_float(value) -> bool:
         info = graph.info.get(value)
         return info is not None and str(info.dtype).startswith(("float", "bfloat"))
-    if first is None or is_float(first):
+    first = next((v for v in inputs if host.get(v) is None or _named(host[v])), None)
+    if first is None or host.get(first) is not None or first in graph.inputs or \
+            is_float(first):
         return first
-    return next((v for v in tensors if is_float(v)), first)
+    return next((v for v in inputs if v not in graph.inputs and host.get(v) is None
+                 and is_float(v)), first)
 
 
 def _size_names(host: dict) -> set[str]:

@@ -101,7 +101,7 @@ def _scoped_layers(model) -> dict[int, tuple]:
 def recording(tf, model, out: Recorded):
     """While the model is traced, each scoped layer's `call` notes which ops
     the graph gained; finish() turns the notes into `out`."""
-    layers = _scoped_layers(model) if hasattr(model, "_flatten_layers") else {}
+    layers = _scoped_layers(model) if hasattr(model, "_flatten_layers") else {}  # (Keras)
     spans: list[tuple] = []   # (graph, first op index, end index, path, class)
     for layer, path, cls in layers.values():
         layer.call = _noting_call(tf, layer.call, path, cls, spans)

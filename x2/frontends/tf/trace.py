@@ -86,8 +86,7 @@ def _freeze(tf, obj, input_shapes, scopes: Recorded | None = None):
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
     specs = _specs(tf, obj, input_shapes)
-    with recording(tf, obj if scopes is not None and _is_keras(obj) else None,
-                   scopes or Recorded()) as finish:
+    with recording(tf, obj, scopes if scopes is not None else Recorded()) as finish:
         fn = tf.function(lambda *xs: _call(obj, xs)).get_concrete_function(*specs)
     finish(fn.graph)
     names = _output_names(obj, fn.structured_outputs)
