@@ -206,6 +206,8 @@ class Plan:
         host: dict = {}
         values = []   # (IR value, host: bool)
         data = _data_input(e.graph, child.inputs, outer_host)
+        if data is not None:   # (first: siblings that read their inputs in another order agree)
+            child.inputs = [data] + [v for v in child.inputs if v != data]
         for value in child.inputs:
             size = outer_host.get(value)
             if size is not None and not _named(size):
