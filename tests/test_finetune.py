@@ -216,8 +216,8 @@ def test_keras_transformer_for_training(tmp_path, tf_model, target):
     LayerNorm, the erfc-form GELU, swish and MultiHeadAttention fused), the
     EinsumDense/Tensordot projections are Linear layers holding their biases,
     values are named after the layers that make them (MultiHeadAttention is a
-    class of its own), and every trainable
-    Keras weight is one trainable parameter with matching gradients."""
+    class of its own), and every trainable Keras weight is one trainable
+    parameter with matching gradients."""
     src = tf_model("finetune_transformer")
     out = convert(tmp_path, "tf", target, str(src))
     text = (out / "model.py").read_text()
