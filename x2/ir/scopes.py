@@ -2,12 +2,13 @@
 the op a node computes, outermost first, as `node.source["scope"]`.
 
 A torch frontend records them (torch.export's `nn_module_stack`, a trace's
-scope names), and so does the Keras reader for layers that hold layers
-(x2/frontends/tf/keras_scopes.py); passes keep a node's `source`, and a
-node made of several takes the scope they share (`shared`). The Python
-emitters write a class per source module from them
-(x2/emitters/module_tree.py). Other sources (ONNX, SavedModels, frozen
-graphs) have no scopes: their nodes carry no "scope" key.
+scope names); so do the Keras reader, for layers that hold layers
+(x2/frontends/tf/keras_scopes.py), and the SavedModel readers, for those a
+Keras export's variable paths name (x2/frontends/tf/savedmodel_scopes.py).
+Passes keep a node's `source`, and a node made of several takes the scope
+they share (`shared`). The Python emitters write a class per source module
+from them (x2/emitters/module_tree.py). Other sources (ONNX, frozen graphs)
+have no scopes: their nodes carry no "scope" key.
 
 One scope is a module's path (its state_dict prefix, "model.layers.0"), the
 call of that module it was (0 for the first; torch.export counts a module
