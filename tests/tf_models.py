@@ -187,6 +187,65 @@ def keras_forms(out):
     tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
 
 
+def keras_blocks_model():
+    """A functional CNN holding two functional sub-models of one builder
+    (block_0, block_1: conv, batch norm, conv, residual), two subclassed
+    layers of one class (Mixer: two 1x1 convs and a residual), a Sequential
+    it calls twice (one set of weights) and a Dense head
+    (x2/frontends/tf/keras_scopes.py). Also a --model-def factory."""
+    tf = _tf()
+    keras, L = tf.keras, tf.keras.layers
+    keras.utils.set_random_seed(0)
+
+    class Mixer(L.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.expand = L.Conv2D(12, 1, activation="relu", name="expand")
+            self.project = L.Conv2D(6, 1, name="project")
+
+        def build(self, shape):   # as keras_hub's blocks: variables under the block's path
+            self.expand.build(shape)
+            self.project.build(shape[:-1] + (12,))
+
+        def call(self, x):
+            return x + self.project(self.expand(x))
+
+    def block(name):
+        x = keras.Input((8, 8, 6))
+        y = L.Conv2D(6, 3, padding="same", activation="relu", name="conv1")(x)
+        y = L.BatchNormalization(name="bn")(y)
+        y = L.Conv2D(6, 3, padding="same", name="conv2")(y)
+        return keras.Model(x, L.Activation("relu")(L.Add()([x, y])), name=name)
+
+    inp = keras.Input((8, 8, 3), name="image")
+    x = L.Conv2D(6, 3, padding="same", name="stem")(inp)
+    for i in range(2):
+        x = block(f"block_{i}")(x)
+    for i in range(2):
+        x = Mixer(name=f"mixer_{i}")(x)
+    refine = keras.Sequential([L.Conv2D(6, 1, name="mix"), L.ReLU(name="act")], name="refine")
+    x = refine(refine(x))
+    logits = L.Dense(5, name="head")(L.GlobalAveragePooling2D(name="pool")(x))
+    return keras.Model(inp, logits, name="blocks")
+
+
+def keras_blocks(out):
+    """OUT/ckpt/ck: keras_blocks_model's weights (a TF2 checkpoint, read with
+    --model-def tests/tf_models.py:keras_blocks_model; its subclassed layers
+    need no registration that way); OUT/saved: the model exported as a
+    SavedModel. OUT/plain.keras: a flat functional CNN."""
+    tf = _tf()
+    keras, L = tf.keras, tf.keras.layers
+    model = keras_blocks_model()
+    os.makedirs(out, exist_ok=True)
+    tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
+    model.export(os.path.join(out, "saved"), verbose=False)
+    inp = keras.Input((8, 8, 3), name="image")
+    x = L.Conv2D(4, 3, name="conv")(inp)
+    flat = keras.Model(inp, L.Dense(3, name="head")(L.Flatten()(L.ReLU()(x))), name="plain")
+    flat.save(os.path.join(out, "plain.keras"))
+
+
 def two_signatures(out):
     """A SavedModel with two signatures using array/math ops (Split, Tile, Gather, ...)."""
     tf = _tf()
@@ -947,7 +1006,8 @@ MODELS = {f.__name__: f for f in (spectrogram, fully_convolutional, any_size_ima
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,
                                   tf_extras, control_flow, attention, hostile_names,
-                                  keras_rnns, tf_loops, tf_switch_case, keras_text_rnn)}
+                                  keras_rnns, tf_loops, tf_switch_case, keras_text_rnn,
+                                  keras_blocks)}
 
 if __name__ == "__main__":
     MODELS[sys.argv[1]](sys.argv[2])

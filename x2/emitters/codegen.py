@@ -450,6 +450,12 @@ class EmitContext:
             if owner.path and hint.startswith(prefix) and len(hint) > len(prefix):
                 hint = hint[len(prefix):]   # named within its class (`in_proj`)
                 break
+        if owner.path and key.startswith(("layer:", "param:")) and "/" in hint.strip("/"):
+            # a Keras layer's path (`transformer_layer_0/feedforward_output_dense`)
+            # or its variable's (`.../feedforward_output_dense/bias`): named in
+            # its class by the layer (and the variable) alone
+            keep = 1 if key.startswith("layer:") else 2
+            hint = "_".join(hint.strip("/").split("/")[-keep:])
         local = owner.attr_namer(key, hint)
         return owner.state_key(local), owner.written(local)
 

@@ -1,7 +1,8 @@
 """model.py as a tree of classes, one per source module class (issue 47,
-item 2): a torch source's modules, or those of an ONNX file torch exported
-(the scopes its nodes record, x2/ir/scopes.py), become classes named after
-theirs (`LlamaDecoderLayer`), each forward holding the nodes its module
+item 2): a torch source's modules, those of an ONNX file torch exported,
+or a Keras model's layers that hold layers (the scopes its nodes record,
+x2/ir/scopes.py) become classes named after theirs (`LlamaDecoderLayer`,
+keras_hub's `TransformerEncoder`), each forward holding the nodes its module
 computed and calling its children; values the parent computes are
 arguments, as in the source.
 
@@ -233,16 +234,19 @@ class Plan:
             reserved=set(e.layer_attributes) | set(e.tree.children.get(child.path, ())))
         host: dict = {}
         values = []   # (IR value, host: bool)
+        data = _data_input(e.graph, child.inputs, outer_host)
+        if data is not None:   # (first: siblings that read their inputs in another order agree)
+            child.inputs = [data] + [v for v in child.inputs if v != data]
         for value in child.inputs:
             size = outer_host.get(value)
             if size is not None and not _named(size):
                 host[value] = size
                 continue
-            # the first argument is `x`; others are named as the caller names
+            # the data's argument is `x`; others are named as the caller names
             # them (a mask, a size), which siblings share
             hint = outer_namer(value) if value in e.graph.inputs else \
                 size.text() if size is not None and size.is_name() else \
-                "sizes" if size is not None else "x" if not values else outer_namer(value)
+                "sizes" if size is not None else "x" if value == data else outer_namer(value)
             name = child.namer(value, hint)
             if size is not None:
                 host[value] = _rebound(size, name)
@@ -355,7 +359,10 @@ class Plan:
                           for name, inst, init, forward in classes]
         e.code.submodules = owned[id(self.root)] + aliases
         e.code.buffers = owned_buffers[id(self.root)]
+        # (a loop's last call may compute a graph output: returns read its name)
+        self.root.results = list(e.code.returns)
         e.code.body = fold_loops(e, e.code.body, self.root)
+        e.code.returns = self.root.results
         e.code.body, e.code.returns, renames = reuse_names(e.code.body, e.code.returns,
                                                            e.code.forward_args,
                                                            _size_names(e.host))
@@ -390,6 +397,23 @@ class Plan:
             if written.startswith(inst.attr + "."):
                 return inst
         return self.root
+
+
+def _data_input(graph, inputs: list, host: dict) -> str | None:
+    """The input a class's forward calls `x`: its first argument, or where
+    that is a tensor but no float one (a boolean mask read first, as
+    keras_hub's blocks do), the first float tensor (the hidden states, which
+    the loop's earlier layer computes: siblings name it alike). A first
+    argument that is a size or a model input keeps its own name."""
+    def is_float(value) -> bool:
+        info = graph.info.get(value)
+        return info is not None and str(info.dtype).startswith(("float", "bfloat"))
+    first = next((v for v in inputs if host.get(v) is None or _named(host[v])), None)
+    if first is None or host.get(first) is not None or first in graph.inputs or \
+            is_float(first):
+        return first
+    return next((v for v in inputs if v not in graph.inputs and host.get(v) is None
+                 and is_float(v)), first)
 
 
 def _size_names(host: dict) -> set[str]:
@@ -482,11 +506,22 @@ def fold_loops(e, body: list, inst: Instance) -> list:
             if not any(old in _NAME.findall(t) for t in later):
                 out[-1].targets = list(first.targets)
                 steps = steps[1:]
+        # `hidden_3 = hidden` (a name nothing after the loop reads: the
+        # previous loop's result): the loop carries `hidden` itself
+        carried = _carried_name(first, steps[1:] + body[i + len(run):], inst) \
+            if len(steps) == 2 else None
+        if carried is not None:
+            steps = _renamed(steps[1:], {first.targets[0]: carried})
         out.extend(steps)
         i += len(run)
         # the loop's results keep the first call's names
         renames = dict(zip(run[-1].targets, run[0].targets))
         names = inst.namer.names if inst.namer is not None else {}
+        if carried is not None:
+            renames = {k: carried if v == first.targets[0] else v for k, v in renames.items()}
+            for key, name in list(names.items()):   # (one name for two values names neither)
+                if name == carried:
+                    del names[key]
         for step in run[:-1]:   # (earlier calls' results are no variable of their own)
             for value in step.inst.outputs:
                 names.pop(value, None)
@@ -499,6 +534,20 @@ def fold_loops(e, body: list, inst: Instance) -> list:
 
 
 _NAME = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)(?![\w'\"])")
+
+
+def _carried_name(start, rest: list, inst: Instance) -> str | None:
+    """The name a loop's one start assignment (`hidden_3 = hidden`) copies,
+    where neither the loop's other arguments nor anything after the loop
+    (`rest`) read it: the loop may carry it instead."""
+    if not isinstance(start, Assign) or isinstance(start, CallStep) or \
+            len(start.targets) != 1 or "," in start.targets[0]:
+        return None
+    name = str(start.expr)
+    if not _NAME.fullmatch(name) or name in RESERVED:
+        return None
+    later = [_text_of(s) for s in rest] + list(inst.results)
+    return None if any(name in _NAME.findall(t) for t in later) else name
 
 
 def _text_of(step) -> str:
@@ -600,12 +649,13 @@ def _loop(e, run: list, inst: Instance) -> list:
 
 def plan(e) -> Plan | None:
     """The classes to write for `e.graph`, or None where it has no module
-    scopes (a TF source, an ONNX file torch did not export, a torch source
-    without its state_dict)."""
+    scopes (an ONNX file torch did not export, a TF graph not traced from a
+    Keras model, a torch source without its modules)."""
     graph = e.graph
-    if not e.tree.active:
-        return None
     modules = graph.meta.source_modules
+    # (a Keras model's weights keep x2's names: it has modules, no state_dict)
+    if not modules or not (e.tree.active or graph.meta.source_framework == "tensorflow"):
+        return None
     has_children = {p.rpartition(".")[0] for p in modules}
 
     def candidate(s: scopes.Scope) -> bool:

@@ -69,9 +69,11 @@ class SourceGraph:
     # source record: "specialized_dims" (fixed at their example size) and
     # "bounded_dims" (x2/frontends/torch/specialize.py)
     dim_facts: dict = field(default_factory=dict)
-    # an ONNX file exported from torch (x2/frontends/onnx/scopes.py): its
-    # modules' classes, the initializers named by state_dict keys and the
-    # root module's class, as GraphMeta holds a torch source's
+    # the modules of a source that is not a torch module, as GraphMeta holds
+    # a torch source's: an ONNX file torch exported (x2/frontends/onnx/scopes.py:
+    # its modules' classes, the initializers named by state_dict keys, the root
+    # module's class) or a Keras model (x2/frontends/tf/keras_scopes.py: its
+    # layers that hold layers, no state)
     source_modules: dict[str, str] = field(default_factory=dict)
     source_state: dict[str, dict] = field(default_factory=dict)
     source_class: str = ""

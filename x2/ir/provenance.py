@@ -80,7 +80,8 @@ class GraphMeta:
     dim_examples: dict[str, int] = field(default_factory=dict)
     # torch sources: the module's state_dict key -> {"shape": [...], "tied": the
     # first key holding the same tensor}, and module path -> class name: where
-    # the emitters put each weight (x2/emitters/source_paths.py)
+    # the emitters put each weight (x2/emitters/source_paths.py); Keras models:
+    # the modules only (x2/frontends/tf/keras_scopes.py)
     source_state: dict[str, dict] = field(default_factory=dict)
     source_modules: dict[str, str] = field(default_factory=dict)
     # the root module's class (qualified name), which model.py's Model stands for

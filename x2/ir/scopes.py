@@ -2,11 +2,14 @@
 the op a node computes, outermost first, as `node.source["scope"]`.
 
 A torch frontend records them (torch.export's `nn_module_stack`, a trace's
-scope names); passes keep a node's `source`, and a node made of several
-takes the scope they share (`shared`). The Python emitters write a class per
-source module from them (x2/emitters/module_tree.py). An ONNX file
-exported from torch has them too (x2/frontends/onnx/scopes.py); other
-sources have none: their nodes carry no "scope" key.
+scope names); so do the Keras reader, for layers that hold layers
+(x2/frontends/tf/keras_scopes.py), the SavedModel readers, for those a
+Keras export's variable paths name (x2/frontends/tf/savedmodel_scopes.py),
+and the ONNX reader for a file torch exported (x2/frontends/onnx/scopes.py).
+Passes keep a node's `source`, and a node made of several takes the scope
+they share (`shared`). The Python emitters write a class per source module
+from them (x2/emitters/module_tree.py). Other sources (other ONNX files,
+frozen graphs) have no scopes: their nodes carry no "scope" key.
 
 One scope is a module's path (its state_dict prefix, "model.layers.0"), the
 call of that module it was (0 for the first; torch.export counts a module

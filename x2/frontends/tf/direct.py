@@ -39,7 +39,7 @@ import numpy as np
 
 from ...errors import ConversionError
 from ...ir import TensorInfo
-from . import loops, recurrent
+from . import loops, recurrent, savedmodel_scopes
 from ..common import SourceGraph, SourceOp
 from .common import NeedsTensorFlow, check_savedmodel_dir, parse_saved_model, pick_signature
 from .bundle import Bundle, UnreadableBundle
@@ -502,6 +502,7 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None,
     source.output_aliases = output_aliases
     source.unrolled_loops = dict(inliner.unrolled_loops)
     source.recurrent_layers = dict(inliner.recurrent_layers)
+    savedmodel_scopes.record(source)   # Keras layers that hold layers, by name
     return source
 
 

@@ -158,6 +158,9 @@ def read_ir(request: ReadRequest):
                   pruned=bool(request.inputs or request.outputs))
     graph = map_graph(source, TF, evaluate_tf, request.options.keep_trainable)
     graph.meta.source_model = request.model
+    if source.source_modules:   # a Keras model's layers that hold layers (keras_scopes.py)
+        graph.meta.source_modules = dict(source.source_modules)
+        graph.meta.source_class = source.source_class
     # Keras/TF image tensors are NHWC at the interface (--io-layout nchw changes that).
     graph.meta.source_layout = "NHWC"
     return graph, record

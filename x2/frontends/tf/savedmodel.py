@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...contracts import ReadRequest
 from ...errors import ModelLoadError, SelectionError
+from . import savedmodel_scopes
 from .common import (check_savedmodel_dir, describe_graph_def, first_line,
                         flat_outputs, pick_signature, quiet_tf, graph_def_runner, value_name)
 
@@ -47,7 +48,7 @@ def retrace(tf, fn, input_shapes: dict[str, list[int]]):
 
 
 def read(path: str, request: ReadRequest):
-    tf, _loaded, _signature, fn = load_signature(path, request.signature)
+    tf, loaded, _signature, fn = load_signature(path, request.signature)
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
 
@@ -69,6 +70,9 @@ def read(path: str, request: ReadRequest):
     source = describe_graph_def(tf, graph_def, inputs, output_values)
     source.input_aliases = aliases
     source.output_aliases = dict(zip(output_values, output_keys))
+    # Keras layers that hold layers, by name (the frozen graph keeps no variables)
+    savedmodel_scopes.record(source, [v.name.rpartition(":")[0]
+                                      for v in getattr(loaded, "variables", ())])
     return source, {}
 
 

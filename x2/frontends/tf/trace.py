@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from ...errors import SelectionError
 from .common import describe_graph_def, flat_outputs, graph_def_runner, value_name
+from .keras_scopes import Recorded, recording
 
 
 def _is_keras(obj) -> bool:
@@ -54,8 +55,19 @@ def _specs(tf, obj, input_shapes: dict | None):
 
 def _call(obj, xs):
     if _is_keras(obj):
-        return obj(xs[0] if len(xs) == 1 else list(xs), training=False)
+        return obj(_keras_inputs(obj, xs), training=False)
     return obj(*xs)
+
+
+def _keras_inputs(obj, xs):
+    """The inputs as the model takes them: a model built on a dict of inputs
+    (keras_hub's backbones) refuses a list; `xs` follow `obj.inputs`."""
+    struct = getattr(obj, "input", None) if getattr(obj, "inputs", None) else None
+    if isinstance(struct, dict) and len(struct) == len(xs):
+        position = {id(t): i for i, t in enumerate(obj.inputs)}
+        if all(id(t) in position for t in struct.values()):
+            return {key: xs[position[id(t)]] for key, t in struct.items()}
+    return xs[0] if len(xs) == 1 else list(xs)
 
 
 def _output_names(obj, structured) -> list[str]:
@@ -68,11 +80,15 @@ def _output_names(obj, structured) -> list[str]:
     return names
 
 
-def _freeze(tf, obj, input_shapes):
+def _freeze(tf, obj, input_shapes, scopes: Recorded | None = None):
+    """The traced model with its variables made constants, and its output
+    names; `scopes` (a Keras model) gets its ops' module scopes."""
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
     specs = _specs(tf, obj, input_shapes)
-    fn = tf.function(lambda *xs: _call(obj, xs)).get_concrete_function(*specs)
+    with recording(tf, obj, scopes if scopes is not None else Recorded()) as finish:
+        fn = tf.function(lambda *xs: _call(obj, xs)).get_concrete_function(*specs)
+    finish(fn.graph)
     names = _output_names(obj, fn.structured_outputs)
     return convert_variables_to_constants_v2(fn), names
 
@@ -81,12 +97,16 @@ def read(tf, obj, input_shapes=None, keep_dropout: bool = False):
     """The frozen model as a SourceGraph. `keep_dropout` (--for training): its
     Dropout layers are in `source.dropouts` (_marked_dropouts)."""
     dropouts: dict[str, float] = {}
+    scopes = Recorded()
     with _marked_dropouts(tf, obj, dropouts if keep_dropout else None):
-        frozen, names = _freeze(tf, obj, input_shapes)
+        frozen, names = _freeze(tf, obj, input_shapes, scopes)
     inputs = [value_name(t.name) for t in frozen.inputs if t.dtype != tf.resource]
     outputs = [value_name(t.name) for t in frozen.outputs]
     source = describe_graph_def(tf, frozen.graph.as_graph_def(), inputs, outputs)
     source.output_aliases = dict(zip(outputs, names))
+    for op in source.ops:
+        op.scope = scopes.op_scopes.get(op.name, "")
+    source.source_modules, source.source_class = scopes.modules, scopes.root_class
     kept = {op.name for op in source.ops}
     source.dropouts = {name: rate for name, rate in dropouts.items() if name in kept}
     return source
