@@ -193,3 +193,34 @@ def test_op_table_covers_every_mapped_tf_op():
     missing = sorted(op for op in TF.load_mappers().supported()
                      if op not in OUTPUTS and op not in NOT_CORE and not op.startswith("x2."))
     assert missing == [], f"run tools/gen_tf_opdefs.py: {missing}"
+
+
+_INPUT_ORDER = """
+import json, sys
+from x2.contracts import ReadRequest
+from x2.frontends.tf import direct, savedmodel
+path = sys.argv[1]
+read = direct.read_savedmodel_direct(path, None)
+traced, _ = savedmodel.read(path, ReadRequest(path, input_shapes={"token_ids": [2, 4],
+                                                                  "padding_mask": [2, 4]}))
+print(json.dumps([[read.input_aliases.get(v, v) for v in read.inputs],
+                  [traced.input_aliases.get(v, v) for v in traced.inputs]]))
+"""
+
+
+def test_signature_inputs_take_one_order_whatever_the_hash_seed(tf_model):
+    """A SavedModel's signature inputs are a protobuf map, which Python
+    iterates in an order that changes with the hash seed (seeds 1 and 2 give
+    the two orders): both readers list them sorted by name, as TensorFlow
+    flattens keyword arguments, so the written forward() takes its arguments
+    in one order from one conversion to the next. About 15 s (TensorFlow
+    imported twice)."""
+    model = str(tf_model("keyword_inputs"))
+    orders = []
+    for seed in ("1", "2"):
+        proc = subprocess.run([sys.executable, "-c", _INPUT_ORDER, model], capture_output=True,
+                              text=True, env={**ENV, "PYTHONHASHSEED": seed}, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        orders.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    expected = ["padding_mask", "token_ids"]
+    assert orders == [[expected, expected]] * 2

@@ -83,6 +83,20 @@ def two_inputs(out):
     tf.saved_model.save(M(), out)
 
 
+def keyword_inputs(out):
+    """Two inputs declared out of name order (token_ids, then padding_mask),
+    as keras_hub backbones take them."""
+    tf = _tf()
+
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32, name="token_ids"),
+                                      tf.TensorSpec([None, 4], tf.float32, name="padding_mask")])
+        def __call__(self, token_ids, padding_mask):
+            return {"masked": tf.multiply(token_ids, padding_mask, name="masked")}
+
+    tf.saved_model.save(M(), out)
+
+
 def backbone_pair(out):
     """A classifier and its own backbone (same weights), for pruning: the
     classifier goes to OUT/full, the backbone alone to OUT/backbone."""
@@ -1001,7 +1015,7 @@ def spectrogram(out):
     tf.saved_model.save(module, out, signatures=module.__call__)
 
 
-MODELS = {f.__name__: f for f in (spectrogram, fully_convolutional, any_size_images, token_attention, class_token, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
+MODELS = {f.__name__: f for f in (spectrogram, keyword_inputs, fully_convolutional, any_size_images, token_attention, class_token, padded_stems, tf_v1_control, raw_ops, mobilenet_bn_pair, finetune_cnn, finetune_groupnorm,
                                   keras_dropout,
                                   finetune_transformer, unsupported, two_inputs,
                                   backbone_pair, tf1_forms, keras_forms, two_signatures, malicious_keras,

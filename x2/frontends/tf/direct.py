@@ -484,7 +484,10 @@ def read_savedmodel_direct(path: str, signature: str | None, saved_model=None,
             args[arg.name] = inliner.const(arg.name, value)
     if len(inputs) != len(sig.inputs):
         raise NeedsTensorFlow("signature inputs are not fed to its function directly")
-    order = _keyword_order(meta, fn_name) or sorted(sig.inputs)
+    # The signature's inputs sorted by name, as TensorFlow flattens its kwargs: the
+    # order a SavedModel declares them in is a protobuf map's, which Python
+    # iterates in an order that changes from one run to the next.
+    order = sorted(sig.inputs)
     inputs.sort(key=lambda v: order.index(aliases[v]) if aliases[v] in order else len(order))
 
     inliner.inputs = set(inputs)
@@ -517,16 +520,6 @@ def _used(ops: list[SourceOp], outputs: list[str]) -> list[SourceOp]:
             needed.add(id(op))
             stack.extend(op.inputs)
     return [op for op in ops if id(op) in needed]
-
-
-def _keyword_order(meta, fn_name: str) -> list[str]:
-    """The signature's input names in the order TensorFlow lists them (the
-    order of its kwargs dict, as saved); the signature map itself is sorted."""
-    functions = meta.object_graph_def.concrete_functions
-    if fn_name not in functions:
-        return []
-    args_kwargs = functions[fn_name].canonicalized_input_signature.tuple_value.values
-    return list(args_kwargs[1].dict_value.fields) if len(args_kwargs) == 2 else []
 
 
 def _captured(meta, top: dict, variables: _Variables, node_id: int) -> np.ndarray:

@@ -30,7 +30,7 @@ def load_signature(path: str, signature: str | None):
 
 def retrace(tf, fn, input_shapes: dict[str, list[int]]):
     """Specialize a signature to user-given input shapes."""
-    specs = dict(fn.structured_input_signature[1])
+    specs = dict(sorted(fn.structured_input_signature[1].items()))   # (see read)
     for name, shape in input_shapes.items():
         if name not in specs:
             raise SelectionError(f"--input-shape: '{name}' is not an input of the signature; "
@@ -52,7 +52,9 @@ def read(path: str, request: ReadRequest):
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
 
-    input_names = list(fn.structured_input_signature[1])
+    # sorted, as TensorFlow flattens the kwargs (the dict's own order is a
+    # protobuf map's, which changes from one run to the next)
+    input_names = sorted(fn.structured_input_signature[1])
     output_keys = sorted(fn.structured_outputs)  # the order TF flattens them in
     if request.input_shapes:
         fn = retrace(tf, fn, request.input_shapes)
@@ -65,7 +67,6 @@ def read(path: str, request: ReadRequest):
     sorted_inputs = sorted(input_names)
     aliases = {ph: ph if ph in input_names else sorted_inputs[i]
                for i, ph in enumerate(placeholder_names)}
-    # Keep the signature's declared input order.
     inputs = sorted(placeholder_names, key=lambda ph: input_names.index(aliases[ph]))
     source = describe_graph_def(tf, graph_def, inputs, output_values)
     source.input_aliases = aliases
