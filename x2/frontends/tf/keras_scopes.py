@@ -41,6 +41,12 @@ def _children(layer) -> list:
 
 
 def _holds_layers(layer) -> bool:
+    """Whether the layer is a module of its own: it holds layers, and is no
+    recurrent layer (its cell is its own, and x2 writes it as one nn.LSTM,
+    or unrolls it with provenance per step)."""
+    import keras
+    if isinstance(layer, (keras.layers.RNN, keras.layers.Bidirectional)):
+        return False
     return any(type(c).__name__ != "InputLayer" for c in _children(layer))
 
 

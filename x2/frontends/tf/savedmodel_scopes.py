@@ -32,6 +32,14 @@ def record(source: SourceGraph, variables: list[str] | None = None) -> None:
         variables = [op.param for op in source.ops if op.const_value is not None]
     layers = {v.rpartition("/")[0] for v in variables if v.count("/") >= 2}
     holders = {"/".join(p.split("/")[:i]) for p in layers for i in range(1, p.count("/") + 1)}
+    # A recurrent layer holds only its cell (lstm/lstm_cell/kernel): it is no
+    # module of its own (x2 writes it as one nn.LSTM, or unrolls it step by step).
+    below = {h: [p.rpartition("/")[2] for p in layers if p.rpartition("/")[0] == h]
+             for h in holders}
+    recurrent = {h for h, names in below.items()
+                 if names and all(n.endswith("cell") for n in names)}
+    holders = {h for h in holders if not any(h == r or h.startswith(r + "/")
+                                             for r in recurrent)}
     if not holders:
         return
     children: dict[str, list[str]] = {}
