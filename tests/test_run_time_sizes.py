@@ -113,11 +113,12 @@ def test_a_branch_on_an_input_value_names_the_input_and_input_value(tmp_path):
     assert "'sr'" in message and "--input-value sr=" in message, message
 
 
-@pytest.mark.parametrize("target", ["onnx", "paddle", "torch"])
+@pytest.mark.parametrize("target", ["paddle"])
 def test_a_tf_spectrogram_over_audio_of_any_length(tf_model, target, tmp_path):
     """tf.signal.stft with the audio's length dynamic: parity with TensorFlow
     at three lengths (one hop past a frame, a second of 16 kHz audio, an odd
-    one), Paddle Inference included. About 15 s per target."""
+    one) through model.py, jit.load and Paddle Inference. About 15 s. (onnx:
+    the verify test below; torch writes the same Python as paddle's model.py.)"""
     model = str(tf_model("spectrogram"))
     out = tmp_path / target
     convert_then_check(model, str(out), target=target)
