@@ -702,7 +702,8 @@ def _loop(e, run: list, inst: Instance) -> tuple[list, list, dict]:
            if k not in carried and now != before]
     collected = [t for t in range(len(first.targets)) if t not in carried.values()]
     names = first.targets
-    starts = [(names[t], first.arg_texts[k]) for k, t in sorted(carried.items(), key=lambda x: x[1])]
+    starts = [(names[t], first.arg_texts[k])
+              for k, t in sorted(carried.items(), key=lambda x: x[1])]
     starts = [(n, s) for n, s in starts if n != s]
     steps = [Assign([", ".join(n for n, _ in starts)],
                     Expr(", ".join(s for _, s in starts)))] if starts else []
