@@ -345,7 +345,8 @@ converted = import_generated(out / "model.py").load_model()
 source, example = step_with_example(llama(0))
 other, _ = step_with_example(llama(1))
 worst = lambda got, want: max(float((g - w).abs().max()) for g, w in zip(got, want))
-found = {"keys": sorted(source.model.state_dict()), "converted_keys": sorted(converted.state_dict())}
+found = {"keys": sorted(source.model.state_dict()),
+         "converted_keys": sorted(converted.state_dict())}
 with torch.no_grad():
     found["before"] = worst(converted(*example), source(*example))
     converted.load_state_dict(other.model.state_dict(), strict=True)
