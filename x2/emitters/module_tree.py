@@ -19,7 +19,9 @@ A scope becomes a class only where that is the same computation:
 Any other scope stays inline in its parent, and report.json's
 target_details "module_tree" says which and why. Instances whose classes
 come out as the same text (weights aside) share one class; runs of them in
-a list called one after another, output to input, become a loop.
+a list called one after another, output to input, become a loop (what each
+call takes or gives of its own, a decoder layer's KV cache, zipped with
+the layers and collected in lists).
 
 torch.nn's own layers and containers (Linear, Sequential, ModuleList) are no
 classes: x2 writes a layer as one call, and a container's children are
