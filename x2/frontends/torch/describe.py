@@ -157,6 +157,7 @@ def _describe_graph(fx_graph, owner, consts: dict, constant, root: str):
     submodules: dict[str, object] = {}
     ops: list[SourceOp] = []
     info: dict[str, TensorInfo] = {}
+    positions = {node: i for i, node in enumerate(fx_graph.nodes)}
 
     def ref(arg):
         if isinstance(arg, torch.fx.Node):
@@ -201,7 +202,7 @@ def _describe_graph(fx_graph, owner, consts: dict, constant, root: str):
             if isinstance(val, int):
                 sizes[node.name] = int(val)
                 continue
-            ops.append(_size_op(node, ref))
+            ops.append(_size_op(node, ref, positions))
             ops[-1].scope = module_scope(node, root)
             info[node.name] = TensorInfo("int64", ())
             sizes[node.name] = SymDim(str(val), node.name)
@@ -266,13 +267,21 @@ def module_scope(node, root: str = "") -> str:
 _SIZE_ARITHMETIC = {operator.add: "sym.add", operator.sub: "sym.sub", operator.mul: "sym.mul",
                     operator.floordiv: "sym.floordiv", operator.mod: "sym.mod",
                     operator.neg: "sym.neg"}
+_COMMUTATIVE = {operator.add, operator.mul}
 
 
-def _size_op(node, ref) -> SourceOp:
+def _size_op(node, ref, positions: dict) -> SourceOp:
     """The op computing a size from a dynamic dim: `aten.sym_size.int(x, dim)`
     or arithmetic on sizes (`sym.mul` ...). Its size operands are SymDims or
-    ints in `args`; `inputs` lists the tensors it reads."""
-    args = ref(list(node.args))
+    ints in `args`; `inputs` lists the tensors it reads. `positions`: each
+    FX node's place in its graph."""
+    operands = list(node.args)
+    if node.target in _COMMUTATIVE:
+        # in graph order, not sympy's: torch.export writes `s10 + s2` (it
+        # orders symbols by name), so one decoder layer in ten would read
+        # `past + seq` where the others read `seq + past`, as another class
+        operands.sort(key=lambda a: positions.get(a, len(positions)))
+    args = ref(operands)
     kind = _SIZE_ARITHMETIC.get(node.target) or {
         "sym_max": "sym.max", "sym_min": "sym.min"}.get(getattr(node.target, "__name__", ""),
                                                           str(node.target))
