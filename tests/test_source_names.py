@@ -325,3 +325,76 @@ def test_peft_lora_attaches_to_the_converted_model_and_trains_alike(converted):
     (before, after), (ours_before, ours_after) = found["losses"]
     assert after < before   # the step changed the adapters
     assert abs(ours_before - before) <= 1e-5 and abs(ours_after - after) <= 1e-5, found
+
+
+# -- --with-cache: one decoding step as the source's module tree ---------------
+
+# Runs in a torch process: the converted step against transformers' own step
+# (x2/frontends/torch/cache.py) of 4-layer sources seeded 0 and 1, on its example
+# inputs (3 new tokens after 5 cached), logits and present keys/values.
+_CACHE_CHECK = r'''
+import json, sys
+from pathlib import Path
+import torch
+root, out = sys.argv[1], Path(sys.argv[2])
+sys.path[:0] = [root, root + "/tests"]
+from source_names_models import llama
+from x2.frontends.torch.cache import step_with_example
+from x2.emitters.codegen import import_generated
+converted = import_generated(out / "model.py").load_model()
+source, example = step_with_example(llama(0, layers=4))
+other, _ = step_with_example(llama(1, layers=4))
+worst = lambda got, want: max(float((g - w).abs().max()) for g, w in zip(got, want))
+found = {"keys": sorted(source.model.state_dict()),
+         "converted_keys": sorted(converted.state_dict())}
+with torch.no_grad():
+    found["before"] = worst(converted(*example), source(*example))
+    converted.load_state_dict(other.model.state_dict(), strict=True)
+    want = other(*example)
+    found["scale"] = max(float(t.abs().max()) for t in want)
+    found["after"] = worst(converted(*example), want)
+print(json.dumps(found))
+'''
+
+
+def test_with_cache_step_is_the_sources_module_tree_with_its_keys(tmp_path):
+    """--with-cache (a transformers causal LM as one decoding step, its KV
+    cache at the interface) writes the source's module tree as a plain
+    conversion does: one LlamaDecoderLayer class called in a loop over the
+    4 layers (a later layer's cached length is a symbol sympy sorts before
+    the new tokens' one: describe.py orders them), each layer's cache zipped
+    with them; the source's state_dict loads strictly into the torch output
+    and a differently seeded source's weights give that source's logits and
+    cache (1e-5); Paddle's parameters are the source's keys. Two conversions
+    without verify and one torch process: about 20 s on 2 busy cores."""
+    import ast
+    reports, texts = {}, {}
+    for target in ("torch", "paddle"):
+        reports[target] = x2_convert(f"{SOURCE}_4_layers", str(tmp_path / target),
+                                     source="torch", target=target,
+                                     options={"with_cache": True},
+                                     emit_options={"verify": False})
+        texts[target] = (tmp_path / target / "model.py").read_text()
+    for target, container in (("torch", "nn.ModuleList"), ("paddle", "nn.LayerList")):
+        text = texts[target]
+        assert _classes(text) == ["LlamaAttention", "LlamaRMSNorm", "LlamaMLP",
+                                  "LlamaDecoderLayer", "LlamaRotaryEmbedding", "LlamaModel",
+                                  "Model"], target
+        assert f"self.layers = {container}([LlamaDecoderLayer() for _ in range(4)])" in text
+        assert text.count("layer(hidden, ") == 1 and "self.layers[" not in text
+        # (each layer reads the cached length of its own cache)
+        keys, values = (", ".join(f"past_key_values_{i}_{kv}" for i in range(4))
+                        for kv in ("key", "value"))
+        assert re.search(r"^        for layer, \w+, past_key_values_key, past_key_values_value "
+                         rf"in zip\(self\.layers, \[\w+, \w+, \w+, \w+\], \[{keys}\], "
+                         rf"\[{values}\]\):\n", text, re.M), target
+        presents = ", ".join(f"present_keys[{i}], present_values[{i}]" for i in range(4))
+        assert f"return {presents}, " in text
+        assert reports[target].target_details["source_names"]["matched"] == 39
+    found = run_check(_CACHE_CHECK, tmp_path / "torch", tmp_path)
+    assert found["converted_keys"] == found["keys"] and len(found["keys"]) == 39
+    assert found["before"] <= 1e-5 * found["scale"], found
+    assert found["after"] <= 1e-5 * found["scale"], found
+    # Paddle: every source key names a parameter, under its own name
+    table = re.search(r"^SOURCE_KEYS = (\{.*?^\})", texts["paddle"], re.M | re.S).group(1)
+    assert sorted(ast.literal_eval(table)) == found["keys"]

@@ -19,7 +19,9 @@ A scope becomes a class only where that is the same computation:
 Any other scope stays inline in its parent, and report.json's
 target_details "module_tree" says which and why. Instances whose classes
 come out as the same text (weights aside) share one class; runs of them in
-a list called one after another, output to input, become a loop.
+a list called one after another, output to input, become a loop (what each
+call takes or gives of its own, a decoder layer's KV cache, zipped with
+the layers and collected in lists).
 
 torch.nn's own layers and containers (Linear, Sequential, ModuleList) are no
 classes: x2 writes a layer as one call, and a container's children are
@@ -49,11 +51,24 @@ class LocalNamer(Namer):
     def __init__(self, reserved=(), scopes=None, path: str = ""):
         super().__init__(reserved, scopes)
         self.path = path
+        # the list indices on its path (model.layers.3): a model input or
+        # output of that layer alone (optimum's past_key_values.3.key) is
+        # named without it, so that every layer's class reads alike
+        self.indices = {part for part in path.split(".") if part.isdigit()}
 
     def base(self, text: str) -> str:
+        text = self.unindexed(text) or text
         parts = _below(re.split(r"[/:]", text), self.path)
         text = "/".join(_uncounted(p) for p in parts)
         return re.sub(r"(_\d+)+$", "", super().base(text)) or "v"
+
+
+    def unindexed(self, text: str) -> str | None:
+        """A dotted value name (a model input's) without its layer's index,
+        or None where it names none."""
+        parts = text.split(".")
+        kept = [part for part in parts if part not in self.indices]
+        return "_".join(kept) if "/" not in text and kept and len(kept) < len(parts) else None
 
 
 def _below(parts: list[str], path: str) -> list[str]:
@@ -138,6 +153,7 @@ class CallStep(Assign):
     """`targets = self.child(args)`: a loop may take it in (fold_loops)."""
     inst: Instance | None = None
     arg_texts: list = field(default_factory=list)
+    values: list = field(default_factory=list)      # the IR value of each target
 
 
 class Plan:
@@ -223,6 +239,24 @@ class Plan:
             raise AssertionError("internal: the scopes' calls form a cycle")
         return order
 
+    def _reads(self, inst: Instance, items: list) -> list:
+        """The values `inst`'s forward reads, by first read in `items` (its
+        statements' order), a child's call reading as that child's forward."""
+        reads = []
+        for item in items:
+            reads += self._reads(item.inst, self._items(item.inst)) \
+                if isinstance(item, ModuleCall) else item.inputs
+        return reads
+
+    def _made(self, inst: Instance, items: list) -> list:
+        """The values `inst`'s forward computes, in `items`' order (a child's
+        call computing them as that child's forward)."""
+        made = []
+        for item in items:
+            made += self._made(item.inst, self._items(item.inst)) \
+                if isinstance(item, ModuleCall) else item.outputs
+        return made
+
     def call(self, node: ModuleCall) -> list:
         """The statement that calls `node`'s child, its forward written first."""
         e = self.e
@@ -234,6 +268,11 @@ class Plan:
             reserved=set(e.layer_attributes) | set(e.tree.children.get(child.path, ())))
         host: dict = {}
         values = []   # (IR value, host: bool)
+        items = self._items(child)
+        # arguments and results in the order the forward reads and computes
+        # them, not the graph's: two layers alike read alike
+        child.inputs = _in_order(self._reads(child, items), child.inputs)
+        child.outputs = _in_order(self._made(child, items), child.outputs)
         data = _data_input(e.graph, child.inputs, outer_host)
         if data is not None:   # (first: siblings that read their inputs in another order agree)
             child.inputs = [data] + [v for v in child.inputs if v != data]
@@ -244,7 +283,9 @@ class Plan:
                 continue
             # the data's argument is `x`; others are named as the caller names
             # them (a mask, a size), which siblings share
-            hint = outer_namer(value) if value in e.graph.inputs else \
+            # (a model input of this layer alone: its own name, without the index)
+            hint = (value if child.namer.unindexed(value) else outer_namer(value)) \
+                if value in e.graph.inputs else \
                 size.text() if size is not None and size.is_name() else \
                 "sizes" if size is not None else "x" if value == data else outer_namer(value)
             name = child.namer(value, hint)
@@ -255,7 +296,7 @@ class Plan:
         e.namer, e.host, e.frame = child.namer, host, child
         try:
             e.tree.container(child.path)
-            child.body = self._statements(child)
+            child.body = e.statements(items)
             child.results = []
             returned = []
             for value in child.outputs:
@@ -286,7 +327,7 @@ class Plan:
             targets.append(name)
         callee = str(e.ref(child.attr))
         return [CallStep(targets, Expr(f"{callee}({', '.join(args)})"), inst=child,
-                         arg_texts=args)]
+                         arg_texts=args, values=returned)]
 
     def ref(self, inst: Instance, written: str) -> Expr:
         """`self.<written>` as `inst`'s forward reads it: under its own path,
@@ -399,6 +440,16 @@ class Plan:
         return self.root
 
 
+def _in_order(order: list, values: list) -> list:
+    """`values` in their first place in `order` (those not in it last)."""
+    wanted, seen, out = set(values), set(), []
+    for value in order:
+        if value in wanted and value not in seen:
+            seen.add(value)
+            out.append(value)
+    return out + [v for v in values if v not in seen]
+
+
 def _data_input(graph, inputs: list, host: dict) -> str | None:
     """The input a class's forward calls `x`: its first argument, or where
     that is a tensor but no float one (a boolean mask read first, as
@@ -485,7 +536,9 @@ def _render_class(name: str, comment: str, init: list[str], forward: list[str],
 def fold_loops(e, body: list, inst: Instance) -> list:
     """Runs of calls of one class on consecutive items of a list, each taking
     the one before's results where it took the first one's inputs, and the
-    same other arguments, as `for layer in self.layers:`."""
+    same other arguments, as `for layer in self.layers:`. Arguments of each
+    call's own (a layer's cache) are zipped with the layers, and results
+    the next call does not take are collected in lists."""
     out = []
     i = 0
     while i < len(body):
@@ -494,28 +547,27 @@ def fold_loops(e, body: list, inst: Instance) -> list:
             out.append(body[i])
             i += 1
             continue
-        steps = _loop(e, run, inst)
-        # `hidden = embed_tokens` right after `embed_tokens = ...`, which
-        # nothing else reads: the statement names its result `hidden`
-        first = steps[0]
-        if len(steps) == 2 and out and isinstance(out[-1], Assign) and \
-                not isinstance(out[-1], CallStep) and len(out[-1].targets) == 1 and \
-                str(first.expr) == out[-1].targets[0] and "," not in first.targets[0]:
-            old = out[-1].targets[0]
-            later = [_text_of(s) for s in body[i + len(run):]] + list(inst.results)
+        steps, loop, renames = _loop(e, run, inst)
+        # `hidden = embed_tokens` after `embed_tokens = ...`, which nothing
+        # else reads: that statement names its result `hidden`
+        first = steps[0] if steps else None
+        made = _made_at(out, str(first.expr)) if len(steps) == 1 and \
+            "," not in first.targets[0] else None
+        if made is not None:
+            old = out[made].targets[0]
+            later = [_text_of(s) for s in out[made + 1:] + loop + body[i + len(run):]] + \
+                list(inst.results)
             if not any(old in _NAME.findall(t) for t in later):
-                out[-1].targets = list(first.targets)
-                steps = steps[1:]
+                out[made].targets = list(first.targets)
+                steps = []
         # `hidden_3 = hidden` (a name nothing after the loop reads: the
         # previous loop's result): the loop carries `hidden` itself
-        carried = _carried_name(first, steps[1:] + body[i + len(run):], inst) \
-            if len(steps) == 2 else None
+        carried = _carried_name(first, loop + body[i + len(run):], inst) \
+            if len(steps) == 1 else None
         if carried is not None:
-            steps = _renamed(steps[1:], {first.targets[0]: carried})
-        out.extend(steps)
+            steps, loop = [], _renamed(loop, {first.targets[0]: carried})
+        out.extend(steps + loop)
         i += len(run)
-        # the loop's results keep the first call's names
-        renames = dict(zip(run[-1].targets, run[0].targets))
         names = inst.namer.names if inst.namer is not None else {}
         if carried is not None:
             renames = {k: carried if v == first.targets[0] else v for k, v in renames.items()}
@@ -527,13 +579,28 @@ def fold_loops(e, body: list, inst: Instance) -> list:
                 names.pop(value, None)
         for key, name in list(names.items()):
             if name in renames:
-                names[key] = renames[name]
+                if renames[name].isidentifier():
+                    names[key] = renames[name]
+                else:   # an item of a list: no variable of its own (x2 check --bisect)
+                    del names[key]
         body = body[:i] + _renamed(body[i:], renames)
         inst.results = [_rename_text(r, renames) for r in inst.results]
     return out
 
 
 _NAME = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)(?![\w'\"])")
+
+
+def _made_at(out: list, name: str) -> int | None:
+    """Where among `out`'s statements the one computing `name` alone (no
+    call of a child's) stands, or None."""
+    for k in range(len(out) - 1, -1, -1):
+        step = out[k]
+        if isinstance(step, Assign) and step.targets == [name]:
+            return None if isinstance(step, CallStep) else k
+        if not isinstance(step, Assign):
+            return None
+    return None
 
 
 def _carried_name(start, rest: list, inst: Instance) -> str | None:
@@ -590,7 +657,8 @@ def _run(e, body: list, start: int) -> list:
     if not index.isdigit() or not _list_item(e.tree, first.inst.path):
         return []
     run = [first]
-    carried: dict[int, int] | None = None
+    carried: dict[int, int] | None = None   # argument -> the result before it takes
+    own: set[int] | None = None             # arguments each call takes its own of
     for step in body[start + 1:]:
         prev = run[-1]
         if not isinstance(step, CallStep) or step.inst is None or \
@@ -599,42 +667,56 @@ def _run(e, body: list, start: int) -> list:
                 len(step.arg_texts) != len(prev.arg_texts) or \
                 len(step.targets) != len(prev.targets):
             break
-        mapping = {}
+        earlier = {t for s in run for t in s.targets}
+        mapping, differ = {}, set()
         ok = True
         for k, (now, before) in enumerate(zip(step.arg_texts, prev.arg_texts)):
             if now in prev.targets:
                 mapping[k] = prev.targets.index(now)
             elif now != before:
-                ok = False
+                # a value of this call's own (its layer's cache), there before the run
+                ok = _NAME.fullmatch(now) is not None and now not in earlier
+                differ.add(k)
+            if not ok:
                 break
-        if not ok or sorted(mapping.values()) != list(range(len(prev.targets))) or \
-                (carried is not None and mapping != carried):
+        if not ok or not mapping or len(set(mapping.values())) != len(mapping) or \
+                (carried is not None and (mapping != carried or differ != own)):
             break
-        # what the earlier call computes is read by this call alone
+        # what the earlier call gives the next is read by that call alone
         readers = set(step.inst.members)
+        passed = [prev.values[t] for t in mapping.values()]
         if any(v in e.graph.outputs or any(u not in readers for u in e.graph.users(v))
-               for v in prev.inst.outputs):
+               for v in passed):
             break
-        carried = mapping
+        carried, own = mapping, differ
         run.append(step)
     return run if carried is not None else []
 
 
-def _loop(e, run: list, inst: Instance) -> list:
+def _loop(e, run: list, inst: Instance) -> tuple[list, list, dict]:
+    """(the carried names' start assignment, if any; the loop, after the
+    lists it collects results in; {a call's result name: what reads it
+    after the loop})."""
     first, last = run[0], run[-1]
-    carried = {}
-    prev = run[0]
-    for k, text in enumerate(run[1].arg_texts):
-        if text in prev.targets:
-            carried[k] = prev.targets.index(text)
+    carried = {k: first.targets.index(text) for k, text in enumerate(run[1].arg_texts)
+               if text in first.targets}
+    own = [k for k, (now, before) in enumerate(zip(run[1].arg_texts, first.arg_texts))
+           if k not in carried and now != before]
+    collected = [t for t in range(len(first.targets)) if t not in carried.values()]
     names = first.targets
-    out = []
-    starts = [(names[t], first.arg_texts[k]) for k, t in sorted(carried.items(), key=lambda x: x[1])]
+    starts = [(names[t], first.arg_texts[k])
+              for k, t in sorted(carried.items(), key=lambda x: x[1])]
     starts = [(n, s) for n, s in starts if n != s]
-    if starts:
-        out.append(Assign([", ".join(n for n, _ in starts)],
-                          Expr(", ".join(s for _, s in starts))))
-    args = [names[carried[k]] if k in carried else text
+    steps = [Assign([", ".join(n for n, _ in starts)],
+                    Expr(", ".join(s for _, s in starts)))] if starts else []
+    # each call's own arguments and results, named as the layer's forward names them
+    namer = inst.namer or e.namer
+    items = {k: namer(f"\0loop:{first.inst.path}:arg:{k}", first.inst.args[k]) for k in own}
+    results = {t: namer(f"\0loop:{first.inst.path}:result:{t}", first.inst.results[t])
+               for t in collected}
+    lists = {t: namer(f"\0loop:{first.inst.path}:list:{t}", f"{first.inst.results[t]}s")
+             for t in collected}
+    args = [names[carried[k]] if k in carried else items.get(k, text)
             for k, text in enumerate(first.arg_texts)]
     parent, _, index = first.inst.path.rpartition(".")
     lo, hi = int(index), int(last.inst.path.rpartition(".")[2]) + 1
@@ -642,9 +724,23 @@ def _loop(e, run: list, inst: Instance) -> list:
     container = "self." + _relative(e.tree.attribute(parent), inst)
     if lo or hi != size:
         container += f"[{lo}:{hi}]"
-    body = [Assign([", ".join(names)], Expr(f"layer({', '.join(args)})"))]
-    out.append(For("layer", Expr(container), body))
-    return out
+    if own:
+        zipped = [f"[{', '.join(step.arg_texts[k] for step in run)}]" for k in own]
+        header = ", ".join(["layer", *items.values()])
+        container = f"zip({', '.join([container, *zipped])})"
+    else:
+        header = "layer"
+    targets = [results.get(t, name) for t, name in enumerate(names)]
+    body = [Assign([", ".join(targets)], Expr(f"layer({', '.join(args)})"))]
+    body += [Assign([], Expr(f"{lists[t]}.append({results[t]})")) for t in collected]
+    loop = [Assign([name], Expr("[]")) for name in lists.values()]
+    loop.append(For(header, Expr(container), body))
+    # the loop's carried results keep the first call's names; the others are
+    # items of their lists
+    renames = {last.targets[t]: names[t] for t in carried.values()}
+    renames.update({step.targets[t]: f"{lists[t]}[{j}]"
+                    for j, step in enumerate(run) for t in collected})
+    return steps, loop, renames
 
 
 def plan(e) -> Plan | None:

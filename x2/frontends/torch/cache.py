@@ -119,6 +119,11 @@ EXAMPLES = {"batch": BATCH, "seq": NEW, "past": CACHED, "total": CACHED + NEW}
 DIM_SIZES = {"seq": [NEW, 1, 4], "past": [CACHED, 7, 2], "total": [NEW + CACHED, 8, 6]}
 
 
+# The attribute the step's module holds the source at (seq2seq_cache.py's
+# steps too): the frontend names weights and scopes as from the source itself.
+SOURCE_AT = "model"
+
+
 def wrap(model):
     """The step as a module taking the interface's tensors in order."""
     import torch

@@ -426,7 +426,8 @@ def _read_with_cache(kind: str, obj, input_shapes, inputs, part: str | None
     except Exception as exc:
         raise ModelLoadError(f"torch.export could not capture one decoding step with the "
                              f"cache: {type(exc).__name__}: {_first_line(exc)}") from exc
-    source = describe_program(_decompose(program))
+    # named as the source names its weights and modules, not as the step holds them
+    source = describe_program(_decompose(program), root=cache.SOURCE_AT)
     if len(source.inputs) != len(names) or len(source.outputs) != len(outputs):
         raise ModelLoadError(f"--with-cache: the captured step takes {len(source.inputs)} "
                              f"inputs and gives {len(source.outputs)} outputs, not the "

@@ -67,7 +67,10 @@ def _layout(node) -> dict | None:
         return None  # a stride that depends on the dynamic batch
 
 
-def describe_program(program) -> SourceGraph:
+def describe_program(program, root: str = "") -> SourceGraph:
+    """`root`: the path of the source model in the captured module, where a
+    wrapper holds it (--with-cache's step holds it as `model`): its state_dict
+    keys and module scopes are named as from the source itself."""
     from torch.export.graph_signature import InputKind
 
     sig = program.graph_signature
@@ -86,10 +89,12 @@ def describe_program(program) -> SourceGraph:
         tensor = program.state_dict.get(key)
         if tensor is None:
             tensor = program.constants[key]
-        return (key, tensor.detach().cpu().numpy(), key if key in program.state_dict else "",
+        name = _under(key, root)
+        return (name, tensor.detach().cpu().numpy(), name if key in program.state_dict else "",
                 key in program.graph_signature.parameters)
 
-    ops, info, outs = _describe_graph(program.graph, program.graph_module, consts, constant)
+    ops, info, outs = _describe_graph(program.graph, program.graph_module, consts, constant,
+                                      root)
     named = _output_names(program, len(outs))
     aliases = {v: named[i] if named else ("output" if len(outs) == 1 else f"output_{i}")
                for i, v in enumerate(outs)}
@@ -97,10 +102,16 @@ def describe_program(program) -> SourceGraph:
                        input_aliases={v: v for v in user_inputs}, output_aliases=aliases)
 
 
-def _subgraph(module) -> SourceGraph:
+def _under(path: str, root: str) -> str:
+    """`path` (a state_dict key or module path in the captured module) as the
+    source model at `root` names it."""
+    return path[len(root) + 1:] if root and path.startswith(f"{root}.") else path
+
+
+def _subgraph(module, root: str) -> SourceGraph:
     """A higher-order op's branch or body (an FX GraphModule whose inputs are
     all placeholders: torch.export passes parameters to it as operands)."""
-    ops, info, outs = _describe_graph(module.graph, module, {}, None)
+    ops, info, outs = _describe_graph(module.graph, module, {}, None, root)
     inputs = [n.name for n in module.graph.nodes if n.op == "placeholder"]
     return SourceGraph("pytorch", ops, inputs, outs, info)
 
@@ -112,7 +123,7 @@ _CONTROL_FLOW = {"cond": ("true_graph", "false_graph"),
                  "scan": ("combine_graph",)}
 
 
-def _control_flow_op(node, ref, submodules) -> SourceOp:
+def _control_flow_op(node, ref, submodules, root: str) -> SourceOp:
     kind = str(node.target)
     if kind == "cond":
         pred, true_fn, false_fn, operands = node.args[:4]
@@ -128,14 +139,15 @@ def _control_flow_op(node, ref, submodules) -> SourceOp:
         graphs, values = (cond_fn, body_fn), [*carried, *additional]
         attrs = {"carried": len(carried)}
     for name, fn in zip(_CONTROL_FLOW[kind], graphs):
-        attrs[name] = _subgraph(submodules[fn.name])
+        attrs[name] = _subgraph(submodules[fn.name], root)
     inputs = [ref(v) for v in values]
     return SourceOp(kind, node.name, inputs, [], attrs)
 
 
-def _describe_graph(fx_graph, owner, consts: dict, constant):
+def _describe_graph(fx_graph, owner, consts: dict, constant, root: str):
     """(ops, info, output values) of an FX graph; `constant(node)` gives a
-    placeholder in `consts` as (state_dict key, array, parameter name, trainable)."""
+    placeholder in `consts` as (state_dict key, array, parameter name, trainable);
+    `root`: describe_program's."""
     torch = _torch()
     # Ops whose result depends on their input's memory layout, not only on its
     # values: their mappers get that layout.
@@ -145,6 +157,7 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
     submodules: dict[str, object] = {}
     ops: list[SourceOp] = []
     info: dict[str, TensorInfo] = {}
+    positions = {node: i for i, node in enumerate(fx_graph.nodes)}
 
     def ref(arg):
         if isinstance(arg, torch.fx.Node):
@@ -189,8 +202,8 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
             if isinstance(val, int):
                 sizes[node.name] = int(val)
                 continue
-            ops.append(_size_op(node, ref))
-            ops[-1].scope = module_scope(node)
+            ops.append(_size_op(node, ref, positions))
+            ops[-1].scope = module_scope(node, root)
             info[node.name] = TensorInfo("int64", ())
             sizes[node.name] = SymDim(str(val), node.name)
             continue
@@ -209,9 +222,9 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
             if (i := _info(node)) is not None:
                 info[node.name] = i
         if str(node.target) in _CONTROL_FLOW:
-            op = _control_flow_op(node, ref, submodules)
+            op = _control_flow_op(node, ref, submodules, root)
             op.outputs = outputs
-            op.scope = module_scope(node)
+            op.scope = module_scope(node, root)
             ops.append(op)
             continue
         args, kwargs = ref(list(node.args)), ref(dict(node.kwargs))
@@ -220,17 +233,19 @@ def _describe_graph(fx_graph, owner, consts: dict, constant):
         if node.target in layout_ops:
             attrs["input_layout"] = _layout(node.args[0])
         ops.append(SourceOp(str(node.target), node.name, inputs, outputs, attrs,
-                            scope=module_scope(node)))
+                            scope=module_scope(node, root)))
     out_node = next(n for n in fx_graph.nodes if n.op == "output")
     outs = [rename.get(a.name, a.name) for a in flatten(list(out_node.args))
             if isinstance(a, torch.fx.Node)]
     return ops, info, outs
 
 
-def module_scope(node) -> str:
+def module_scope(node, root: str = "") -> str:
     """The modules whose forward ran an FX node (its `nn_module_stack`: key ->
     (path, class); a later call of a module has a key ending "@N"), the root
-    module left out, as x2/ir/scopes.py writes them."""
+    module left out, as x2/ir/scopes.py writes them. Where the source sits at
+    `root` in a wrapper, the source's own root (the module at `root`) is left
+    out and the paths below it are the source's."""
     from ...ir.scopes import Scope, encode
     chain = []
     for key, entry in (node.meta.get("nn_module_stack") or {}).items():
@@ -238,8 +253,9 @@ def module_scope(node) -> str:
             path, cls = entry
         except (TypeError, ValueError):
             continue
-        if not isinstance(path, str) or not path:
+        if not isinstance(path, str) or not path or path == root:
             continue
+        path = _under(path, root)
         call = str(key).rpartition("@")[2] if "@" in str(key) else "0"
         name = cls if isinstance(cls, str) else \
             f"{getattr(cls, '__module__', '')}.{getattr(cls, '__qualname__', cls)}"
@@ -251,13 +267,21 @@ def module_scope(node) -> str:
 _SIZE_ARITHMETIC = {operator.add: "sym.add", operator.sub: "sym.sub", operator.mul: "sym.mul",
                     operator.floordiv: "sym.floordiv", operator.mod: "sym.mod",
                     operator.neg: "sym.neg"}
+_COMMUTATIVE = {operator.add, operator.mul}
 
 
-def _size_op(node, ref) -> SourceOp:
+def _size_op(node, ref, positions: dict) -> SourceOp:
     """The op computing a size from a dynamic dim: `aten.sym_size.int(x, dim)`
     or arithmetic on sizes (`sym.mul` ...). Its size operands are SymDims or
-    ints in `args`; `inputs` lists the tensors it reads."""
-    args = ref(list(node.args))
+    ints in `args`; `inputs` lists the tensors it reads. `positions`: each
+    FX node's place in its graph."""
+    operands = list(node.args)
+    if node.target in _COMMUTATIVE:
+        # in graph order, not sympy's: torch.export writes `s10 + s2` (it
+        # orders symbols by name), so one decoder layer in ten would read
+        # `past + seq` where the others read `seq + past`, as another class
+        operands.sort(key=lambda a: positions.get(a, len(positions)))
+    args = ref(operands)
     kind = _SIZE_ARITHMETIC.get(node.target) or {
         "sym_max": "sym.max", "sym_min": "sym.min"}.get(getattr(node.target, "__name__", ""),
                                                           str(node.target))
