@@ -605,6 +605,16 @@ FIXED = [
      "refused: `The type tensor<-1x-1x32xf32> of outputs[0][1] must be equal to type "
      "tensor<-1x1x32x-1xf32>`", "squeeze_transpose_onednn_fuse_pass",
      "the squeeze as `paddle.reshape(x, shape=[0, 0, -1])`"),
+    ("constant pad at dynamic sizes in F.pad's all-dims form (`pad_last_axis`, "
+     "`pad_waveform`, `pad_sequence_axis`: framed audio, a waveform, tokens padded in "
+     "front)", "float32: glibc heap corruption (`free(): invalid pointer`), a segfault, or "
+     "a hang until the timeout", "onednn_placement_pass",
+     "a 3-D last axis in the NCL form; within the last two axes of a 2-D or 3-D tensor, "
+     "an image's pad: `F.pad(x[None], [l, r, t, b])[0]`"),
+    ("indexing past the first axis by a 2-D index, on a slice then reshaped "
+     "(`gather_frames`: tf.signal.frame)", "model.py itself (dygraph) wrong: a wrong "
+     "shape or `index out of range`; Paddle 3.3 indexes a strided view wrongly",
+     "(none: dygraph)", "`x.contiguous()[:, index]`"),
 ]
 
 
