@@ -68,15 +68,37 @@ WIDE = dict(n_layer=4, n_embd=768, n_head=12, vocab_size=8192, n_positions=1024)
 def _gpt2_with_past(**config):
     """The tiny GPT-2 (or one of `config`) as one decoding step with its cache
     (x2 convert --with-cache's module): (step, example, past input names)."""
+    return _with_past(_gpt2(**config)[0].model)
+
+
+def _with_past(lm):
     from x2.frontends.torch.cache import input_names, step_with_example
-    lm = _gpt2(**config)[0].model
     step, example = step_with_example(lm)
     return step, example, input_names(lm)[3:]
 
 
-def gpt2_with_past_legacy(out: str, **config) -> None:
+# A Llama at GPT-2 small's width (768, 12 heads) and 4 layers, vocabulary 8192:
+# the architecture PaddleFormers ports by hand, for the generation benchmark.
+LLAMA_WIDE = dict(hidden_size=768, intermediate_size=2048, num_hidden_layers=4,
+                  num_attention_heads=12, num_key_value_heads=12, vocab_size=8192,
+                  max_position_embeddings=1024)
+
+
+def llama_wide_lm():
+    """The wide Llama as transformers' causal LM (random weights)."""
     import torch
-    model, example, past = _gpt2_with_past(**config)
+    import transformers
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(**LLAMA_WIDE)).eval()
+
+
+def gpt2_with_past_legacy(out: str, **config) -> None:
+    with_past_legacy(out, _gpt2_with_past(**config))
+
+
+def with_past_legacy(out: str, with_past) -> None:
+    import torch
+    model, example, past = with_past
     present = [n.replace("past_key_values", "present") for n in past]
     axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
             "position_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"},
@@ -88,8 +110,12 @@ def gpt2_with_past_legacy(out: str, **config) -> None:
 
 
 def gpt2_with_past_dynamo(out: str, **config) -> None:
+    with_past_dynamo(out, _gpt2_with_past(**config))
+
+
+def with_past_dynamo(out: str, with_past) -> None:
     import torch
-    model, example, past_inputs = _gpt2_with_past(**config)
+    model, example, past_inputs = with_past
     batch, seq = torch.export.Dim("batch", max=64), torch.export.Dim("seq", max=64)
     past, total = torch.export.Dim("past", max=64), torch.export.Dim("total", max=128)
     cached = {0: batch, 2: past}
@@ -235,6 +261,10 @@ if __name__ == "__main__":
      "gpt2_with_past_dynamo": gpt2_with_past_dynamo,
      "gpt2_wide_with_past_legacy": lambda out: gpt2_with_past_legacy(out, **WIDE),
      "gpt2_wide_with_past_dynamo": lambda out: gpt2_with_past_dynamo(out, **WIDE),
+     "llama_wide_with_past_legacy": lambda out: with_past_legacy(
+         out, _with_past(llama_wide_lm())),
+     "llama_wide_with_past_dynamo": lambda out: with_past_dynamo(
+         out, _with_past(llama_wide_lm())),
      "yolo_onnx": yolo_onnx}[sys.argv[1]](sys.argv[2])
 
 

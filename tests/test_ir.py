@@ -288,3 +288,63 @@ def test_a_size_read_twice_is_computed_once():
     assert merged.count("shape") == 1 and merged.count("gather") == 1
     assert merged.count("concat") == 1 and merged.count("reshape_dynamic") == 2
     merged.validate()
+
+
+def test_a_reshape_to_its_inputs_own_sizes_needs_no_size_computation():
+    """transformers' Conv1D (`view(-1, K)`, addmm, `view(x.size()[:-1] + (N,))`)
+    and a head split (`view(batch, seq, 2, 3)`) reshape to sizes read from
+    shapes: they become one linear on x and a static reshape copying dims;
+    a size of another input (`w` viewed by x's length) keeps the computed
+    reshape. Numbers equal at two sizes, 1 included."""
+    import copy
+    from x2.ir import TensorInfo
+    from x2.ir.ops import evaluate
+    from x2.passes.dims import reshapes_from_dims
+    g = Graph()
+    for name, shape, dims in (("x", (None, None, 4), ["batch", "seq"]),
+                              ("w", (None, 6), ["length"])):
+        g.add_input(name, "float32", shape)
+        g.meta.dims[name] = dims + [None]
+
+    def node(op, inputs, dims, kind="float32", **attrs):
+        out = g.add_node(op, inputs, attrs=attrs, name=g.fresh_name(op)).outputs[0]
+        g.info[out] = TensorInfo(kind, dims)
+        return out
+
+    def size_of(value, axis):
+        dims = node("shape", [value], (len(g.shape(value)),), "int64", dtype="int64")
+        index = g.add_constant(g.fresh_name("axis"), np.array(axis, np.int64))
+        return node("unsqueeze", [node("gather", [dims, index], (), "int64", axis=0)], (1,),
+                    "int64", axes=[0])
+
+    def sizes(*items):
+        parts = [item if isinstance(item, str) else
+                 g.add_constant(g.fresh_name("n"), np.array([item], np.int64)) for item in items]
+        return node("concat", parts, (len(parts),), "int64", axis=0)
+
+    flat = node("reshape", ["x"], (None, 4), shape=[-1, 4])
+    weight = g.add_constant("weight", np.arange(24, dtype=np.float32).reshape(4, 6) / 10)
+    bias = g.add_constant("bias", np.linspace(-1, 1, 6, dtype=np.float32))
+    linear = node("add", [node("matmul", [flat, weight], (None, 6)), bias], (None, 6))
+    batch, seq = size_of("x", 0), size_of("x", 1)
+    restored = node("reshape_dynamic", [linear, sizes(batch, seq, 6)], (None, None, 6))
+    heads = node("reshape_dynamic", [restored, sizes(batch, seq, 2, 3)], (None, None, 2, 3))
+    other = node("reshape_dynamic", ["w", sizes(seq, -1)], (None, None))
+    g.outputs = [heads, other]
+    before = copy.deepcopy(g)
+    after = reshapes_from_dims(g)
+
+    def run(op, arrays, attrs):  # (the IR has no numpy kernel for a computed reshape)
+        if op == "reshape_dynamic":
+            return [arrays[0].reshape(arrays[1])]
+        return evaluate(op, arrays, attrs)
+    after.validate()
+    assert after.count("reshape_dynamic") == 1 and after.count("shape") == 1
+    assert [n.attrs["shape"] for n in after.nodes if n.op == "reshape"] == [[0, 0, 2, 3]]
+    rng = np.random.default_rng(0)
+    for b, s, n in ((2, 3, 5), (1, 1, 1)):
+        feeds = {"x": rng.standard_normal((b, s, 4)).astype(np.float32),
+                 "w": rng.standard_normal((n, 6)).astype(np.float32)}
+        for want, got in zip(interpret(before, [feeds["x"], feeds["w"]], run),
+                             interpret(after, [feeds["x"], feeds["w"]], run)):
+            np.testing.assert_array_equal(want, got)

@@ -377,18 +377,22 @@ def test_with_cache_step_is_the_sources_module_tree_with_its_keys(tmp_path):
         texts[target] = (tmp_path / target / "model.py").read_text()
     for target, container in (("torch", "nn.ModuleList"), ("paddle", "nn.LayerList")):
         text = texts[target]
-        assert _classes(text) == ["LlamaAttention", "LlamaRMSNorm", "LlamaMLP",
-                                  "LlamaDecoderLayer", "LlamaRotaryEmbedding", "LlamaModel",
-                                  "Model"], target
+        assert sorted(_classes(text)) == ["LlamaAttention", "LlamaDecoderLayer", "LlamaMLP",
+                                          "LlamaModel", "LlamaRMSNorm", "LlamaRotaryEmbedding",
+                                          "Model"], target
         assert f"self.layers = {container}([LlamaDecoderLayer() for _ in range(4)])" in text
         assert text.count("layer(hidden, ") == 1 and "self.layers[" not in text
-        # (each layer reads the cached length of its own cache)
-        keys, values = (", ".join(f"past_key_values_{i}_{kv}" for i in range(4))
-                        for kv in ("key", "value"))
-        assert re.search(r"^        for layer, \w+, past_key_values_key, past_key_values_value "
-                         rf"in zip\(self\.layers, \[\w+, \w+, \w+, \w+\], \[{keys}\], "
-                         rf"\[{values}\]\):\n", text, re.M), target
-        presents = ", ".join(f"present_keys[{i}], present_values[{i}]" for i in range(4))
+        # each layer's cache zipped with the layers (and no list of sizes: a
+        # reshape to the layer's own sizes needs none)
+        loop = re.search(r"^        for layer, (\w+), (\w+) in zip\(self\.layers, "
+                         r"\[(\w+(?:, \w+){3})\], \[(\w+(?:, \w+){3})\]\):\n", text, re.M)
+        assert loop, target
+        kinds = [loop.group(1).rsplit("_", 1)[1], loop.group(2).rsplit("_", 1)[1]]
+        assert sorted(kinds) == ["key", "value"] and loop.group(1).startswith("past_key_values")
+        for kind, names in zip(kinds, loop.groups()[2:]):
+            assert names == ", ".join(f"past_key_values_{i}_{kind}" for i in range(4))
+        presents = ", ".join(f"present_{kinds[0]}s[{i}], present_{kinds[1]}s[{i}]"
+                             for i in range(4))
         assert f"return {presents}, " in text
         assert reports[target].target_details["source_names"]["matched"] == 39
     found = run_check(_CACHE_CHECK, tmp_path / "torch", tmp_path)

@@ -11,9 +11,12 @@ module spec, one decoding step with its cache as tensors, as x2 convert
 file, onnxruntime), paddle/torch (an x2 output folder: its model.py's
 load_model()), or paddle-inference (an x2 output folder: its inference/
 program through Paddle Inference, default config but one thread, as
-served; X2Paddle's inference_model/ too). X2_LATENCY_RUNS: timed runs
-(default 10). Prints {"median_ms": ...}. Imports one framework: a process
-of its own, as every framework step: the tools call `in_own_process`.
+served; X2Paddle's inference_model/ too), or paddleformers-step
+(PaddleFormers' own Llama of a transformers Llama's config, found on
+X2_PADDLEFORMERS). X2_LATENCY_RUNS: timed runs (default 10);
+X2_LATENCY_CLOCK=cpu times CPU, not wall. Prints {"median_ms": ...}.
+Imports one framework: a process of its own, as every framework step: the
+tools call `in_own_process`.
 --together loads several models of one framework and runs them in turn
 (`in_one_process`): their ratio, free of the drift between processes."""
 from __future__ import annotations
@@ -30,6 +33,9 @@ import numpy as np
 
 WARMUP, BUDGET_S = 2, 3.0
 RUNS = int(os.environ.get("X2_LATENCY_RUNS", "10"))
+# X2_LATENCY_CLOCK=cpu: the process's CPU time (time.process_time) instead of
+# the wall clock: one-thread runs on a machine other work shares lose less to it.
+CLOCK = time.process_time if os.environ.get("X2_LATENCY_CLOCK") == "cpu" else time.perf_counter
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -87,9 +93,9 @@ def measure_together(entries: list[tuple]) -> list[float]:
     deadline = time.perf_counter() + BUDGET_S * len(calls)
     while len(times[0]) < RUNS and (len(times[0]) < 3 or time.perf_counter() < deadline):
         for call, timed in zip(calls, times):
-            start = time.perf_counter()
+            start = CLOCK()
             call()
-            timed.append(time.perf_counter() - start)
+            timed.append(CLOCK() - start)
     return [statistics.median(t) * 1000 for t in times]
 
 
@@ -121,6 +127,8 @@ def runner(framework: str, model: str, arrays: list[np.ndarray], forward_args):
             with torch.no_grad():
                 return net(*positional, **kwargs)
         return run
+    if framework == "paddleformers-step":
+        return _paddleformers_step(model, arrays)
     if framework == "paddle":
         import paddle
         paddle.set_device("cpu")
@@ -163,6 +171,42 @@ def runner(framework: str, model: str, arrays: list[np.ndarray], forward_args):
         tensors = {n: tf.constant(a) for n, a in zip(names, arrays)}
         return lambda: signature(**tensors)
     raise SystemExit(f"unknown framework {framework}")
+
+
+def _paddleformers_step(spec: str, arrays: list[np.ndarray]):
+    """PaddleFormers' hand-written Llama (found on X2_PADDLEFORMERS, a path
+    list) of the same config as the transformers causal LM `spec`, random
+    weights: one decoding step after as many cached tokens as `arrays`' cache
+    holds (its cache grows by one token per run: a dozen in all)."""
+    names = ["hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+             "num_key_value_heads", "vocab_size", "max_position_embeddings", "rms_norm_eps",
+             "tie_word_embeddings"]
+    # (the source's transformers, in a process of its own: PaddleFormers pins another)
+    read = ("import json, sys; from x2.frontends.torch.capture import load_model; "
+            "c = load_model(sys.argv[1])[1].config; "
+            "print(json.dumps({n: getattr(c, n) for n in json.loads(sys.argv[2])}))")
+    shape = json.loads(subprocess.run(
+        [sys.executable, "-c", read, spec, json.dumps(names)], capture_output=True, text=True,
+        check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout)
+    sys.path[:0] = os.environ.get("X2_PADDLEFORMERS", "").split(os.pathsep)
+    import paddle
+    from paddleformers.transformers import LlamaConfig, LlamaForCausalLM
+    paddle.set_device("cpu")
+    config = LlamaConfig(**shape, fuse_rms_norm=False)  # (its fused kernel is GPU only)
+    paddle.seed(0)
+    net = LlamaForCausalLM(config)
+    net.eval()
+    cached = arrays[3].shape[2]
+    with paddle.no_grad():   # (outputs as a tuple: logits, cache)
+        cache = net(input_ids=paddle.randint(0, config.vocab_size, [1, cached]),
+                    use_cache=True, return_dict=False)[1]
+    new_ids, positions = paddle.to_tensor(arrays[0]), paddle.to_tensor(arrays[2])
+
+    def run():
+        with paddle.no_grad():
+            return net(input_ids=new_ids, position_ids=positions, past_key_values=cache,
+                       use_cache=True, return_dict=False)[0]
+    return run
 
 
 def _arrays(path: str) -> list[np.ndarray]:

@@ -15,6 +15,7 @@ from ..contracts import EmitRequest
 from ..errors import ConversionError, X2Error
 from ..ir import Graph
 from ..ir.serialize import copy_file_range_of
+from ..passes.attention_masks import attention_masks_once
 from ..ir.symbols import value_dims
 from .onnx_ops import ONNX_OPS
 
@@ -178,6 +179,7 @@ def build_model(graph: Graph, opset: int, out_dir: Path | None = None,
 
 
 def emit(graph: Graph, request: EmitRequest) -> dict:
+    graph = attention_masks_once(graph)  # (softmax makes an unseen row NaN)
     import onnx
 
     opset = request.options.opset or DEFAULT_OPSET

@@ -714,7 +714,10 @@ def attention(e, node):
     if len(node.inputs) > 3 and node.inputs[3]:
         scores = e.node("Add", [scores, node.inputs[3]], [e.fresh(node, "masked")])
         weights = e.node("Softmax", [scores], [e.fresh(node, "softmax")], axis=-1)
-        weights = _zero_rows_seeing_nothing(e, node, scores, weights)
+        if len(node.inputs) > 4 and node.inputs[4]:   # every row of the mask sees a key
+            weights = e.node("Mul", [weights, node.inputs[4]], [e.fresh(node, "weights")])
+        else:
+            weights = _zero_rows_seeing_nothing(e, node, scores, weights)
     else:
         weights = e.node("Softmax", [scores], [e.fresh(node, "weights")], axis=-1)
     e.node("MatMul", [weights, v], node.outputs)

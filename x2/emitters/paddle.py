@@ -12,6 +12,7 @@ from ..contracts import EmitRequest
 from ..errors import ConversionError
 from ..ir import Graph
 from ..ir.serialize import release_pages
+from ..passes.attention_masks import attention_masks_once
 from .codegen import call, generate_module, import_generated
 from .module_tree import plan as module_tree_plan
 from .paddle_ops import PADDLE_OPS, PaddleContext
@@ -189,6 +190,7 @@ def fill_tensor(tensor, array: np.ndarray, chunk_bytes: int = 64 << 20) -> None:
 
 
 def emit(graph: Graph, request: EmitRequest) -> dict:
+    graph = attention_masks_once(graph)  # (softmax makes an unseen row NaN)
     out = Path(request.out)
     value_names: dict[str, str] = {}
     precision = request.options.precision

@@ -676,6 +676,10 @@ def attention(e, node):
             raise e.unsupported(node, "attention whose head size is unknown")
         scale = 1 / float(np.sqrt(dim))
     scores = binop(call("paddle.matmul", q, k, transpose_y=True), "*", float(scale))
+    if len(node.inputs) > 4 and node.inputs[4]:   # every row of the mask sees a key
+        scores = binop(scores, "+", e.value(node.inputs[3]))
+        weights = binop(call("F.softmax", scores, axis=-1), "*", e.value(node.inputs[4]))
+        return call("paddle.matmul", weights, v)
     if not (len(node.inputs) > 3 and node.inputs[3]):
         return call("paddle.matmul", call("F.softmax", scores, axis=-1), v)
     # A query whose every key is masked (every score -inf) gives 0 (the IR's

@@ -336,11 +336,32 @@ def reduce_prod(e, node):
 def reshape(e, node):
     x = e.value(node.inputs[0])
     in_shape = e.graph.shape(node.inputs[0])
+    kept = _leading_copies(node.attrs["shape"], in_shape)
+    if kept is not None:   # the dims after the copied ones split or merged, as a port writes it
+        rest = node.attrs["shape"][kept:]
+        if len(rest) == 1:
+            return call("torch.flatten", x, kept)
+        if len(in_shape) == kept + 1:
+            return call("torch.unflatten", x, kept, tuple(rest))
     # IR reshape copies the input dim for 0 (ONNX); torch would make the dim empty.
     shape = [d if d != 0 else (in_shape[i] if in_shape and in_shape[i] is not None
                                else Expr(f"{x}.shape[{i}]"))
              for i, d in enumerate(node.attrs["shape"])]
     return call("torch.reshape", x, shape)
+
+
+def _leading_copies(target: list, in_shape) -> int | None:
+    """How many leading dims a reshape copies (0s, or the input's own fixed
+    sizes) when at least one dynamic dim is among them and none after them."""
+    if in_shape is None:
+        return None
+    kept = 0
+    while kept < min(len(target), len(in_shape)) and (
+            target[kept] == 0 or (in_shape[kept] is not None and target[kept] == in_shape[kept])):
+        kept += 1
+    copied_dynamic = any(in_shape[i] is None for i in range(kept))
+    rest_fixed = all(d is not None for d in in_shape[kept:]) and 0 not in target[kept:]
+    return kept if kept and copied_dynamic and rest_fixed and kept < len(target) else None
 
 
 def _sizes(e, value: str) -> Expr:
@@ -427,4 +448,7 @@ def attention(e, node):
         kwargs["is_causal"] = True
     if node.attrs.get("scale") is not None:
         kwargs["scale"] = float(node.attrs["scale"])
-    return call("F.scaled_dot_product_attention", q, k, v, **kwargs)
+    out = call("F.scaled_dot_product_attention", q, k, v, **kwargs)
+    # (a query's weights scaled by `seen` is its output scaled by it)
+    return binop(out, "*", e.value(node.inputs[4])) if len(node.inputs) > 4 and \
+        node.inputs[4] else out

@@ -416,4 +416,6 @@ def attention(xs, a):
         weights = softmax([scores], {"axis": -1})[0]
     sees_nothing = np.isneginf(scores.max(axis=-1, keepdims=True))
     weights = np.where(sees_nothing, np.zeros((), weights.dtype), weights)
+    if len(xs) > 4 and xs[4] is not None:
+        weights = weights * xs[4]
     return [np.matmul(weights, v).astype(q.dtype)]

@@ -272,10 +272,13 @@ op("loop", "max_trip? cond? x*", None, "ONNX Loop with closed `body` (iteration,
 
 
 # -- attention (x2/passes/fusions.py makes it from the matmul/softmax/matmul chain) --
-op("attention", "q k v mask?", K.attention, "softmax(q @ k^T * scale + mask) @ v over the "
-   "last two axes ([..., seq, dim], torch's layout); `mask` is additive and broadcasts to "
-   "the scores; `causal` masks keys after the query's position; a query whose every "
-   "key is masked gives 0 (torch's scaled_dot_product_attention), not NaN",
+op("attention", "q k v mask? seen?", K.attention, "softmax(q @ k^T * scale + mask) @ v over "
+   "the last two axes ([..., seq, dim], torch's layout); `mask` is additive and broadcasts "
+   "to the scores; `causal` masks keys after the query's position; a query whose every "
+   "key is masked gives 0 (torch's scaled_dot_product_attention), not NaN. `seen` "
+   "([..., seq, 1]: 1 where the query sees a key, 0 where it sees none) scales each "
+   "query's weights, and says the mask has no all -inf row "
+   "(x2/passes/attention_masks.py)",
    scale=Attr("float", None, doc="None: 1/sqrt(dim)"), causal=Attr("bool", False))
 
 def evaluate(op: str, inputs: list[np.ndarray], attrs: dict) -> list[np.ndarray] | None:

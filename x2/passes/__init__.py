@@ -12,6 +12,7 @@ from .cleanup import (merge_reshapes, merge_size_computations, remove_dead, remo
                       remove_identities)
 from .fold import fold_constants, fold_constants_for_training
 from .dense_rewrites import dense_on_leading_dims
+from .dims import reshapes_from_dims
 from .fuse import fold_affine_into_conv, fold_pad_into_conv, matmul_to_dense
 from .fusions import fuse_patterns
 from .layout import eliminate_transposes, transposes_to_reshapes
@@ -30,6 +31,7 @@ PIPELINE = [
     ("transposes_to_reshapes", transposes_to_reshapes),
     ("fold_constants_after_layout", fold_constants),
     ("remove_identities_after_layout", remove_identities),
+    ("reshapes_from_dims", reshapes_from_dims),
     ("merge_reshapes", merge_reshapes),
     ("fold_affine_into_conv", fold_affine_into_conv),
     ("fold_pad_into_conv", fold_pad_into_conv),
@@ -48,7 +50,7 @@ PIPELINE = [
 # innermost first. The others change the interface (nchw_interface) or decide
 # for the whole model (nhwc_ops); a subgraph's interface stays as its node uses it.
 _SUBGRAPH_PASSES = {remove_dropout, remove_identities, fold_constants, fold_constants_for_training,
-                    merge_size_computations,
+                    merge_size_computations, reshapes_from_dims,
                     fuse_patterns, eliminate_transposes,
                     transposes_to_reshapes, merge_reshapes, fold_affine_into_conv,
                     fold_pad_into_conv, whole_window_pools, affine_after_transpose, matmul_to_dense, dense_on_leading_dims,
