@@ -850,11 +850,13 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
 
 # IR ops written as one known layer (nn.Embedding, nn.Conv2d, ...) that sits
 # at the path of the source module holding its weight (source_paths.py).
-# (an embedding is a gather of its table)
-_LAYER_OPS = {"gather", "embedding", "conv2d", "conv_transpose2d", "batch_norm", "layer_norm"}
+# (an embedding is a gather of its table; a dense one of transformers'
+# Conv1D, written as model.py's Conv1D or Paddle's Linear)
+_LAYER_OPS = {"gather", "embedding", "conv2d", "conv_transpose2d", "batch_norm", "layer_norm",
+              "dense"}
 # ... and those a torch.nn layer of several ONNX nodes becomes (TorchScript's
 # nn.LSTM: a Transpose, the LSTM, a Squeeze)
-_LEAF_LAYER_OPS = _LAYER_OPS | {"dense", "group_norm", "lstm", "gru", "rnn"}
+_LEAF_LAYER_OPS = _LAYER_OPS | {"group_norm", "lstm", "gru", "rnn"}
 
 
 def _is_a_layer(graph, inst: Instance, path: str) -> bool:
