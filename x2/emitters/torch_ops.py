@@ -236,11 +236,13 @@ def _pad_input(e, x, pads, value=None) -> Expr:
 CONV1D = '''class Conv1D(nn.Module):
     """transformers' Conv1D (GPT-2's projections): a linear layer that holds
     its weight as [in, out], as the source's checkpoints do. nf: the
-    outputs, nx: the inputs (transformers' order)."""
+    outputs, nx: the inputs (transformers' order). peft's LoRA takes it as
+    config._register_custom_module({Conv1D: peft.tuners.lora.Linear}) with
+    LoraConfig(fan_in_fan_out=True)."""
 
     def __init__(self, nf, nx, bias=True):
         super().__init__()
-        self.nf = nf
+        self.in_features, self.out_features = nx, nf
         self.weight = nn.Parameter(torch.empty(nx, nf))
         self.bias = nn.Parameter(torch.zeros(nf)) if bias else None
 
