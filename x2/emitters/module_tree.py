@@ -844,7 +844,8 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
     if not _convex(e.graph, inst.members, positions):
         return "a value leaves it and comes back (its nodes are no one call)"
     if _is_a_layer(e.graph, inst, path):
-        return "it is itself a layer x2 writes as one call (a subclass of nn.Embedding, ...)"
+        return ("it is itself a layer x2 writes as one call (a subclass of nn.Embedding, "
+                "transformers' Conv1D, ...)")
     return ""
 
 

@@ -42,9 +42,8 @@ def fold_constants(graph: Graph, keep_trainable: bool = False) -> Graph:
     kept = []
     for node in graph.nodes:
         _refine_elementwise_shape(graph, node)
-        if keep_trainable and _computes_on_trainable(graph, node) or \
-                node.inputs and looks_up_source_table(node.op, graph.origin.get(node.inputs[0]),
-                                                      graph.meta.source_framework):
+        if (keep_trainable and _computes_on_trainable(graph, node)) or \
+                _looks_up_source_table(graph, node):
             kept.append(node)
             continue
         if _try_fold(graph, node, keep_trainable):
@@ -215,6 +214,11 @@ def _check_reshape(graph: Graph, node, in_shape, target: list) -> None:
 
 def fold_constants_for_training(graph: Graph) -> Graph:
     return fold_constants(graph, keep_trainable=True)
+
+
+def _looks_up_source_table(graph: Graph, node) -> bool:
+    return bool(node.inputs) and looks_up_source_table(
+        node.op, graph.origin.get(node.inputs[0]), graph.meta.source_framework)
 
 
 def _computes_on_trainable(graph: Graph, node) -> bool:
