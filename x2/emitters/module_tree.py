@@ -875,7 +875,12 @@ def _is_a_layer(graph, inst: Instance, path: str) -> bool:
             continue
         for value in node.inputs:
             origin = graph.origin.get(value)
-            if origin is not None and origin.param and root(origin.param) in own:
+            if origin is None or not origin.param or root(origin.param) not in own:
+                continue
+            # a dense layer sits at the module's path where it is the module's
+            # `weight` (Conv1D's); MultiheadAttention's in_proj_weight is a
+            # Linear of its own in the module's class
+            if node.op != "dense" or root(origin.param) == root(f"{path}.weight"):
                 return True
     return False
 
