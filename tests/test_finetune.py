@@ -171,7 +171,8 @@ def test_torch_encoder_for_training(tmp_path, target):
 
 # Runs in a torch process: the source's state_dict (weights moved off the
 # conversion's, the tied table once) loads strictly into the converted GPT-2,
-# which then gives that source's logits.
+# which then gives that source's logits; and the source's parameter count
+# (torch_source_trainable's, from the process this one takes the place of).
 _STRICT_LOAD = r'''
 import json, sys
 from pathlib import Path
@@ -191,7 +192,8 @@ with torch.no_grad():
     mask = torch.ones_like(ids)
     want = other(ids, mask)
     print(json.dumps({"scale": float(want.abs().max()),
-                      "error": float((converted(ids, mask) - want).abs().max())}))
+                      "error": float((converted(ids, mask) - want).abs().max()),
+                      "trainable": sum(p.numel() for p in other.parameters())}))
 '''
 
 
@@ -203,7 +205,8 @@ def test_a_head_tied_to_its_embedding_stays_tied(tmp_path, target):
     transformers Conv1D projections keep their [in, out] weights at the
     source's keys (torch: model.py's Conv1D; Paddle's Linear holds [in, out]),
     so the blocks are one class in a loop and, on torch, the source's
-    state_dict loads strictly and gives its logits (one torch process, ~5 s)."""
+    state_dict loads strictly and gives its logits (in the torch process that
+    counts the source's parameters: no process added)."""
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_logits"
     out = convert(tmp_path, "torch", target, model,
                   input_shapes={"input_ids": ["batch", "seq=16"],
@@ -226,16 +229,18 @@ def test_a_head_tied_to_its_embedding_stays_tied(tmp_path, target):
     if target == "paddle":   # the source's [in, out] as it is: no transpose on load
         assert "'model.transformer.h.1.attn.c_attn.weight': " \
             "(('model.transformer.h.1.attn.c_attn.weight',), None, (32, 96))," in text
+        source_trainable = torch_source_trainable(model)
     else:
         proc = subprocess.run([sys.executable, "-c", _STRICT_LOAD, str(ROOT), str(out)],
                               capture_output=True, text=True, env=ENV, cwd=ROOT)
         assert proc.returncode == 0, proc.stderr[-3000:]
         loaded = json.loads(proc.stdout.strip().splitlines()[-1])
         assert loaded["error"] <= 1e-5 * loaded["scale"], loaded
+        source_trainable = loaded["trainable"]
 
     found = probe(target, out)
     # An untied copy would add the 100 x 32 table again.
-    assert found["trainable"] == torch_source_trainable(model) == 30720
+    assert found["trainable"] == source_trainable == 30720
     assert found["loss_after"] < found["loss_before"]
     grads = grad_check("torch", target, model, out)
     assert grads["worst"]["max_rel"] < 1e-4
