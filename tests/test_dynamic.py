@@ -393,6 +393,14 @@ def test_transformers_decoder_with_cache_from_torch_generates_the_sources_tokens
     assert generated["source_generate"]["tokens_equal"], generated["source_generate"]
     if target != "onnx":
         assert _model_py_generate(target, out, 8) == generated["source_tokens"]
+        # transformers' Conv1D weights, [in, out], at the source's keys (torch:
+        # model.py's Conv1D, Paddle: its Linear): the blocks are one class
+        # called in a loop, each with its layer's cache
+        assert report.target_details["source_names"] == {
+            "source_keys": 29, "matched": 29, "not_in_the_graph": [], "renamed": {}}
+        text = (out / "model.py").read_text()
+        assert text.count("class GPT2Block(") == 1 and "self.h[" not in text
+        assert re.search(r"^        for layer, \w+, \w+ in zip\(self\.h, ", text, re.M), text
 
 
 def test_latent_attention_cache_of_keys_and_values_of_different_sizes(tmp_path):

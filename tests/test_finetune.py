@@ -169,11 +169,44 @@ def test_torch_encoder_for_training(tmp_path, target):
         assert found["loss_before"] == pytest.approx(grads["loss"]["source"], rel=1e-4)
 
 
+# Runs in a torch process: the source's state_dict (weights moved off the
+# conversion's, the tied table once) loads strictly into the converted GPT-2,
+# which then gives that source's logits; and the source's parameter count
+# (torch_source_trainable's, from the process this one takes the place of).
+_STRICT_LOAD = r'''
+import json, sys
+from pathlib import Path
+import torch
+root, out = sys.argv[1], Path(sys.argv[2])
+sys.path[:0] = [root, root + "/tests"]
+from dynamic_models import gpt2_logits
+from x2.emitters.codegen import import_generated
+converted = import_generated(out / "model.py").load_model()
+other = gpt2_logits()
+gen = torch.Generator().manual_seed(1)
+with torch.no_grad():
+    for p in other.parameters():
+        p.add_(torch.randn(p.shape, generator=gen) * 0.05)
+    converted.load_state_dict(other.state_dict(), strict=True)
+    ids = torch.randint(0, 100, (2, 16), generator=gen)
+    mask = torch.ones_like(ids)
+    want = other(ids, mask)
+    print(json.dumps({"scale": float(want.abs().max()),
+                      "error": float((converted(ids, mask) - want).abs().max()),
+                      "trainable": sum(p.numel() for p in other.parameters())}))
+'''
+
+
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_a_head_tied_to_its_embedding_stays_tied(tmp_path, target):
     """GPT-2's lm_head is wte.weight: the converted head multiplies by the
     embedding layer's own table, so the model has the source's parameter
-    count and one optimizer step moves the one table both read."""
+    count and one optimizer step moves the one table both read. Its
+    transformers Conv1D projections keep their [in, out] weights at the
+    source's keys (torch: model.py's Conv1D; Paddle's Linear holds [in, out]),
+    so the blocks are one class in a loop and, on torch, the source's
+    state_dict loads strictly and gives its logits (in the torch process that
+    counts the source's parameters: no process added)."""
     model = f"{ROOT / 'tests' / 'dynamic_models.py'}:gpt2_logits"
     out = convert(tmp_path, "torch", target, model,
                   input_shapes={"input_ids": ["batch", "seq=16"],
@@ -187,10 +220,27 @@ def test_a_head_tied_to_its_embedding_stays_tied(tmp_path, target):
                       r"transpose_y=True\)"}
     assert re.search(head[target], text), text
     assert text.count("nn.Linear(32, 100") == 0 and text.count("nn.Embedding(100, 32)") == 1
+    container, attn = {"torch": ("nn.ModuleList", "Conv1D(nf=96, nx=32)"),
+                       "paddle": ("nn.LayerList", "nn.Linear(32, 96, bias_attr=None)")}[target]
+    assert re.findall(r"^class (GPT2\w*)\(", text, re.M) == [
+        "GPT2Attention", "GPT2MLP", "GPT2Block", "GPT2Model", "GPT2LMHeadModel"], text
+    assert f"self.h = {container}([GPT2Block() for _ in range(2)])" in text
+    assert "for layer in self.h:" in text and f"self.c_attn = {attn}" in text
+    if target == "paddle":   # the source's [in, out] as it is: no transpose on load
+        assert "'model.transformer.h.1.attn.c_attn.weight': " \
+            "(('model.transformer.h.1.attn.c_attn.weight',), None, (32, 96))," in text
+        source_trainable = torch_source_trainable(model)
+    else:
+        proc = subprocess.run([sys.executable, "-c", _STRICT_LOAD, str(ROOT), str(out)],
+                              capture_output=True, text=True, env=ENV, cwd=ROOT)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert loaded["error"] <= 1e-5 * loaded["scale"], loaded
+        source_trainable = loaded["trainable"]
 
     found = probe(target, out)
     # An untied copy would add the 100 x 32 table again.
-    assert found["trainable"] == torch_source_trainable(model) == 30720
+    assert found["trainable"] == source_trainable == 30720
     assert found["loss_after"] < found["loss_before"]
     grads = grad_check("torch", target, model, out)
     assert grads["worst"]["max_rel"] < 1e-4

@@ -252,4 +252,8 @@ def test_a_factory_model_with_use_cache_converts_without_its_cache(tmp_path):
                      options={"input_dtypes": {"input_ids": "int64"}})
     assert [o["name"] for o in report.outputs] == ["logits"]
     assert report.target_details["verify"]["verified"]
+    # every source key, Conv1D's [in, out] weights and the position table its
+    # constant positions read included (tests/test_finetune.py loads one strictly)
+    assert report.target_details["source_names"] == {
+        "source_keys": 17, "matched": 17, "not_in_the_graph": [], "renamed": {}}
     assert any("--with-cache writes one decoding step" in n for n in report.source["notes"])

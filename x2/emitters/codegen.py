@@ -616,6 +616,13 @@ class EmitContext:
                            sources[param], array.shape)
         return path, written
 
+    def in_out_linear(self, w: str, bias: str | None) -> Expr | None:
+        """The constructor of a layer that holds a dense weight `w` as the IR
+        does, [in, out], where the target's Linear would hold it otherwise and
+        the source's own module keeps it so at its state_dict key
+        (transformers' Conv1D); None: the target's Linear."""
+        return None
+
     def footer_lines(self) -> list[str]:
         """What model.py defines after load_model (Paddle: load_source_checkpoint)."""
         return []

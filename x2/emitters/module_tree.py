@@ -844,17 +844,20 @@ def _why_inline(e, inst: Instance, modules: dict, calls: dict, state_prefixes: s
     if not _convex(e.graph, inst.members, positions):
         return "a value leaves it and comes back (its nodes are no one call)"
     if _is_a_layer(e.graph, inst, path):
-        return "it is itself a layer x2 writes as one call (a subclass of nn.Embedding, ...)"
+        return ("it is itself a layer x2 writes as one call (a subclass of nn.Embedding, "
+                "transformers' Conv1D, ...)")
     return ""
 
 
 # IR ops written as one known layer (nn.Embedding, nn.Conv2d, ...) that sits
 # at the path of the source module holding its weight (source_paths.py).
-# (an embedding is a gather of its table)
-_LAYER_OPS = {"gather", "embedding", "conv2d", "conv_transpose2d", "batch_norm", "layer_norm"}
+# (an embedding is a gather of its table; a dense one of transformers'
+# Conv1D, written as model.py's Conv1D or Paddle's Linear)
+_LAYER_OPS = {"gather", "embedding", "conv2d", "conv_transpose2d", "batch_norm", "layer_norm",
+              "dense"}
 # ... and those a torch.nn layer of several ONNX nodes becomes (TorchScript's
 # nn.LSTM: a Transpose, the LSTM, a Squeeze)
-_LEAF_LAYER_OPS = _LAYER_OPS | {"dense", "group_norm", "lstm", "gru", "rnn"}
+_LEAF_LAYER_OPS = _LAYER_OPS | {"group_norm", "lstm", "gru", "rnn"}
 
 
 def _is_a_layer(graph, inst: Instance, path: str) -> bool:
@@ -872,7 +875,12 @@ def _is_a_layer(graph, inst: Instance, path: str) -> bool:
             continue
         for value in node.inputs:
             origin = graph.origin.get(value)
-            if origin is not None and origin.param and root(origin.param) in own:
+            if origin is None or not origin.param or root(origin.param) not in own:
+                continue
+            # a dense layer sits at the module's path where it is the module's
+            # `weight` (Conv1D's); MultiheadAttention's in_proj_weight is a
+            # Linear of its own in the module's class
+            if node.op != "dense" or root(origin.param) == root(f"{path}.weight"):
                 return True
     return False
 

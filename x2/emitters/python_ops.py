@@ -581,6 +581,12 @@ def dense(e, node):
         return e.tied_linear(e.value(x), Expr(f"{e.ref(tied)}.weight"),
                              e.value(bias) if bias else None)
     size_in, size_out = e.const(w).shape
+    in_out = e.in_out_linear(w, bias)
+    if in_out is not None:
+        # the source's own layer holds the weight as [in, out] (transformers'
+        # Conv1D in GPT-2): a layer of that layout keeps it at its source key
+        layer = e.layer(node, "linear", in_out, _params(w, bias))
+        return call(str(e.ref(layer)), e.value(x))
     layer = e.layer(node, "linear", e.api("Linear", size_in, size_out, **e.bias_flag(bias)),
                     _params(e.dense_weight(w), bias), name_from=w)
     return call(str(e.ref(layer)), e.value(x))

@@ -85,6 +85,24 @@ class TorchContext(EmitContext):
         writes a tied head)."""
         return call("F.linear", x, table, *([bias] if bias is not None else []))
 
+    def in_out_linear(self, w: str, bias: str | None) -> Expr | None:
+        # nn.Linear keeps [out, in]: a source module that keeps [in, out] at
+        # its own key (GPT-2's Conv1D) is model.py's Conv1D, so that the
+        # source's state_dict loads into it as it is
+        if not self.tree.active:
+            return None
+        origin = self.graph.origin.get(w)
+        weights = {"weight": w, **({"bias": bias} if bias else {})}
+        for param, value in weights.items():
+            found = self.graph.origin.get(value)
+            if found is None or not found.param.endswith("." + param) or \
+                    found.param[:-len(param)] != origin.param[:-len("weight")] or \
+                    not self.tree.fits(found, self.const(value).shape):
+                return None
+        size_in, size_out = self.const(w).shape
+        self.helper(CONV1D)
+        return call("Conv1D", nf=size_out, nx=size_in, **({} if bias else {"bias": False}))
+
     def norm_state(self, scale, bias, mean, var) -> dict:
         return {"weight": scale, "bias": bias, "running_mean": mean, "running_var": var,
                 "num_batches_tracked": np.array(0, np.int64)}
@@ -213,6 +231,24 @@ def _pad_input(e, x, pads, value=None) -> Expr:
     top, left, bottom, right = pads
     kwargs = {} if value is None else {"value": Expr(value)}
     return call("F.pad", e.value(x), [left, right, top, bottom], **kwargs)
+
+
+CONV1D = '''class Conv1D(nn.Module):
+    """transformers' Conv1D (GPT-2's projections): a linear layer that holds
+    its weight as [in, out], as the source's checkpoints do. nf: the
+    outputs, nx: the inputs (transformers' order). peft's LoRA takes it as
+    config._register_custom_module({Conv1D: peft.tuners.lora.Linear}) with
+    LoraConfig(fan_in_fan_out=True)."""
+
+    def __init__(self, nf, nx, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = nx, nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf)) if bias else None
+
+    def forward(self, x):
+        return F.linear(x, self.weight.t(), self.bias)
+'''
 
 
 PAD_SAME = '''def pad_same(x, kernel_size, stride, dilation=(1, 1), value=0.0):

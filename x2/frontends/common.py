@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ConversionError, SelectionError, UnsupportedOpsError, X2Error
 from ..ir import Graph, Origin, TensorInfo
-from ..ir.provenance import rearranges_weight
+from ..ir.provenance import looks_up_source_table, rearranges_weight
 from ..ir.bounds import foldable
 from ..ir.ops import evaluate
 from ..ir.shape_rules import infer as infer_shape
@@ -122,7 +122,11 @@ class MapContext:
             [bound[v] for v in passed]
 
     def _on_trainable(self, op: str, inputs: list[str]) -> bool:
-        """Whether `op` computes on a source variable that --for training keeps."""
+        """Whether `op` computes on a source variable that --for training keeps
+        (or that a torch source's names keep: looks_up_source_table)."""
+        if inputs and looks_up_source_table(op, self.graph.origin.get(inputs[0]),
+                                            self.source.framework):
+            return True
         if not self.keep_trainable:
             return False
         # Any source variable: a learned weight, or statistics kept beside it

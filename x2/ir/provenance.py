@@ -59,6 +59,15 @@ def rearranges_weight(op: str, origin: "Origin | None") -> bool:
         op in RESHAPES and origin is not None and origin.perm is None and origin.trainable)
 
 
+def looks_up_source_table(op: str, origin: "Origin | None", framework: str) -> bool:
+    """Whether `op` reads rows of a torch source's learned table (GPT-2's
+    position embedding at constant positions): it stays a node, so that the
+    table stays a parameter at its state_dict key, which the source's
+    state_dict then refreshes (x2/emitters/source_paths.py)."""
+    return (op == "gather" and framework == "pytorch" and origin is not None
+            and origin.trainable and bool(origin.param) and origin.perm is None)
+
+
 @dataclass
 class GraphMeta:
     """Facts about the whole graph, set by the frontend and the layout passes."""

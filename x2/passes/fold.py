@@ -16,7 +16,7 @@ from ..errors import ConversionError
 from ..ir import Graph, TensorInfo
 from ..ir.bounds import foldable
 from ..ir.ops import OPS, evaluate
-from ..ir.provenance import rearranges_weight
+from ..ir.provenance import looks_up_source_table, rearranges_weight
 from ..ir.shape_rules import infer as infer_shape
 
 # Ops that move shape values around without computing on them: numpy runs
@@ -42,7 +42,8 @@ def fold_constants(graph: Graph, keep_trainable: bool = False) -> Graph:
     kept = []
     for node in graph.nodes:
         _refine_elementwise_shape(graph, node)
-        if keep_trainable and _computes_on_trainable(graph, node):
+        if (keep_trainable and _computes_on_trainable(graph, node)) or \
+                _looks_up_source_table(graph, node):
             kept.append(node)
             continue
         if _try_fold(graph, node, keep_trainable):
@@ -213,6 +214,11 @@ def _check_reshape(graph: Graph, node, in_shape, target: list) -> None:
 
 def fold_constants_for_training(graph: Graph) -> Graph:
     return fold_constants(graph, keep_trainable=True)
+
+
+def _looks_up_source_table(graph: Graph, node) -> bool:
+    return bool(node.inputs) and looks_up_source_table(
+        node.op, graph.origin.get(node.inputs[0]), graph.meta.source_framework)
 
 
 def _computes_on_trainable(graph: Graph, node) -> bool:
