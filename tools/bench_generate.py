@@ -1,7 +1,7 @@
 """Per-token latency of converted decoders with their cache: one decoding
-step (batch 1, one new token after --cached cached ones) of a GPT-2 from
-transformers (tests/dynamic_models.py; `wide`: GPT-2 small's width at 4
-layers), one thread, median of runs, a process each
+step (batch 1, one new token after --cached cached ones) of a GPT-2 or a
+Llama from transformers (tests/dynamic_models.py; `wide`, `llama`: GPT-2
+small's width at 4 layers), one thread, median of runs, a process each
 (tools/zoo_models/latency.py).
 
 The sources: transformers' eager step (the model with a DynamicCache built
@@ -11,14 +11,18 @@ onnxruntime. The conversions: x2 --with-cache from the transformers model to
 onnx (onnxruntime), torch (eager model.py), paddle (dygraph model.py and
 Paddle Inference, default config but one thread), and x2 from the
 TorchScript exporter's ONNX file to onnx. Ratios: the torch and paddle steps
-against transformers' eager step, the onnx ones against the export.
+against transformers' eager step (the Llama's paddle steps also against
+PaddleFormers' own Llama, with --paddleformers), the onnx ones against the
+export. --clock cpu times each step's CPU (a machine other work shares).
 
-    python tools/bench_generate.py [--models tiny,wide] [--cached 63] [--json OUT] [--md OUT]
+    python tools/bench_generate.py [--models tiny,wide,llama] [--cached 63] [--json OUT]
+                                   [--md OUT] [--clock wall|cpu] [--paddleformers PATHS]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -37,8 +41,14 @@ BUILDERS = ROOT / "tests" / "dynamic_models.py"
 # name -> (the transformers LM's factory, the builders of its ONNX exports
 # with the cache: TorchScript exporter, dynamo exporter)
 MODELS = {"tiny": ("gpt2_lm", "gpt2_with_past_legacy", "gpt2_with_past_dynamo"),
-          "wide": ("gpt2_wide_lm", "gpt2_wide_with_past_legacy", "gpt2_wide_with_past_dynamo")}
+          "wide": ("gpt2_wide_lm", "gpt2_wide_with_past_legacy", "gpt2_wide_with_past_dynamo"),
+          "llama": ("llama_wide_lm", "llama_wide_with_past_legacy",
+                    "llama_wide_with_past_dynamo")}
+# Models PaddleFormers ports by hand (its Llama), measured with --paddleformers.
+PADDLEFORMERS = {"llama"}
+PF_STEP = "PaddleFormers' Llama (dygraph)"
 EAGER, EXPORT = "transformers eager step", "torch.onnx export (TorchScript), onnxruntime"
+CLOCKS = {"wall": "wall-clock time", "cpu": "CPU time of the process (X2_LATENCY_CLOCK=cpu)"}
 # runner -> (x2 --from, x2 --to, latency.py framework, the source it is measured against)
 RUNNERS = {"x2 --with-cache -> torch (eager)": ("torch", "torch", "torch", EAGER),
            "x2 --with-cache -> paddle (dygraph)": ("torch", "paddle", "paddle", EAGER),
@@ -83,6 +93,8 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
                EXPORT: in_own_process("onnx", str(exports["legacy"]), inputs, []),
                "torch.onnx export (dynamo), onnxruntime":
                    in_own_process("onnx", str(exports["dynamo"]), inputs, [])}
+    if name in PADDLEFORMERS and os.environ.get("X2_PADDLEFORMERS"):
+        sources[PF_STEP] = in_own_process("paddleformers-step", spec, inputs, [])
     rows = [{"model": name, "runner": f"source: {k}", "ms": v} for k, v in sources.items()]
     converted: dict[tuple, Path] = {}
     for runner, (source, target, framework, against) in RUNNERS.items():
@@ -96,9 +108,11 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
         out = converted[source, target]
         ms = in_own_process(framework, str(out / "model.onnx" if target == "onnx" else out),
                             inputs, [])
-        rows.append({"model": name, "runner": runner, "ms": ms, "against": against,
-                     "ratio": ms / sources[against]})
-        print(json.dumps(rows[-1]), flush=True)
+        for source_step in (against, PF_STEP) if target == "paddle" else (against,):
+            if source_step in sources:
+                rows.append({"model": name, "runner": runner, "ms": ms, "against": source_step,
+                             "ratio": ms / sources[source_step]})
+                print(json.dumps(rows[-1]), flush=True)
     return rows
 
 
@@ -111,12 +125,16 @@ def markdown(rows: list[dict], args) -> str:
         "# Per-token latency of decoders with their cache (generated)", "",
         f"`python tools/bench_generate.py --models {args.models} --cached {args.cached} "
         f"--md docs/bench_generate.md`, at commit {commit}, on {platform.machine()} "
-        f"({platform.processor() or 'CPU'}), one thread. One decoding step: batch 1, one new "
-        f"token after {args.cached} cached ones; median of up to 10 timed runs after 2 warm-ups, "
-        "each runner in a process of its own. `tiny`: GPT-2 with 2 layers of width 32; `wide`: "
-        "GPT-2 small's width (768, 12 heads) at 4 layers, vocabulary 8192; random weights.", "",
+        f"({platform.processor() or 'CPU'}), one thread, {CLOCKS[args.clock]}. One decoding "
+        f"step: batch 1, one new token after {args.cached} cached ones; median of up to 10 timed "
+        "runs after 2 warm-ups, each runner in a process of its own. `tiny`: GPT-2 with 2 "
+        "layers of width 32; `wide`: GPT-2 small's width (768, 12 heads) at 4 layers, "
+        "vocabulary 8192; `llama`: a Llama of the same width (MLP 2048) and vocabulary; random "
+        "weights.", "",
         "Ratio: the torch and Paddle steps against transformers' eager step (the model with a "
-        "DynamicCache built from the tensors), the ONNX ones against torch.onnx's TorchScript "
+        "DynamicCache built from the tensors), the Paddle ones of `llama` also against "
+        "PaddleFormers' hand-written Llama of the same config (dygraph, its own cache, which "
+        "grows by one token per timed run), the ONNX ones against torch.onnx's TorchScript "
         "export of the same model in onnxruntime. Steps this small vary between runs on a "
         "shared machine: compare ratios within one run.", "",
         "| model | runner | ms per token | against | ratio |", "|---|---|---:|---|---:|"]
@@ -133,7 +151,15 @@ def main(argv=None) -> int:
     parser.add_argument("--cached", type=int, default=63, help="tokens already in the cache")
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--md", help="write the table as a markdown page here")
+    parser.add_argument("--clock", choices=CLOCKS, default="wall")
+    parser.add_argument("--paddleformers", metavar="PATHS",
+                        help="where PaddleFormers imports from (os.pathsep-separated, e.g. "
+                             "a pip --target folder and its dependencies'): adds its Llama")
     args = parser.parse_args(argv)
+    if args.clock == "cpu":
+        os.environ["X2_LATENCY_CLOCK"] = "cpu"
+    if args.paddleformers:
+        os.environ["X2_PADDLEFORMERS"] = args.paddleformers
     rows = []
     with tempfile.TemporaryDirectory(prefix="x2-bench-generate-") as tmp:
         for name in args.models.split(","):

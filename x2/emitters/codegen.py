@@ -229,7 +229,9 @@ def _render_statements(lines: list[str], statements: list, indent: str) -> None:
 # Names the generated module itself uses: a value must never shadow them.
 MODULE_NAMES = frozenset({"self", "paddle", "torch", "nn", "F", "np", "os", "sys", "json", "Model",
                           "load_model", "_read_inference_weights", "CHANNELS_LAST",
-                          "GRUResetBefore"})
+                          "GRUResetBefore", "Conv1D", "LinearNoBias", "pad_same",
+                          "resize_taps", "padding_row_without_gradient",
+                          "load_source_checkpoint"})
 RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | \
     frozenset(dir(builtins)) | MODULE_NAMES
 
@@ -630,6 +632,10 @@ class EmitContext:
     def finish_forward(self, body: list, returns: list[str]) -> list:
         """forward's top-level statements as the target wants them written."""
         return body
+
+    def linear(self, size_in: int, size_out: int, bias) -> Expr:
+        """The layer of a dense op with (or without) a bias."""
+        return self.api("Linear", size_in, size_out, **self.bias_flag(bias))
 
     def helper(self, text: str) -> None:
         """Define class `text` (x2's own source) in model.py, once."""

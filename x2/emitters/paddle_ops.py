@@ -101,6 +101,12 @@ class PaddleContext(EmitContext):
     def bias_flag(self, bias) -> dict:
         return {"bias_attr": Expr("None" if bias else "False")}
 
+    def linear(self, size_in: int, size_out: int, bias) -> Expr:
+        if bias:
+            return super().linear(size_in, size_out, bias)
+        self.helper(LINEAR_NO_BIAS)
+        return call("LinearNoBias", size_in, size_out)
+
     def conv_padding(self, node, kernel):
         """Paddle takes [top, left] or, when they differ, [top, bottom, left,
         right]; "SAME" computes TF's SAME pads from the input at run time (and
@@ -711,6 +717,19 @@ def attention(e, node):
         Assign([weights_name], call("paddle.where", dead, call("paddle.zeros_like", weights),
                                     weights)),
         Assign([e.namer(node.outputs[0])], call("paddle.matmul", weights, v))]
+
+
+LINEAR_NO_BIAS = '''class LinearNoBias(nn.Linear):
+    """nn.Linear without a bias, computed with a zero one: Paddle Inference
+    (oneDNN) runs a linear with a bias as its fc kernel, and one without as
+    a matmul 5-30% slower (tools/bench_generate.py)."""
+
+    def __init__(self, in_features, out_features):
+        super().__init__(in_features, out_features, bias_attr=False)
+
+    def forward(self, x):
+        return F.linear(x, self.weight, paddle.zeros([self.weight.shape[1]], self.weight.dtype))
+'''
 
 
 LOAD_SOURCE_CHECKPOINT = '''def load_source_checkpoint(path):

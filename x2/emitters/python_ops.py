@@ -587,7 +587,7 @@ def dense(e, node):
         # Conv1D in GPT-2): a layer of that layout keeps it at its source key
         layer = e.layer(node, "linear", in_out, _params(w, bias))
         return call(str(e.ref(layer)), e.value(x))
-    layer = e.layer(node, "linear", e.api("Linear", size_in, size_out, **e.bias_flag(bias)),
+    layer = e.layer(node, "linear", e.linear(size_in, size_out, bias),
                     _params(e.dense_weight(w), bias), name_from=w)
     return call(str(e.ref(layer)), e.value(x))
 
