@@ -540,7 +540,7 @@ def _params(weight, bias) -> dict:
 @register("conv2d")
 def conv2d(e, node):
     a = node.attrs
-    x, w = node.inputs[0], node.inputs[1]
+    w = node.inputs[1]
     bias = node.inputs[2] if len(node.inputs) > 2 else None
     inp, padding = e.conv_padding(node, list((e.graph.shape(w) or (None,) * 4)[2:]))
     if not e.is_const(w) or (bias and not e.is_const(bias)):
