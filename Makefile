@@ -47,9 +47,13 @@ test: $(STAMP)
 
 # Deployment latency at published sizes (ResNet50, MobileNetV2, EfficientNetB0,
 # ViT-B/16, BERT-base, GPT-2 small): x2's outputs as served against the source,
-# tf2onnx / torch.onnx, X2Paddle and paddle.vision (tools under build/).
+# tf2onnx / torch.onnx, X2Paddle and paddle.vision (tools under build/); then
+# the per-token step of decoders (GPT-2, Llama, 0.5B) against transformers,
+# torch.onnx and PaddleFormers.
 bench: $(STAMP)
 	$(BIN)/python tools/bench_deploy.py --json build/bench/deploy.json --md docs/bench_deploy.md
+	$(BIN)/python tools/bench_generate.py --paddleformers install --json build/bench/generate.json \
+	    --md docs/bench_generate.md
 
 # x2 vs tf2onnx conversion cost on the same SavedModels.
 bench-convert: $(STAMP)

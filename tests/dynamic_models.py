@@ -92,6 +92,23 @@ def llama_wide_lm():
     return transformers.LlamaForCausalLM(transformers.LlamaConfig(**LLAMA_WIDE)).eval()
 
 
+def qwen2_05b_lm():
+    """A Qwen2-0.5B-shaped causal LM (tools/llm_memory.py's shape, random
+    weights, 1.84 GiB): the generation benchmark's large size."""
+    import importlib.util
+    from pathlib import Path
+    import torch
+    import transformers
+    spec = importlib.util.spec_from_file_location(
+        "llm_memory", Path(__file__).resolve().parent.parent / "tools" / "llm_memory.py")
+    llm_memory = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(llm_memory)
+    torch.manual_seed(0)
+    config = transformers.Qwen2Config(max_position_embeddings=32768, rope_theta=1e6,
+                                      tie_word_embeddings=True, **llm_memory.SIZES["0.5b"])
+    return transformers.Qwen2ForCausalLM(config).eval()
+
+
 def gpt2_with_past_legacy(out: str, **config) -> None:
     with_past_legacy(out, _gpt2_with_past(**config))
 
@@ -265,6 +282,10 @@ if __name__ == "__main__":
          out, _with_past(llama_wide_lm())),
      "llama_wide_with_past_dynamo": lambda out: with_past_dynamo(
          out, _with_past(llama_wide_lm())),
+     "qwen2_05b_with_past_legacy": lambda out: with_past_legacy(
+         out, _with_past(qwen2_05b_lm())),
+     "qwen2_05b_with_past_dynamo": lambda out: with_past_dynamo(
+         out, _with_past(qwen2_05b_lm())),
      "yolo_onnx": yolo_onnx}[sys.argv[1]](sys.argv[2])
 
 

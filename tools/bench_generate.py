@@ -43,7 +43,8 @@ BUILDERS = ROOT / "tests" / "dynamic_models.py"
 MODELS = {"tiny": ("gpt2_lm", "gpt2_with_past_legacy", "gpt2_with_past_dynamo"),
           "wide": ("gpt2_wide_lm", "gpt2_wide_with_past_legacy", "gpt2_wide_with_past_dynamo"),
           "llama": ("llama_wide_lm", "llama_wide_with_past_legacy",
-                    "llama_wide_with_past_dynamo")}
+                    "llama_wide_with_past_dynamo"),
+          "0.5b": ("qwen2_05b_lm", "qwen2_05b_with_past_legacy", "qwen2_05b_with_past_dynamo")}
 # Models PaddleFormers ports by hand (its Llama), measured with --paddleformers.
 PADDLEFORMERS = {"llama"}
 PF_STEP = "PaddleFormers' Llama (dygraph)"
@@ -57,6 +58,23 @@ RUNNERS = {"x2 --with-cache -> torch (eager)": ("torch", "torch", "torch", EAGER
                                                             "paddle-inference", EAGER),
            "x2 --with-cache -> onnx (onnxruntime)": ("torch", "onnx", "onnx", EXPORT),
            "x2 from the export -> onnx (onnxruntime)": ("onnx", "onnx", "onnx", EXPORT)}
+
+
+PF_PKGS = ROOT / "build" / "paddleformers-pkgs"
+# PaddleFormers 1.2.0 on x2's paddle, with the dependencies its Llama imports at
+# the versions it was written for (transformers < 5.4 and its hub and tokenizers),
+# ahead of x2's own (PYTHONPATH) in the process that runs it only.
+PF_REQUIREMENTS = ["paddleformers==1.2.0", "colorlog==6.12.0", "aistudio-sdk==0.3.9",
+                   "omegaconf==2.4.0", "huggingface_hub==1.3.0", "transformers==5.3.0",
+                   "tokenizers==0.22.2"]
+
+
+def ensure_paddleformers() -> str:
+    if not (PF_PKGS / "paddleformers").exists():
+        import subprocess
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                        str(PF_PKGS), *PF_REQUIREMENTS], check=True)
+    return str(PF_PKGS)
 
 
 def step_inputs(source: Path, cached: int) -> tuple[list[np.ndarray], list[str]]:
@@ -132,8 +150,8 @@ def markdown(rows: list[dict], args) -> str:
         f"step: batch 1, one new token after {args.cached} cached ones; median of up to 10 timed "
         "runs after 2 warm-ups, each runner in a process of its own. `tiny`: GPT-2 with 2 "
         "layers of width 32; `wide`: GPT-2 small's width (768, 12 heads) at 4 layers, "
-        "vocabulary 8192; `llama`: a Llama of the same width (MLP 2048) and vocabulary; random "
-        "weights.", "",
+        "vocabulary 8192; `llama`: a Llama of the same width (MLP 2048) and vocabulary; "
+        "`0.5b`: a Qwen2-0.5B-shaped model (1.84 GiB); random weights.", "",
         "Ratio: the torch and Paddle steps against transformers' eager step (the model with a "
         "DynamicCache built from the tensors), the Paddle ones of `llama` also against "
         "PaddleFormers' hand-written Llama of the same config (dygraph, its own cache, which "
@@ -155,10 +173,13 @@ def main(argv=None) -> int:
     parser.add_argument("--json", help="write the rows here")
     parser.add_argument("--md", help="write the table as a markdown page here")
     parser.add_argument("--clock", choices=CLOCKS, default="wall")
-    parser.add_argument("--paddleformers", metavar="PATHS",
-                        help="where PaddleFormers imports from (os.pathsep-separated, e.g. "
-                             "a pip --target folder and its dependencies'): adds its Llama")
+    parser.add_argument("--paddleformers", metavar="PATHS|install",
+                        help="where PaddleFormers imports from (os.pathsep-separated), or "
+                             f"install: into {PF_PKGS.relative_to(ROOT)} on first use; "
+                             "adds its Llama")
     args = parser.parse_args(argv)
+    if args.paddleformers == "install":
+        args.paddleformers = ensure_paddleformers()
     if args.clock == "cpu":
         os.environ["X2_LATENCY_CLOCK"] = "cpu"
     if args.paddleformers:
