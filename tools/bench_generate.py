@@ -50,7 +50,8 @@ PADDLEFORMERS = {"llama"}
 PF_STEP = "PaddleFormers' Llama (dygraph)"
 EAGER, EXPORT = "transformers eager step", "torch.onnx export (TorchScript), onnxruntime"
 EXPORT_DIMS = ["--dim", "past=5,7", "--dim", "seq=3,1", "--dim", "total=8,8"]
-CLOCKS = {"wall": "wall-clock time", "cpu": "CPU time of the process (X2_LATENCY_CLOCK=cpu)"}
+CLOCKS = {"wall": "wall-clock time",
+          "cpu": "CPU time of the thread that runs the model (X2_LATENCY_CLOCK=cpu)"}
 # runner -> (x2 --from, x2 --to, latency.py framework, the source it is measured against)
 RUNNERS = {"x2 --with-cache -> torch (eager)": ("torch", "torch", "torch", EAGER),
            "x2 --with-cache -> paddle (dygraph)": ("torch", "paddle", "paddle", EAGER),
