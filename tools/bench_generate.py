@@ -1,8 +1,8 @@
 """Per-token latency of converted decoders with their cache: one decoding
 step (batch 1, one new token after --cached cached ones) of a GPT-2 or a
 Llama from transformers (tests/dynamic_models.py; `wide`, `llama`: GPT-2
-small's width at 4 layers), one thread, median of runs, a process each
-(tools/zoo_models/latency.py).
+small's width at 4 layers), one thread, median of runs, all runners of a
+model in one process, in turn (tools/zoo_models/latency.py).
 
 The sources: transformers' eager step (the model with a DynamicCache built
 from the tensors, as `x2 convert --with-cache` reads it) and the model
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from bench_latency import _run  # noqa: E402
-from latency import in_own_process  # noqa: E402
+from latency import in_one_process, in_own_process  # noqa: E402
 from x2.cli import FitTable, print_table  # noqa: E402
 
 BUILDERS = ROOT / "tests" / "dynamic_models.py"
@@ -109,15 +109,8 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
     arrays, _ = step_inputs(exports["legacy"], cached)
     inputs = work / f"{name}.npz"
     np.savez(inputs, *arrays)
-    sources = {EAGER: in_own_process("torch-step", spec, inputs, []),
-               EXPORT: in_own_process("onnx", str(exports["legacy"]), inputs, []),
-               "torch.onnx export (dynamo), onnxruntime":
-                   in_own_process("onnx", str(exports["dynamo"]), inputs, [])}
-    if name in PADDLEFORMERS and os.environ.get("X2_PADDLEFORMERS"):
-        sources[PF_STEP] = in_own_process("paddleformers-step", spec, inputs, [])
-    rows = [{"model": name, "runner": f"source: {k}", "ms": v} for k, v in sources.items()]
     converted: dict[tuple, Path] = {}
-    for runner, (source, target, framework, against) in RUNNERS.items():
+    for source, target, _, _ in RUNNERS.values():
         if (source, target) not in converted:
             out = converted[source, target] = work / name / f"{source}-{target}"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -127,13 +120,25 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
                   # (the TorchScript export of the Llama bakes its example's 32
                   # positions: verify at sizes within them)
                   *(["--with-cache"] if source == "torch" else EXPORT_DIMS)], ROOT)
+    # Every runner in one process, one step each in turn: the memory traffic of
+    # other work on the machine (these steps read every weight) hits them alike.
+    entries = {EAGER: ("torch-step", spec), EXPORT: ("onnx", str(exports["legacy"])),
+               "torch.onnx export (dynamo), onnxruntime": ("onnx", str(exports["dynamo"]))}
+    for runner, (source, target, framework, _) in RUNNERS.items():
         out = converted[source, target]
-        ms = in_own_process(framework, str(out / "model.onnx" if target == "onnx" else out),
-                            inputs, [])
+        entries[runner] = (framework, str(out / "model.onnx" if target == "onnx" else out))
+    times = dict(zip(entries, in_one_process(
+        [(framework, model, inputs, []) for framework, model in entries.values()])))
+    sources = {k: times[k] for k in list(entries)[:3]}
+    if name in PADDLEFORMERS and os.environ.get("X2_PADDLEFORMERS"):
+        # (a process of its own: it imports the transformers it pins)
+        sources[PF_STEP] = in_own_process("paddleformers-step", spec, inputs, [])
+    rows = [{"model": name, "runner": f"source: {k}", "ms": v} for k, v in sources.items()]
+    for runner, (_, target, _, against) in RUNNERS.items():
         for source_step in (against, PF_STEP) if target == "paddle" else (against,):
             if source_step in sources:
-                rows.append({"model": name, "runner": runner, "ms": ms, "against": source_step,
-                             "ratio": ms / sources[source_step]})
+                rows.append({"model": name, "runner": runner, "ms": times[runner],
+                             "against": source_step, "ratio": times[runner] / sources[source_step]})
                 print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -149,7 +154,8 @@ def markdown(rows: list[dict], args) -> str:
         f"--md docs/bench_generate.md`, at commit {commit}, on {platform.machine()} "
         f"({platform.processor() or 'CPU'}), one thread, {CLOCKS[args.clock]}. One decoding "
         f"step: batch 1, one new token after {args.cached} cached ones; median of up to 10 timed "
-        "runs after 2 warm-ups, each runner in a process of its own. `tiny`: GPT-2 with 2 "
+        "runs after 2 warm-ups, all runners of a model in one process, one step each in turn "
+        "(PaddleFormers in a process of its own). `tiny`: GPT-2 with 2 "
         "layers of width 32; `wide`: GPT-2 small's width (768, 12 heads) at 4 layers, "
         "vocabulary 8192; `llama`: a Llama of the same width (MLP 2048) and vocabulary; "
         "`0.5b`: a Qwen2-0.5B-shaped model (1.84 GiB); random weights.", "",

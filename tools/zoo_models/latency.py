@@ -17,8 +17,9 @@ X2_PADDLEFORMERS). X2_LATENCY_RUNS: timed runs (default 10);
 X2_LATENCY_CLOCK=cpu times CPU, not wall. Prints {"median_ms": ...}.
 Imports one framework: a process of its own, as every framework step: the
 tools call `in_own_process`.
---together loads several models of one framework and runs them in turn
-(`in_one_process`): their ratio, free of the drift between processes."""
+--together loads several models and runs them in turn (`in_one_process`;
+frameworks that can share a process: not TensorFlow with Paddle): their
+ratio, free of the drift between processes."""
 from __future__ import annotations
 
 import json
