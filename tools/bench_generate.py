@@ -45,6 +45,8 @@ MODELS = {"tiny": ("gpt2_lm", "gpt2_with_past_legacy", "gpt2_with_past_dynamo"),
           "llama": ("llama_wide_lm", "llama_wide_with_past_legacy",
                     "llama_wide_with_past_dynamo"),
           "0.5b": ("qwen2_05b_lm", "qwen2_05b_with_past_legacy", "qwen2_05b_with_past_dynamo")}
+# Models whose runners are measured each in a process of its own.
+LARGE = {"0.5b"}
 # Models PaddleFormers ports by hand (its Llama), measured with --paddleformers.
 PADDLEFORMERS = {"llama"}
 PF_STEP = "PaddleFormers' Llama (dygraph)"
@@ -127,8 +129,12 @@ def measure(name: str, work: Path, cached: int) -> list[dict]:
     for runner, (source, target, framework, _) in RUNNERS.items():
         out = converted[source, target]
         entries[runner] = (framework, str(out / "model.onnx" if target == "onnx" else out))
-    times = dict(zip(entries, in_one_process(
-        [(framework, model, inputs, []) for framework, model in entries.values()])))
+    if name in LARGE:   # (all of them in one process would hold every copy of the weights)
+        times = {k: in_own_process(framework, model, inputs, [])
+                 for k, (framework, model) in entries.items()}
+    else:
+        times = dict(zip(entries, in_one_process(
+            [(framework, model, inputs, []) for framework, model in entries.values()])))
     sources = {k: times[k] for k in list(entries)[:3]}
     if name in PADDLEFORMERS and os.environ.get("X2_PADDLEFORMERS"):
         # (a process of its own: it imports the transformers it pins)
@@ -155,7 +161,8 @@ def markdown(rows: list[dict], args) -> str:
         f"({platform.processor() or 'CPU'}), one thread, {CLOCKS[args.clock]}. One decoding "
         f"step: batch 1, one new token after {args.cached} cached ones; median of up to 10 timed "
         "runs after 2 warm-ups, all runners of a model in one process, one step each in turn "
-        "(PaddleFormers in a process of its own). `tiny`: GPT-2 with 2 "
+        "(PaddleFormers, and each runner of `0.5b`, in a process of its own). `tiny`: GPT-2 "
+        "with 2 "
         "layers of width 32; `wide`: GPT-2 small's width (768, 12 heads) at 4 layers, "
         "vocabulary 8192; `llama`: a Llama of the same width (MLP 2048) and vocabulary; "
         "`0.5b`: a Qwen2-0.5B-shaped model (1.84 GiB); random weights.", "",
