@@ -6,14 +6,83 @@ Models: tests/tf_models.py keras_blocks (its build about 5 s, once per run),
 read as a Keras model traced like a .keras file (--model-def)."""
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
-from conftest import ROOT, convert_then_check
+from conftest import ENV, ROOT, convert_then_check
 from x2.check.parity import check
 
 RTOL = 1e-5
 MODEL_DEF = {"model_def": f"{ROOT / 'tests' / 'tf_models.py'}:keras_blocks_model"}
+
+
+# Runs in a TensorFlow process: keras_blocks_model with new random weights
+# (its BatchNorms keep theirs, which x2 folded at conversion), saved with
+# save_weights with its outputs; then one BatchNorm gamma changed, saved again.
+_NEW_KERAS_WEIGHTS = r'''
+import sys
+from pathlib import Path
+import numpy as np
+root, work = sys.argv[1], Path(sys.argv[2])
+sys.path[:0] = [root, root + "/tests"]
+from tf_models import keras_blocks_model
+model = keras_blocks_model()
+rng = np.random.default_rng(7)
+folded = ("gamma", "beta", "moving_mean", "moving_variance")
+for v in model.weights:
+    if v.path.rpartition("/")[2] not in folded:
+        v.assign(rng.normal(0, 0.4, tuple(v.shape)).astype("float32"))
+x = rng.normal(size=(2, 8, 8, 3)).astype("float32")
+np.save(work / "x.npy", x)
+np.save(work / "want.npy", np.asarray(model(x, training=False)))
+model.save_weights(str(work / "new.weights.h5"))
+gamma = next(v for v in model.weights if v.path.endswith("bn/gamma"))
+gamma.assign(gamma.numpy() + 0.5)
+model.save_weights(str(work / "bn_changed.weights.h5"))
+'''
+
+# Runs in the target's process: model.py's load_source_checkpoint of both files.
+_LOAD = r'''
+import json, sys
+from pathlib import Path
+import numpy as np
+root, out, work, target = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+sys.path.insert(0, root)
+from x2.emitters.codegen import import_generated
+module = import_generated(out / "model.py")
+model = module.load_source_checkpoint(work / "new.weights.h5")
+x = np.load(work / "x.npy")
+if target == "torch":
+    import torch
+    with torch.no_grad():
+        got = model(torch.from_numpy(x)).numpy()
+else:
+    import paddle
+    got = model(paddle.to_tensor(x)).numpy()
+try:
+    module.load_source_checkpoint(work / "bn_changed.weights.h5")
+    refused = ""
+except ValueError as exc:
+    refused = str(exc)
+print(json.dumps({"got": got.tolist(), "refused": refused}))
+'''
+
+
+def _run(script: str, *args) -> str:
+    proc = subprocess.run([sys.executable, "-c", script, str(ROOT), *map(str, args)],
+                          capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def new_keras_weights(tmp_path_factory):
+    """keras_blocks_model's weights drawn anew, saved by Keras (about 5 s)."""
+    work = tmp_path_factory.mktemp("keras_weights")
+    _run(_NEW_KERAS_WEIGHTS, work)
+    return work
 
 
 def _classes(text: str) -> list[str]:
@@ -43,6 +112,41 @@ def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(tf_
     for r in result["outputs"]:
         assert r["ref_scale"] > 1e-3, f"reference output {r['name']} has vanished"
         assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+
+
+@pytest.mark.parametrize("target", ["torch", "paddle"])
+def test_keras_weights_keep_their_names_and_load_from_save_weights(tf_model, tmp_path, target,
+                                                                   new_keras_weights):
+    """About 15 s a target (a conversion without verify, its model.py run
+    once; the new weights are made once, about 5 s): the parameters sit at
+    the Keras layers' paths (`blocks.0.conv1.weight` holds `block_0/conv1/
+    kernel`, HWIO laid out as OIHW), report.json maps each to its Keras
+    weight, and load_source_checkpoint of a `model.save_weights` file with
+    other values gives TensorFlow's outputs for them within 1e-5 relative; a
+    file whose BatchNorm (folded at conversion) changed is refused, saying
+    what to do."""
+    import numpy as np
+    out = tmp_path / "out"
+    from x2.convert import convert as x2_convert
+    report = x2_convert(str(tf_model("keras_blocks") / "ckpt" / "ck"), str(out), source="tf",
+                        target=target, options=MODEL_DEF, emit_options={"verify": False})
+    names = report.target_details["source_names"]
+    keras = names["keras"]
+    assert keras["blocks.0.conv1.weight"] == {
+        "keras": "block_0/conv1/kernel", "path": "conv1/kernel",
+        "h5": "layers/functional/layers/conv2d/vars/0", "perm": [3, 2, 0, 1]}
+    assert keras["mixers.1.project.bias"]["keras"] == "mixer_1/project/bias"
+    assert keras["head.weight"]["perm"] == ([1, 0] if target == "torch" else None)
+    # every conv and dense weight is named; the BatchNorms x2 folded are listed
+    assert names["matched"] == 22 and len(names["not_in_the_graph"]) == 8, names
+    text = (out / "model.py").read_text()
+    assert "self.refine.mix = " in text and "self.head = " in text
+    found = json.loads(_run(_LOAD, out, new_keras_weights, target).splitlines()[-1])
+    want = np.load(new_keras_weights / "want.npy")
+    got = np.asarray(found["got"])
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max(), (got, want)
+    assert "block_0/bn/gamma" in found["refused"] and "convert the model again" in \
+        found["refused"], found["refused"]
 
 
 def test_a_savedmodel_from_keras_has_its_subclassed_blocks_as_classes(tf_model, tmp_path):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from ..text import escape_text
 from . import host_sizes
 from .generation_code import generate_method
+from .keras_checkpoint import is_keras
 from .source_paths import SourceTree
 from .spelling import POSITIONAL, spelling
 
@@ -363,7 +364,9 @@ class EmitContext:
         self.tree = SourceTree(graph.meta.source_state, graph.meta.source_modules,
                                layer_attributes, spelling(self.framework, "Module")[0],
                                spelling(self.framework, "ModuleList")[0],
-                               self.source_layout_only, self.code.submodules)
+                               self.source_layout_only
+                               and not is_keras(graph.meta.source_state),
+                               self.code.submodules)
         self.layer_namer.taken |= self.tree.top_names()  # x2's own names stay off them
 
     def dtype(self, name) -> Expr | str:

@@ -193,11 +193,21 @@ class SourceTree:
     def report(self, state: dict) -> dict:
         """report.json "source_names": how many source keys the converted
         state_dict has, those the graph does not use, and weights x2 renamed."""
-        return {"source_keys": len(self.state),
-                "matched": sum(1 for key in self.state if key in state),
-                "not_in_the_graph": sorted(key for key in self.state if key not in state
-                                           and key not in self.renamed.values()),
-                "renamed": dict(sorted(self.renamed.items()))}
+        out = {"source_keys": len(self.state),
+               "matched": sum(1 for key in self.state if key in state),
+               "not_in_the_graph": sorted(key for key in self.state if key not in state
+                                          and key not in self.renamed.values()),
+               "renamed": dict(sorted(self.renamed.items()))}
+        if any("keras" in info for info in self.state.values()):
+            # a Keras source (x2/frontends/tf/keras_weights.py): each parameter's
+            # Keras weight, Keras 3's `variable.path`, its place in a
+            # save_weights file and the axes x2 permuted it by
+            out["keras"] = {key: {"keras": self.state[source]["keras"],
+                                  "path": self.state[source]["path"],
+                                  "h5": self.state[source]["h5"],
+                                  "perm": None if perm is None else list(perm)}
+                            for key, (source, perm, _shape) in sorted(self.layouts.items())}
+        return out
 
     def attribute(self, path: str) -> str | None:
         """`path` as attribute access (`model.layers[0].q_proj`): a segment under

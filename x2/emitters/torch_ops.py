@@ -8,7 +8,8 @@ import numpy as np
 
 from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
-from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
+from .keras_checkpoint import is_keras
+from . import keras_checkpoint, python_control  # noqa: F401  (python_control registers `if` and `loop` in PYTHON_OPS)
 from .lifetimes import release_dead
 from .python_ops import PYTHON_OPS, host_items, leaky_relu, on_tensors, reduce
 from .recurrent_classes import gru_reset_before
@@ -33,6 +34,12 @@ class TorchContext(EmitContext):
             widened = None if node.op == "module_call" else _uint_in_int64(self, node)
             out.extend(super().statements([node]) if widened is None else widened)
         return out
+
+    def footer_lines(self) -> list[str]:
+        # a Keras source's weights file (a torch source's state_dict loads as it is)
+        if self.tree.layouts and is_keras(self.tree.state):
+            return keras_checkpoint.footer_lines(self.tree, "torch")
+        return []
 
     def finish_forward(self, body: list, returns: list[str]) -> list:
         # torch's eager mode frees a tensor only when its last name goes

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ConversionError, SelectionError, UnsupportedOpsError, X2Error
 from ..ir import Graph, Origin, TensorInfo
-from ..ir.provenance import rearranges_weight
+from ..ir.provenance import rearranges_weight, reshapes_keras_weight
 from ..ir.bounds import foldable
 from ..ir.ops import evaluate
 from ..ir.shape_rules import infer as infer_shape
@@ -198,7 +198,8 @@ class MapContext:
                     # A transposed weight is still that parameter (names the emitted layer).
                     self.graph.derive_origin(outputs[0], inputs[0], (attrs or {}).get("perm"))
                 elif self.keep_trainable and rearranges_weight(
-                        op, self.graph.origin.get(inputs[0])):
+                        op, self.graph.origin.get(inputs[0])) or reshapes_keras_weight(
+                        op, self.graph.origin.get(inputs[0]), self.source.source_state):
                     self.graph.derive_origin(outputs[0], inputs[0])
                 return outputs[0]
         name = self.graph.fresh_name(f"{self.current.name}/{hint or op}") if outputs is None \

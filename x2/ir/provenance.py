@@ -59,6 +59,16 @@ def rearranges_weight(op: str, origin: "Origin | None") -> bool:
         op in RESHAPES and origin is not None and origin.perm is None and origin.trainable)
 
 
+def reshapes_keras_weight(op: str, origin: "Origin | None", state: dict) -> bool:
+    """Whether `op` only reshapes a Keras weight that has a name in the
+    converted model (`state`: GraphMeta.source_state, x2/frontends/tf/
+    keras_weights.py): the result is still that weight, which
+    load_source_checkpoint reshapes back (a conv bias Keras adds as
+    [1, 1, 1, C]). A torch source's reshaped weights keep x2's names."""
+    return op in RESHAPES and origin is not None and origin.perm is None and \
+        "keras" in state.get(origin.param, {})
+
+
 @dataclass
 class GraphMeta:
     """Facts about the whole graph, set by the frontend and the layout passes."""

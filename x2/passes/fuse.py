@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph, Node
+from ..ir import Graph, Node, Origin
 
 
 def _channel_vector(graph: Graph, value: str, channels: int, rank: int,
@@ -31,6 +31,21 @@ def _channel_vector(graph: Graph, value: str, channels: int, rank: int,
                                            if i != axis):
         return None
     return full.reshape(channels)
+
+
+def _vector_origin(graph: Graph, value: str, vector: str) -> None:
+    """`vector` (C values) is the constant `value` flattened: it keeps the
+    origin of `value` where flattening undoes every axis permutation the
+    origin records (only axes of size 1 moved)."""
+    origin = graph.origin.get(value)
+    if origin is None:
+        return
+    shape = graph.constants[value].shape
+    if origin.perm is not None:
+        moved = [p for i, p in enumerate(origin.perm) if shape[i] != 1]
+        if moved != sorted(moved):
+            return
+    graph.origin[vector] = Origin(origin.tensor, None, origin.param, origin.trainable)
 
 
 def single_user(graph: Graph, value: str) -> Node | None:
@@ -59,16 +74,21 @@ def fold_affine_into_conv(graph: Graph) -> Graph:
             vector = _channel_vector(graph, other, weight.shape[0], 4, axis)
             if vector is None or user.inputs.count(conv.outputs[0]) != 1:
                 continue
-            bias = (graph.constants[conv.inputs[2]] if len(conv.inputs) > 2
+            had_bias = len(conv.inputs) > 2
+            bias = (graph.constants[conv.inputs[2]] if had_bias
                     else np.zeros(weight.shape[0], weight.dtype))
+            new_weight = conv.inputs[1]   # a bias added: the weight (and its origin) stays
             if user.op == "mul":
                 weight = weight * vector.reshape(-1, 1, 1, 1)
                 bias = bias * vector
+                new_weight = graph.add_constant(conv.name + "/weight", weight.astype(weight.dtype))
             else:
                 bias = bias + vector if user.op == "add" else bias - vector
-            conv.inputs = [conv.inputs[0],
-                           graph.add_constant(conv.name + "/weight", weight.astype(weight.dtype)),
-                           graph.add_constant(conv.name + "/bias", bias.astype(weight.dtype))]
+            new_bias = graph.add_constant(conv.name + "/bias", bias.astype(weight.dtype))
+            if user.op == "add" and not had_bias and vector.dtype == weight.dtype:
+                # the source's bias itself (Keras adds it as [1, 1, 1, C]): its origin
+                _vector_origin(graph, other, new_bias)
+            conv.inputs = [conv.inputs[0], new_weight, new_bias]
             graph.remove_node(user)
             conv.outputs = user.outputs
             changed = True
