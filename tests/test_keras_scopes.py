@@ -25,16 +25,16 @@ _NEW_KERAS_WEIGHTS = r'''
 import sys
 from pathlib import Path
 import numpy as np
-root, work = sys.argv[1], Path(sys.argv[2])
+root, work, factory, size = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 sys.path[:0] = [root, root + "/tests"]
-from tf_models import keras_blocks_model
-model = keras_blocks_model()
+import tf_models
+model = getattr(tf_models, factory)()
 rng = np.random.default_rng(7)
 folded = ("gamma", "beta", "moving_mean", "moving_variance")
 for v in model.weights:
     if v.path.rpartition("/")[2] not in folded:
         v.assign(rng.normal(0, 0.4, tuple(v.shape)).astype("float32"))
-x = rng.normal(size=(2, 8, 8, 3)).astype("float32")
+x = rng.normal(size=(2, size, size, 3)).astype("float32")
 np.save(work / "x.npy", x)
 np.save(work / "want.npy", np.asarray(model(x, training=False)))
 model.save_weights(str(work / "new.weights.h5"))
@@ -81,7 +81,7 @@ def _run(script: str, *args) -> str:
 def new_keras_weights(tmp_path_factory):
     """keras_blocks_model's weights drawn anew, saved by Keras (about 5 s)."""
     work = tmp_path_factory.mktemp("keras_weights")
-    _run(_NEW_KERAS_WEIGHTS, work)
+    _run(_NEW_KERAS_WEIGHTS, work, "keras_blocks_model", 8)
     return work
 
 
@@ -90,11 +90,15 @@ def _classes(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("target", ["torch", "paddle"])
-def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(tf_model, tmp_path, target):
-    """About 12 s a target on a shared 2-core machine (convert and x2 check;
-    the first also pays the model's build, about 5 s): the two blocks are one class `Block` called in a
-    loop over `self.blocks`, the Sequential called twice stays inline (with
-    why), and the written model matches TensorFlow within 1e-5 relative."""
+def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(
+        tf_model, tmp_path, target, new_keras_weights):
+    """About 15 s a target on a shared 2-core machine (convert and x2 check;
+    the first also pays the model's build, about 5 s, and new weights, about
+    5 s): the two blocks are one class `Block` called in a loop over
+    `self.blocks`, the Sequential called twice stays inline (with why), the
+    written model matches TensorFlow within 1e-5 relative, and its weights
+    keep their Keras names and load from `model.save_weights`
+    (_loads_keras_weights)."""
     model = tf_model("keras_blocks") / "ckpt" / "ck"
     out = tmp_path / "out"
     convert_then_check(str(model), str(out), target=target, options=MODEL_DEF)
@@ -112,25 +116,18 @@ def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(tf_
     for r in result["outputs"]:
         assert r["ref_scale"] > 1e-3, f"reference output {r['name']} has vanished"
         assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
+    _loads_keras_weights(out, target, new_keras_weights)
 
 
-@pytest.mark.parametrize("target", ["torch", "paddle"])
-def test_keras_weights_keep_their_names_and_load_from_save_weights(tf_model, tmp_path, target,
-                                                                   new_keras_weights):
-    """About 15 s a target (a conversion without verify, its model.py run
-    once; the new weights are made once, about 5 s): the parameters sit at
-    the Keras layers' paths (`blocks.0.conv1.weight` holds `block_0/conv1/
-    kernel`, HWIO laid out as OIHW), report.json maps each to its Keras
-    weight, and load_source_checkpoint of a `model.save_weights` file with
-    other values gives TensorFlow's outputs for them within 1e-5 relative; a
-    file whose BatchNorm (folded at conversion) changed is refused, saying
-    what to do."""
+def _loads_keras_weights(out, target: str, work) -> None:
+    """The parameters sit at the Keras layers' paths (`blocks.0.conv1.weight`
+    holds `block_0/conv1/kernel`, HWIO laid out as OIHW), report.json maps
+    each to its Keras weight, and load_source_checkpoint of a
+    `model.save_weights` file with other values gives TensorFlow's outputs
+    for them within 1e-5 relative (about 3 s); a file whose BatchNorm (folded
+    at conversion) changed is refused, saying what to do."""
     import numpy as np
-    out = tmp_path / "out"
-    from x2.convert import convert as x2_convert
-    report = x2_convert(str(tf_model("keras_blocks") / "ckpt" / "ck"), str(out), source="tf",
-                        target=target, options=MODEL_DEF, emit_options={"verify": False})
-    names = report.target_details["source_names"]
+    names = json.loads((out / "report.json").read_text())["target_details"]["source_names"]
     keras = names["keras"]
     assert keras["blocks.0.conv1.weight"] == {
         "keras": "block_0/conv1/kernel", "path": "conv1/kernel",
@@ -141,8 +138,8 @@ def test_keras_weights_keep_their_names_and_load_from_save_weights(tf_model, tmp
     assert names["matched"] == 22 and len(names["not_in_the_graph"]) == 8, names
     text = (out / "model.py").read_text()
     assert "self.refine.mix = " in text and "self.head = " in text
-    found = json.loads(_run(_LOAD, out, new_keras_weights, target).splitlines()[-1])
-    want = np.load(new_keras_weights / "want.npy")
+    found = json.loads(_run(_LOAD, out, work, target).splitlines()[-1])
+    want = np.load(work / "want.npy")
     got = np.asarray(found["got"])
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max(), (got, want)
     assert "block_0/bn/gamma" in found["refused"] and "convert the model again" in \

@@ -9,7 +9,8 @@ import numpy as np
 from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name, literal
 from .keras_checkpoint import is_keras
-from . import keras_checkpoint, python_control  # noqa: F401  (python_control registers `if` and `loop` in PYTHON_OPS)
+from . import keras_checkpoint
+from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .paddle_inplace import overwritten_inputs, overwritten_value
 from .python_ops import PYTHON_OPS, host_items, leaky_relu, reduce
 from .recurrent_classes import gru_reset_before

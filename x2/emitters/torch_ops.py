@@ -9,7 +9,8 @@ import numpy as np
 from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
 from .keras_checkpoint import is_keras
-from . import keras_checkpoint, python_control  # noqa: F401  (python_control registers `if` and `loop` in PYTHON_OPS)
+from . import keras_checkpoint
+from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .lifetimes import release_dead
 from .python_ops import PYTHON_OPS, host_items, leaky_relu, on_tensors, reduce
 from .recurrent_classes import gru_reset_before
