@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..errors import ConversionError
-from ..ir import Graph, TensorInfo
+from ..ir import Graph, TensorInfo, recipes
 from ..ir.bounds import foldable
 from ..ir.ops import OPS, evaluate
 from ..ir.provenance import rearranges_weight, reshapes_keras_weight
@@ -248,4 +248,6 @@ def _try_fold(graph: Graph, node, keep_trainable: bool = False) -> bool:
             reshapes_keras_weight(node.op, graph.origin.get(node.inputs[0]),
                                   graph.meta.source_state):
         graph.derive_origin(node.outputs[0], node.inputs[0])
+    else:   # computed from Keras weights (x2/ir/recipes.py)
+        recipes.note_folded(graph, node.op, node.inputs, node.outputs[0])
     return True
