@@ -206,10 +206,12 @@ class SourceTree:
     def report(self, state: dict) -> dict:
         """report.json "source_names": how many source keys the converted
         state_dict has, those the graph does not use, and weights x2 renamed."""
+        read = set().union(*(_weights(recipe) for recipe, _shape in self.recipes.values()))
         out = {"source_keys": len(self.state),
                "matched": sum(1 for key in self.state if key in state),
                "not_in_the_graph": sorted(key for key in self.state if key not in state
-                                          and key not in self.renamed.values()),
+                                          and key not in self.renamed.values()
+                                          and key not in read),
                "renamed": dict(sorted(self.renamed.items()))}
         if any("keras" in info for info in self.state.values()):
             # a Keras source (x2/frontends/tf/keras_weights.py): each parameter's
