@@ -169,3 +169,40 @@ def test_a_flat_keras_model_stays_one_class(tf_model, tmp_path):
     assert _classes(text) == ["Model"]
     assert re.search(r"self\.conv\w* = nn\.Conv2d\(3, 4", text)
     assert "module_tree" not in json.loads((out / "report.json").read_text())["target_details"]
+
+
+def test_the_loader_refuses_a_changed_keras_weight_it_cannot_follow(tmp_path):
+    """Well under a second, no framework: model.py's load_source_checkpoint
+    (x2/emitters/keras_checkpoint.py, run on a dict for a model) lays a
+    Keras kernel out as the table says, and refuses a file where a Keras
+    weight x2 folded in a way it cannot compute again changed since the
+    conversion, naming it and saying what to do."""
+    import hashlib
+    from types import SimpleNamespace
+
+    import h5py
+    import numpy as np
+
+    from x2.emitters import keras_checkpoint
+    folded = np.array([1.0, 2.0], np.float32)
+    tree = SimpleNamespace(
+        layouts={"dense.weight": ("dense.weight", (1, 0), (3, 2))}, recipes={},
+        state={"dense.weight": {"keras": "dense/kernel", "h5": "layers/dense/vars/0",
+                                "shape": [2, 3]},
+               "odd.weight": {"keras": "odd/kernel", "h5": "layers/odd/vars/0", "shape": [2],
+                              "sha256": hashlib.sha256(folded.tobytes()).hexdigest()}})
+    lines = keras_checkpoint.footer_lines(tree, "torch")
+    loader = keras_checkpoint.LOADER.format(state="dict(model)", put="state[name] = array",
+                                            set="model.update(state)")
+    code = "\n".join(lines[:lines.index(keras_checkpoint.LOADER.format(
+        **keras_checkpoint._FRAMEWORK["torch"]))]) + "\n" + loader
+    space = {"load_model": lambda: {"dense.weight": None}}
+    exec(code, space)
+    kernel = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for name, odd in (("same", folded), ("changed", folded + 1)):
+        with h5py.File(tmp_path / f"{name}.weights.h5", "w") as f:
+            f["layers/dense/vars/0"], f["layers/odd/vars/0"] = kernel, odd
+    model = space["load_source_checkpoint"](tmp_path / "same.weights.h5")
+    assert np.array_equal(model["dense.weight"], kernel.T)
+    with pytest.raises(ValueError, match=r"'odd/kernel'.*convert the model again"):
+        space["load_source_checkpoint"](tmp_path / "changed.weights.h5")
