@@ -203,7 +203,8 @@ def keras_forms(out):
 
 def keras_blocks_model():
     """A functional CNN holding two functional sub-models of one builder
-    (block_0, block_1: conv, batch norm, conv, residual), two subclassed
+    (block_0, block_1: conv, batch norm, depthwise conv (multiplier 2) and
+    batch norm, conv, residual), two subclassed
     layers of one class (Mixer: two 1x1 convs and a residual), a Sequential
     it calls twice (one set of weights) and a Dense head
     (x2/frontends/tf/keras_scopes.py). Also a --model-def factory."""
@@ -228,6 +229,9 @@ def keras_blocks_model():
         x = keras.Input((8, 8, 6))
         y = L.Conv2D(6, 3, padding="same", activation="relu", name="conv1")(x)
         y = L.BatchNormalization(name="bn")(y)
+        # (a BatchNorm right after a convolution: x2 folds it into the weights)
+        y = L.DepthwiseConv2D(3, padding="same", depth_multiplier=2, name="dw")(y)
+        y = L.BatchNormalization(name="dw_bn")(y)
         y = L.Conv2D(6, 3, padding="same", name="conv2")(y)
         return keras.Model(x, L.Activation("relu")(L.Add()([x, y])), name=name)
 

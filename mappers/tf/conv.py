@@ -84,6 +84,7 @@ def conv2d_transpose(ctx, op):
     else:  # SAME: the forward conv padded total//2 before
         crop = [pads[0] // 2, pads[1] // 2, pads[0] - pads[0] // 2, pads[1] - pads[1] // 2]
     weight = ctx.constant(np.ascontiguousarray(hwoi.transpose(3, 2, 0, 1)), "weight")
+    ctx.graph.derive_origin(weight, w, (3, 2, 0, 1))  # still the kernel variable, transposed
     emit_nchw(ctx, op, "conv_transpose2d", [x, weight], {"strides": strides, "pads": crop})
 
 
@@ -101,5 +102,6 @@ def conv3d(ctx, op):
     pads = same_pads(ctx, op, list(shape[1:4]), list(dhwio.shape[:3]), strides, dilations)
     groups = shape[4] // dhwio.shape[3]
     weight = ctx.constant(np.ascontiguousarray(dhwio.transpose(4, 3, 0, 1, 2)), "weight")
+    ctx.graph.derive_origin(weight, w, (4, 3, 0, 1, 2))  # still the kernel, transposed
     emit_ncdhw(ctx, op, lambda x_, out: emit_conv(ctx, op, x_, weight, None, out, strides,
                                                   dilations, pads, groups))

@@ -21,9 +21,11 @@ from pathlib import Path
 import numpy as np
 from dataclasses import dataclass, field
 
+from ..ir.provenance import Origin
 from ..text import escape_text
 from . import host_sizes
 from .generation_code import generate_method
+from .keras_checkpoint import is_keras
 from .source_paths import SourceTree
 from .spelling import POSITIONAL, spelling
 
@@ -365,7 +367,9 @@ class EmitContext:
         self.tree = SourceTree(graph.meta.source_state, graph.meta.source_modules,
                                layer_attributes, spelling(self.framework, "Module")[0],
                                spelling(self.framework, "ModuleList")[0],
-                               self.source_layout_only, self.code.submodules)
+                               self.source_layout_only
+                               and not is_keras(graph.meta.source_state),
+                               self.code.submodules)
         self.layer_namer.taken |= self.tree.top_names()  # x2's own names stay off them
 
     def dtype(self, name) -> Expr | str:
@@ -524,7 +528,8 @@ class EmitContext:
                 self.tree.flat(name, origin, array.shape)
             self.buffers[key] = written
             self.state[name] = array
-            own = name not in self.tree.expressions and name not in self.tree.renamed
+            own = name not in self.tree.expressions and name not in self.tree.renamed \
+                and name not in self.tree.recipes
             self.code.buffers.append((written, self.own_buffer(array) if own
                                       else self.buffer_init(array)))
         return self.buffers[key]
@@ -583,6 +588,10 @@ class EmitContext:
             self.code.submodules.append((written, ctor))
         for param, array in arrays.items():
             self.state[f"{path}.{param}"] = array
+            derived = self._derived_origin(params[param], name_from if param == "weight"
+                                           else None, array)
+            if derived is not None:   # computed from Keras weights (x2/ir/recipes.py)
+                self.tree.flat(f"{path}.{param}", derived, array.shape)
             if sources[param] is not None:
                 if sources[param].trainable:
                     self.parameters[f"{path}.{param}"] = sources[param].to_json()
@@ -724,6 +733,20 @@ class EmitContext:
         # (a square weight has the same shape either way: compare the values)
         if array.ndim == 2 and array.shape == const.shape[::-1] and np.array_equal(array, const.T):
             return origin.permuted([1, 0])
+        return origin if array.shape == const.shape and np.array_equal(array, const) else None
+
+    def _derived_origin(self, value, name_from: str | None, array: np.ndarray):
+        """The origin with a recipe of what a layer parameter holds (an IR
+        constant's, or that of `name_from` transposed for nn.Linear), else None."""
+        name = value if isinstance(value, str) else name_from
+        origin = self.graph.origin.get(name) if name else None
+        if origin is None or origin.recipe is None:
+            return None
+        if isinstance(value, str):
+            return origin
+        const = self.const(name)
+        if array.ndim == 2 and array.shape == const.shape[::-1] and np.array_equal(array, const.T):
+            return Origin(name, recipe=["t", [1, 0], list(const.shape), origin.recipe])
         return origin if array.shape == const.shape and np.array_equal(array, const) else None
 
     def constant_pad(self, x: Expr, pads: list[int], value, shape, dtype) -> Expr:

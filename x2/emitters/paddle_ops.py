@@ -8,6 +8,7 @@ import numpy as np
 
 from ..ir.kernels import resize_taps
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_name, literal
+from . import keras_checkpoint
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .paddle_inplace import overwritten_inputs, overwritten_value
 from .python_ops import PYTHON_OPS, host_items, leaky_relu, reduce
@@ -82,6 +83,8 @@ class PaddleContext(EmitContext):
     def footer_lines(self) -> list[str]:
         if not self.tree.layouts:
             return []
+        if keras_checkpoint.is_keras(self.tree.state):
+            return keras_checkpoint.footer_lines(self.tree, "paddle")
         rows = [f"    {key!r}: ({tuple(self.tree.tied_keys(source))!r}, "
                 f"{None if perm is None else tuple(perm)}, {tuple(shape)}),"
                 for key, (source, perm, shape) in self.tree.layouts.items()]

@@ -26,6 +26,14 @@ _SOURCE_LEAF = {"_mean": "running_mean", "_variance": "running_var", "scale": "w
 _LAYER_OWN = {"num_batches_tracked"}
 
 
+def _weights(recipe) -> set[str]:
+    """The source keys a recipe (x2/ir/recipes.py) reads."""
+    if recipe[0] == "w":
+        return {recipe[1]}
+    return set().union(*(_weights(part) for part in recipe[1:] if isinstance(part, list)
+                         and part and isinstance(part[0], str)))
+
+
 class _ListExpr:
     """A container of numbered children (`nn.ModuleList([...])`), written when
     model.py is rendered: by then it knows the layers it holds, built in the
@@ -90,6 +98,9 @@ class SourceTree:
         # converted key -> (source key, perm, shape): load_source_checkpoint's table
         self.layouts: dict[str, tuple] = {}
         self.renamed: dict[str, str] = {}        # converted key -> the source key it holds
+        # converted key -> (recipe, shape): what x2 computed from Keras weights
+        # (x2/ir/recipes.py), which load_source_checkpoint computes again
+        self.recipes: dict[str, tuple] = {}
         self.classes: dict[str, str] = {}        # module path -> its class (module_tree.py)
         self.alias_lines: set[str] = set()       # attribute paths that alias another
 
@@ -173,6 +184,8 @@ class SourceTree:
         if origin is not None and origin.param in self.state:
             self.renamed[key] = origin.param
             self.layouts[key] = (origin.param, origin.perm, tuple(shape))
+        elif origin is not None and origin.recipe is not None:
+            self.recipes[key] = (origin.recipe, tuple(shape))
 
     def aliases(self, state: dict) -> None:
         """Every other key of a tied tensor the model holds: the same parameter
@@ -193,11 +206,26 @@ class SourceTree:
     def report(self, state: dict) -> dict:
         """report.json "source_names": how many source keys the converted
         state_dict has, those the graph does not use, and weights x2 renamed."""
-        return {"source_keys": len(self.state),
-                "matched": sum(1 for key in self.state if key in state),
-                "not_in_the_graph": sorted(key for key in self.state if key not in state
-                                           and key not in self.renamed.values()),
-                "renamed": dict(sorted(self.renamed.items()))}
+        read = set().union(*(_weights(recipe) for recipe, _shape in self.recipes.values()))
+        out = {"source_keys": len(self.state),
+               "matched": sum(1 for key in self.state if key in state),
+               "not_in_the_graph": sorted(key for key in self.state if key not in state
+                                          and key not in self.renamed.values()
+                                          and key not in read),
+               "renamed": dict(sorted(self.renamed.items()))}
+        if any("keras" in info for info in self.state.values()):
+            # a Keras source (x2/frontends/tf/keras_weights.py): each parameter's
+            # Keras weight, Keras 3's `variable.path`, its place in a
+            # save_weights file and the axes x2 permuted it by
+            out["keras"] = {key: {"keras": self.state[source]["keras"],
+                                  "path": self.state[source]["path"],
+                                  "h5": self.state[source]["h5"],
+                                  "perm": None if perm is None else list(perm)}
+                            for key, (source, perm, _shape) in sorted(self.layouts.items())}
+            # what x2 computed from Keras weights (x2/ir/recipes.py): the weights each reads
+            out["derived"] = {key: sorted({self.state[w]["keras"] for w in _weights(recipe)})
+                              for key, (recipe, _shape) in sorted(self.recipes.items())}
+        return out
 
     def attribute(self, path: str) -> str | None:
         """`path` as attribute access (`model.layers[0].q_proj`): a segment under

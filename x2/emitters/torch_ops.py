@@ -8,6 +8,7 @@ import numpy as np
 
 from ..ir.graph import Node, TensorInfo
 from .codegen import Assign, EmitContext, Expr, binop, call, dtype_ref
+from . import keras_checkpoint
 from . import python_control  # noqa: F401  (registers `if` and `loop` in PYTHON_OPS)
 from .lifetimes import release_dead
 from .python_ops import PYTHON_OPS, host_items, leaky_relu, on_tensors, reduce
@@ -34,6 +35,12 @@ class TorchContext(EmitContext):
             out.extend(super().statements([node]) if widened is None else widened)
         return out
 
+    def footer_lines(self) -> list[str]:
+        # a Keras source's weights file (a torch source's state_dict loads as it is)
+        if self.tree.layouts and keras_checkpoint.is_keras(self.tree.state):
+            return keras_checkpoint.footer_lines(self.tree, "torch")
+        return []
+
     def finish_forward(self, body: list, returns: list[str]) -> list:
         # torch's eager mode frees a tensor only when its last name goes
         return release_dead(body, returns)
@@ -48,7 +55,8 @@ class TorchContext(EmitContext):
         # Beside the source's names, x2's own constants stay out of state_dict,
         # so the source's state_dict loads with strict=True (load_model fills them).
         init = self.buffer_init(array)
-        return Expr(f"{init}, persistent=False") if self.tree.active else init
+        strict = self.tree.active and not keras_checkpoint.is_keras(self.tree.state)
+        return Expr(f"{init}, persistent=False") if strict else init
 
     def data_format(self, node) -> dict:
         return {}  # --layout nhwc is channels_last memory format, not an argument

@@ -12,8 +12,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ConversionError, SelectionError, UnsupportedOpsError, X2Error
-from ..ir import Graph, Origin, TensorInfo
-from ..ir.provenance import looks_up_source_table, rearranges_weight
+from ..ir import Graph, Origin, TensorInfo, recipes
+from ..ir.provenance import looks_up_source_table, rearranges_weight, reshapes_keras_weight
 from ..ir.bounds import foldable
 from ..ir.ops import evaluate
 from ..ir.shape_rules import infer as infer_shape
@@ -202,8 +202,11 @@ class MapContext:
                     # A transposed weight is still that parameter (names the emitted layer).
                     self.graph.derive_origin(outputs[0], inputs[0], (attrs or {}).get("perm"))
                 elif self.keep_trainable and rearranges_weight(
-                        op, self.graph.origin.get(inputs[0])):
+                        op, self.graph.origin.get(inputs[0])) or reshapes_keras_weight(
+                        op, self.graph.origin.get(inputs[0]), self.source.source_state):
                     self.graph.derive_origin(outputs[0], inputs[0])
+                else:   # computed from Keras weights (an inference BatchNorm's multiplier)
+                    recipes.note_folded(self.graph, op, inputs, outputs[0])
                 return outputs[0]
         name = self.graph.fresh_name(f"{self.current.name}/{hint or op}") if outputs is None \
             else outputs[0]
@@ -454,6 +457,8 @@ def map_graph(source: SourceGraph, registry: Registry, evaluate=None,
 
     graph = Graph()
     graph.meta.source_framework = source.framework
+    # a Keras source's weights by name: what folding them records (x2/ir/recipes.py)
+    graph.meta.source_state = dict(source.source_state)
     for value in source.inputs:
         info = source.info[value]
         graph.add_input(value, info.dtype, info.shape)

@@ -224,7 +224,13 @@ class Graph:
     def derive_origin(self, value: str, source: str, perm=None) -> None:
         """`value` equals `source` (transposed by `perm`): it has the same origin."""
         origin = self.origin.get(source)
-        if origin is not None:
+        if origin is not None and origin.recipe is not None and perm is not None:
+            # (x2/ir/recipes.py: the recipe's result in the source's shape, transposed)
+            shape = self.constants[source].shape if source in self.constants else None
+            if shape is not None:
+                self.origin[value] = Origin(value, recipe=["t", list(perm), list(shape),
+                                                           origin.recipe])
+        elif origin is not None:
             self.origin[value] = origin if perm is None else origin.permuted(perm)
 
     def forget(self, value: str) -> None:

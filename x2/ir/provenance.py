@@ -26,6 +26,9 @@ class Origin:
     perm: tuple[int, ...] | None = None
     param: str = ""
     trainable: bool = False
+    # a value x2 computed from Keras weights: how (x2/ir/recipes.py), its
+    # result reshaped to the value's shape
+    recipe: list | None = None
 
     def permuted(self, perm: Sequence[int]) -> "Origin":
         """The origin of transpose(value, perm)."""
@@ -34,16 +37,17 @@ class Origin:
             raise ValueError(f"perm {list(perm)} does not fit a rank-{len(base)} value")
         composed = tuple(base[p] for p in perm)
         return Origin(self.tensor, None if composed == tuple(range(len(composed))) else composed,
-                      self.param, self.trainable)
+                      self.param, self.trainable, self.recipe)
 
     def to_json(self) -> dict:
         return {"tensor": self.tensor, "perm": None if self.perm is None else list(self.perm),
-                "param": self.param, **({"trainable": True} if self.trainable else {})}
+                "param": self.param, **({"trainable": True} if self.trainable else {}),
+                **({"recipe": self.recipe} if self.recipe is not None else {})}
 
     @staticmethod
     def from_json(d: dict) -> "Origin":
         return Origin(d["tensor"], None if d.get("perm") is None else tuple(d["perm"]),
-                      d.get("param", ""), bool(d.get("trainable", False)))
+                      d.get("param", ""), bool(d.get("trainable", False)), d.get("recipe"))
 
 
 # Ops that only lay a weight out anew: their folded result is still the weight
@@ -66,6 +70,16 @@ def looks_up_source_table(op: str, origin: "Origin | None", framework: str) -> b
     state_dict then refreshes (x2/emitters/source_paths.py)."""
     return (op == "gather" and framework == "pytorch" and origin is not None
             and origin.trainable and bool(origin.param) and origin.perm is None)
+
+
+def reshapes_keras_weight(op: str, origin: "Origin | None", state: dict) -> bool:
+    """Whether `op` only reshapes a Keras weight that has a name in the
+    converted model (`state`: GraphMeta.source_state, x2/frontends/tf/
+    keras_weights.py): the result is still that weight, which
+    load_source_checkpoint reshapes back (a conv bias Keras adds as
+    [1, 1, 1, C]). A torch source's reshaped weights keep x2's names."""
+    return op in RESHAPES and origin is not None and origin.perm is None and \
+        "keras" in state.get(origin.param, {})
 
 
 @dataclass

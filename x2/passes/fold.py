@@ -13,10 +13,10 @@ import math
 import numpy as np
 
 from ..errors import ConversionError
-from ..ir import Graph, TensorInfo
+from ..ir import Graph, TensorInfo, recipes
 from ..ir.bounds import foldable
 from ..ir.ops import OPS, evaluate
-from ..ir.provenance import looks_up_source_table, rearranges_weight
+from ..ir.provenance import looks_up_source_table, rearranges_weight, reshapes_keras_weight
 from ..ir.shape_rules import infer as infer_shape
 
 # Ops that move shape values around without computing on them: numpy runs
@@ -250,6 +250,10 @@ def _try_fold(graph: Graph, node, keep_trainable: bool = False) -> bool:
         graph.info[name] = TensorInfo(str(value.dtype), tuple(value.shape))
     if node.op in ("transpose", "identity"):
         graph.derive_origin(node.outputs[0], node.inputs[0], node.attrs.get("perm"))
-    elif keep_trainable and rearranges_weight(node.op, graph.origin.get(node.inputs[0])):
+    elif keep_trainable and rearranges_weight(node.op, graph.origin.get(node.inputs[0])) or \
+            reshapes_keras_weight(node.op, graph.origin.get(node.inputs[0]),
+                                  graph.meta.source_state):
         graph.derive_origin(node.outputs[0], node.inputs[0])
+    else:   # computed from Keras weights (x2/ir/recipes.py)
+        recipes.note_folded(graph, node.op, node.inputs, node.outputs[0])
     return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph, Node
+from ..ir import Graph, Node, Origin, recipes
 
 
 def _channel_vector(graph: Graph, value: str, channels: int, rank: int,
@@ -31,6 +31,45 @@ def _channel_vector(graph: Graph, value: str, channels: int, rank: int,
                                            if i != axis):
         return None
     return full.reshape(channels)
+
+
+def _fold_recipes(graph: Graph, op: str, inputs: list[str], other: str, weight: str,
+                  bias: str) -> None:
+    """The recipes of a convolution's weight and bias after `op` by the
+    per-channel constant `other` folded into them (fold_affine_into_conv)."""
+    channels = graph.constants[bias].shape[0]
+    size = graph.constants[other].size
+    part = recipes.recipe_of(graph, other)
+    if part is None:
+        return
+    vector = ["r", [channels] if size != 1 else [1], part]
+    old_bias = recipes.recipe_of(graph, inputs[2]) if len(inputs) > 2 else None
+    if len(inputs) > 2 and old_bias is None:
+        return
+    zero = ["c", [0.0], str(graph.constants[bias].dtype)]
+    if op == "mul":
+        old_weight = recipes.recipe_of(graph, inputs[1])
+        if old_weight is not None:
+            recipes.note(graph, weight, ["mul", old_weight, ["r", [-1, 1, 1, 1], vector]])
+        recipes.note(graph, bias, ["mul", old_bias or zero, vector])
+    else:
+        recipes.note(graph, bias, [op, old_bias or zero, vector])
+
+
+def _vector_origin(graph: Graph, value: str, vector: str) -> bool:
+    """`vector` (C values) is the constant `value` flattened: it keeps the
+    origin of `value` where flattening undoes every axis permutation the
+    origin records (only axes of size 1 moved)."""
+    origin = graph.origin.get(value)
+    if origin is None or not origin.param:
+        return False
+    shape = graph.constants[value].shape
+    if origin.perm is not None:
+        moved = [p for i, p in enumerate(origin.perm) if shape[i] != 1]
+        if moved != sorted(moved):
+            return False
+    graph.origin[vector] = Origin(origin.tensor, None, origin.param, origin.trainable)
+    return True
 
 
 def single_user(graph: Graph, value: str) -> Node | None:
@@ -59,16 +98,23 @@ def fold_affine_into_conv(graph: Graph) -> Graph:
             vector = _channel_vector(graph, other, weight.shape[0], 4, axis)
             if vector is None or user.inputs.count(conv.outputs[0]) != 1:
                 continue
-            bias = (graph.constants[conv.inputs[2]] if len(conv.inputs) > 2
+            had_bias = len(conv.inputs) > 2
+            bias = (graph.constants[conv.inputs[2]] if had_bias
                     else np.zeros(weight.shape[0], weight.dtype))
+            new_weight = conv.inputs[1]   # a bias added: the weight (and its origin) stays
             if user.op == "mul":
                 weight = weight * vector.reshape(-1, 1, 1, 1)
                 bias = bias * vector
+                new_weight = graph.add_constant(conv.name + "/weight", weight.astype(weight.dtype))
             else:
                 bias = bias + vector if user.op == "add" else bias - vector
-            conv.inputs = [conv.inputs[0],
-                           graph.add_constant(conv.name + "/weight", weight.astype(weight.dtype)),
-                           graph.add_constant(conv.name + "/bias", bias.astype(weight.dtype))]
+            new_bias = graph.add_constant(conv.name + "/bias", bias.astype(weight.dtype))
+            if user.op == "add" and not had_bias and vector.dtype == weight.dtype and \
+                    _vector_origin(graph, other, new_bias):
+                pass   # the source's bias itself (Keras adds it as [1, 1, 1, C])
+            elif graph.meta.source_state:   # a Keras weight folded in: how (recipes.py)
+                _fold_recipes(graph, user.op, conv.inputs, other, new_weight, new_bias)
+            conv.inputs = [conv.inputs[0], new_weight, new_bias]
             graph.remove_node(user)
             conv.outputs = user.outputs
             changed = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Graph, Node, TensorInfo
+from ..ir import Graph, Node, TensorInfo, recipes
 from ..ir.ops import OPS
 
 
@@ -133,6 +133,9 @@ class _Rewriter:
                         # One axis of size > 1 moved among 1s: the same elements in
                         # the same order, so still the learned weight (--for training).
                         self.graph.derive_origin(permuted, v)
+                    else:   # a Keras weight, or computed from them (x2/ir/recipes.py)
+                        recipes.note(self.graph, permuted, _permuted_recipe(
+                            self.graph, v, list(expanded.shape), inv))
                     v = permuted
                 new_inputs.append(v)
             elif v in plain:
@@ -189,12 +192,24 @@ class _Rewriter:
             weight = self.graph.constants[user.inputs[1]]
             rows = weight.reshape(tuple(in_shape[1:]) + (weight.shape[1],))
             permuted = np.ascontiguousarray(rows.transpose(axes)).reshape(weight.shape)
-            user.inputs = [user.inputs[0], self.graph.add_constant(user.inputs[1] + "_nchw",
-                                                                   permuted), *user.inputs[2:]]
+            rows_first = self.graph.add_constant(user.inputs[1] + "_nchw", permuted)
+            reordered = _permuted_recipe(self.graph, user.inputs[1], list(rows.shape), axes)
+            recipes.note(self.graph, rows_first,
+                         None if reordered is None else ["r", list(weight.shape), reordered])
+            user.inputs = [user.inputs[0], rows_first, *user.inputs[2:]]
         node.inputs = [inner.inputs[0]]
         # The flattened rows are now in x's order: no longer the source's tensor.
         self.graph.origin.pop(node.outputs[0], None)
         self.changed = True
+
+
+def _permuted_recipe(graph: Graph, value: str, shape: list, perm) -> list | None:
+    """The recipe of constant `value` reshaped to `shape`, then transposed by
+    `perm` (x2/ir/recipes.py), or None where `value` has none."""
+    if not graph.meta.source_state:
+        return None
+    part = recipes.recipe_of(graph, value)
+    return None if part is None else ["t", [int(p) for p in perm], shape, part]
 
 
 def eliminate_transposes(graph: Graph, max_rounds: int = 100) -> Graph:

@@ -161,6 +161,8 @@ def read_ir(request: ReadRequest):
     if source.source_modules:   # a Keras model's layers that hold layers (keras_scopes.py)
         graph.meta.source_modules = dict(source.source_modules)
         graph.meta.source_class = source.source_class
+    if source.source_state:     # a Keras model's weights by name (keras_weights.py)
+        graph.meta.source_state = dict(source.source_state)
     # Keras/TF image tensors are NHWC at the interface (--io-layout nchw changes that).
     graph.meta.source_layout = "NHWC"
     return graph, record

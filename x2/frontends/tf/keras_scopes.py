@@ -34,6 +34,8 @@ class Recorded:
     op_scopes: dict[str, str] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)
     root_class: str = ""
+    # the traced function's (captured tensor, placeholder) pairs (keras_weights.py)
+    captures: list = field(default_factory=list)
 
 
 def _children(layer) -> list:

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from ...errors import SelectionError
 from .common import describe_graph_def, flat_outputs, graph_def_runner, value_name
 from .keras_scopes import Recorded, recording
+from .keras_weights import handles, name_constants, weight_names
 
 
 def _is_keras(obj) -> bool:
@@ -89,6 +90,8 @@ def _freeze(tf, obj, input_shapes, scopes: Recorded | None = None):
     with recording(tf, obj, scopes if scopes is not None else Recorded()) as finish:
         fn = tf.function(lambda *xs: _call(obj, xs)).get_concrete_function(*specs)
     finish(fn.graph)
+    if scopes is not None:   # (each variable's placeholder, for its name)
+        scopes.captures = list(fn.graph.captures)
     names = _output_names(obj, fn.structured_outputs)
     return convert_variables_to_constants_v2(fn), names
 
@@ -107,6 +110,8 @@ def read(tf, obj, input_shapes=None, keep_dropout: bool = False):
     for op in source.ops:
         op.scope = scopes.op_scopes.get(op.name, "")
     source.source_modules, source.source_class = scopes.modules, scopes.root_class
+    if _is_keras(obj):
+        name_constants(source, scopes.captures, handles(obj, weight_names(obj)))
     kept = {op.name for op in source.ops}
     source.dropouts = {name: rate for name, rate in dropouts.items() if name in kept}
     return source
