@@ -194,6 +194,29 @@ def test_normalizing_a_leading_axis_is_not_layer_norm():
     assert "layer_norm" not in _ops(graph) and counts == {}
 
 
+@pytest.mark.parametrize("square,root", [("pow", "rsqrt"), ("mul", "sqrt")])
+def test_rms_norm_decomposed_with_its_weight(square, root):
+    """Llama's RMSNorm (`weight * (x * rsqrt(mean(x ** 2) + eps))`) is one
+    rms_norm holding its weight; numbers equal (Builder.fused)."""
+    b = Builder()
+    sq = b.op("pow", b.x, 2.0) if square == "pow" else b.op("mul", b.x, b.x)
+    denom = b.op("add", b.op("reduce_mean", sq, axes=[-1], keepdims=True), 1e-6)
+    y = (b.op("mul", b.x, b.op("rsqrt", denom)) if root == "rsqrt"
+         else b.op("div", b.x, b.op("sqrt", denom)))
+    y = b.op("mul", RNG.standard_normal(8).astype(np.float32), y)
+    graph, n_before, counts = b.fused(y)
+    assert n_before == 6 and _ops(graph) == ["rms_norm"], _ops(graph)
+    node = graph.nodes[0]
+    assert node.attrs == {"axis": 2, "epsilon": pytest.approx(1e-6)} and len(node.inputs) == 2
+    assert counts == {"rms_norm": 1, "rms_norm_scale": 1}
+
+
+def test_a_centered_norm_stays_a_layer_norm():
+    b = Builder()
+    graph, _, counts = b.fused(_decomposed_layer_norm(b, "pow", "rsqrt", affine=False))
+    assert _ops(graph) == ["layer_norm"] and "rms_norm" not in counts
+
+
 def _onnx_group_norm(b, inner):
     """torch.onnx.export's GroupNorm(2, 8): reshape to [N, 2, -1], normalize each
     group (InstanceNormalization with unit scale, or layer-norm arithmetic),

@@ -462,6 +462,26 @@ def layer_norm(e, node):
            epsilon=float(node.attrs["epsilon"]))
 
 
+@onnx_op("rms_norm")
+def rms_norm(e, node):
+    """Spelled out: ONNX's RMSNormalization needs opset 23."""
+    x = node.inputs[0]
+    rank = len(e.graph.shape(x))
+    axes = list(range(node.attrs["axis"] % rank, rank))
+    square = e.node("Mul", [x, x], [e.fresh(node, "square")])
+    if e.opset >= 18:
+        mean = e.node("ReduceMean", [square, e.ints(axes)], [e.fresh(node, "mean")], keepdims=1)
+    else:
+        mean = e.node("ReduceMean", [square], [e.fresh(node, "mean")], axes=axes, keepdims=1)
+    shifted = e.node("Add", [mean, e.scalar(float(node.attrs["epsilon"]), e.dtype(x))],
+                     [e.fresh(node, "shifted")])
+    root = e.node("Sqrt", [shifted], [e.fresh(node, "root")])
+    scaled = len(node.inputs) > 1 and node.inputs[1]
+    normed = e.node("Div", [x, root], [e.fresh(node, "normed")] if scaled else node.outputs)
+    if scaled:
+        e.node("Mul", [normed, node.inputs[1]], node.outputs)
+
+
 @onnx_op("gather")
 def gather(e, node):
     e.node("Gather", node.inputs, node.outputs, axis=node.attrs["axis"])

@@ -198,6 +198,16 @@ def layer_norm(xs, a):
     return [y.astype(x.dtype)]
 
 
+def rms_norm(xs, a):
+    """x over the root of its mean square on axes [axis, rank); optional scale."""
+    x = xs[0]
+    axes = tuple(range(a["axis"] % x.ndim, x.ndim))
+    y = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + a["epsilon"])
+    if len(xs) > 1 and xs[1] is not None:
+        y = y * xs[1]
+    return [y.astype(x.dtype)]
+
+
 def group_norm(xs, a):
     x, scale, bias = xs
     n, c = x.shape[:2]

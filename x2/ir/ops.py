@@ -231,6 +231,8 @@ op("avg_pool2d", "x", K.avg_pool2d, "NCHW window mean", kernel=INTS, strides=INT
    count_include_pad=Attr("bool", False), data_format=DATA_FORMAT, auto_pad=AUTO_PAD)
 op("layer_norm", "x scale? bias?", K.layer_norm, "normalize over axes [axis, rank)", axis=INT,
    epsilon=FLOAT)
+op("rms_norm", "x scale?", K.rms_norm, "x / sqrt(mean(x^2 over axes [axis, rank)) + epsilon), "
+   "times scale (Llama's RMSNorm)", axis=INT, epsilon=FLOAT)
 op("group_norm", "x scale bias", K.group_norm, "normalize each group of channels (axis 1) over "
    "it and the spatial axes, then scale and shift per channel; instance norm is groups = channels",
    groups=INT, epsilon=FLOAT)

@@ -2,7 +2,8 @@
 rewrites run with the others in x2/passes/fusions.py).
 
 layer_norm from the mean/variance arithmetic ONNX graphs before opset 17
-write, and from TF's moments form (Keras LayerNormalization); group_norm
+write, and from TF's moments form (Keras LayerNormalization); rms_norm from
+the root-mean-square arithmetic (Llama's RMSNorm, T5's LayerNorm); group_norm
 from the forms its exporters write: torch.onnx.export's reshape to
 [N, G, -1], InstanceNormalization (or layer-norm arithmetic), reshape back,
 scale and shift; Keras GroupNormalization's moments over [N, *spatial, G,
@@ -63,6 +64,29 @@ def _layer_norm(graph: Graph, m: Match) -> str | None:
 
 
 LAYER_NORM = Rewrite("layer_norm", LAYER_NORM_PATTERN, _layer_norm)
+
+
+# -- rms_norm: x * rsqrt(mean(x^2) + eps) (Llama's RMSNorm, T5's LayerNorm) --------
+_square_mean = Op("reduce_mean", Alt(Op("pow", _x, Const(2.0)), Op("mul", _x, _x),
+                                     Op("square", _x)),
+                  attrs={"keepdims": _keepdims}, name="var")
+_rms = Op("add", _square_mean, Const(lambda a: a.size == 1 and 0 <= float(a.reshape(())) < 1,
+                                     name="eps"))
+RMS_NORM_PATTERN = Alt(Op("mul", _x, Op("rsqrt", _rms)), Op("div", _x, Op("sqrt", _rms)))
+
+
+def _rms_norm(graph: Graph, m: Match) -> str | None:
+    x = m.values["x"]
+    axis = _trailing_axis(graph, x, m.nodes["var"])
+    if axis is None or graph.dtype(x) not in ("float32", "float64", "float16", "bfloat16"):
+        return None
+    node = graph.add_node("rms_norm", [x], attrs={
+        "axis": axis, "epsilon": float(m.const(graph, "eps").reshape(()))},
+        name=graph.fresh_name("rms_norm"))
+    return node.outputs[0]
+
+
+RMS_NORM = Rewrite("rms_norm", RMS_NORM_PATTERN, _rms_norm)
 
 
 # -- layer_norm, TF's moments form (Keras LayerNormalization, tf.nn.batch_normalization):
@@ -140,8 +164,9 @@ def _normalized_vector(graph: Graph, x: str, axis: int, value: str) -> np.ndarra
         return None
 
 
-def _absorb(slot: int):
-    """layer_norm(x) * gamma -> layer_norm(x, gamma); layer_norm(x, g) + beta -> (x, g, beta)."""
+def _absorb(slot: int, op: str = "layer_norm"):
+    """layer_norm(x) * gamma -> layer_norm(x, gamma); layer_norm(x, g) + beta -> (x, g, beta)
+    (and rms_norm(x) * gamma)."""
     def replace(graph: Graph, m: Match) -> str | None:
         ln = m.nodes["ln"]
         if len(ln.inputs) != slot:
@@ -151,8 +176,8 @@ def _absorb(slot: int):
             return None
         name = _vector_constant(graph, ln.name + ("/scale" if slot == 1 else "/bias"), vector,
                                 m.values["c"])
-        node = graph.add_node("layer_norm", list(ln.inputs) + [name], attrs=dict(ln.attrs),
-                              name=graph.fresh_name("layer_norm"))
+        node = graph.add_node(op, list(ln.inputs) + [name], attrs=dict(ln.attrs),
+                              name=graph.fresh_name(op))
         return node.outputs[0]
     return replace
 
@@ -160,6 +185,8 @@ def _absorb(slot: int):
 _c = Var("c", lambda graph, v: graph.is_constant(v))
 LAYER_NORM_SCALE = Rewrite("layer_norm_scale", Op("mul", Op("layer_norm", _x, name="ln"), _c),
                            _absorb(1))
+RMS_NORM_SCALE = Rewrite("rms_norm_scale", Op("mul", Op("rms_norm", _x, name="ln"), _c),
+                         _absorb(1, "rms_norm"))
 LAYER_NORM_BIAS = Rewrite("layer_norm_bias",
                           Op("add", Op("layer_norm", _x, Var("scale"), name="ln"), _c), _absorb(2))
 
@@ -281,4 +308,4 @@ def _keras_group_norm(graph: Graph, m: Match) -> str | None:
 ONNX_GROUP_NORM = Rewrite("group_norm_onnx", ONNX_GROUP_NORM_PATTERN, _onnx_group_norm)
 KERAS_GROUP_NORM = Rewrite("group_norm_moments", KERAS_GROUP_NORM_PATTERN, _keras_group_norm)
 REWRITES = [LAYER_NORM, TF_LAYER_NORM, LAYER_NORM_SCALE, LAYER_NORM_BIAS, ONNX_GROUP_NORM,
-            KERAS_GROUP_NORM]
+            KERAS_GROUP_NORM, RMS_NORM, RMS_NORM_SCALE]
