@@ -97,7 +97,8 @@ class TorchContext(EmitContext):
         # nn.Linear keeps [out, in]: a source module that keeps [in, out] at
         # its own key (GPT-2's Conv1D) is model.py's Conv1D, so that the
         # source's state_dict loads into it as it is
-        if not self.tree.active:
+        # (a Keras Dense keeps [in, out] too, but a torch user expects nn.Linear)
+        if not self.tree.active or self.graph.meta.source_framework != "pytorch":
             return None
         origin = self.graph.origin.get(w)
         weights = {"weight": w, **({"bias": bias} if bias else {})}
