@@ -157,6 +157,7 @@ def markdown(rows: list[dict], args) -> str:
     lines = [
         "# Per-token latency of decoders with their cache (generated)", "",
         f"`python tools/bench_generate.py --models {args.models} --cached {args.cached} "
+        f"--clock {args.clock}{' --paddleformers install' if args.paddleformers else ''} "
         f"--md docs/bench_generate.md`, at commit {commit}, on {platform.machine()} "
         f"({platform.processor() or 'CPU'}), one thread, {CLOCKS[args.clock]}. One decoding "
         f"step: batch 1, one new token after {args.cached} cached ones; median of up to 10 timed "
