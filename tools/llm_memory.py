@@ -31,6 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZES = {
     "0.5b": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
                  num_attention_heads=14, num_key_value_heads=2, vocab_size=151936),
+    # Qwen2-1.5B's and Qwen2.5-3B's (tools/llm_scale.py: the scale table)
+    "1.5b": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                 num_attention_heads=12, num_key_value_heads=2, vocab_size=151936),
+    "3b": dict(hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
+               num_attention_heads=16, num_key_value_heads=2, vocab_size=151936),
     # ~0.7 GB of weights (over verify's 512 MiB LARGE_WEIGHTS): the same copies, sooner.
     "small": dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=16,
                   num_attention_heads=12, num_key_value_heads=4, vocab_size=32000),

@@ -221,7 +221,8 @@ module("torch.where", "comparison", ["where.self"], "paddle.where", "torch.where
 # ---------------------------------------------------------------- bitwise
 _INTS = "i = {mod}((x * 10).astype('int32'))\n"  # negative values too: two's-complement bits on both sides
 for name, sym in [("and", "&"), ("or", "|"), ("xor", "^")]:
-    module(f"torch.bitwise_{name}", "bitwise", [f"bitwise_{name}.Tensor", f"bitwise_{name}.Scalar"], f"paddle.bitwise_{name}",
+    module(f"torch.bitwise_{name}", "bitwise", [f"bitwise_{name}.Tensor", f"bitwise_{name}.Scalar"]
+           + ([f"__{name}__.Tensor"] if name != "xor" else []), f"paddle.bitwise_{name}",
            f"torch.bitwise_{name}(input, other, *, out=None)", f"paddle.bitwise_{name}(x, y, out=None, name=None)",
            [INPUT, a("other", "y", "semantics", "a Python int needs a tensor in Paddle: its function and its "
                                                 f"`{sym}` operator both refuse numbers"), OUT],
@@ -454,9 +455,14 @@ module("torch.nn.functional.pad", "array", ["constant_pad_nd.default"], "paddle.
        ("F.pad exports as aten.pad and decomposes to constant_pad_nd in constant mode; the other modes decompose to "
         "reflection / replication pads x2 does not map yet.",
         "Negative pads crop on both sides; x2 refuses them."))
-module("torch.Tensor.to", "array", ["to.dtype", "_to_copy.default"], "paddle.cast / Tensor.astype", "Tensor.to(dtype, non_blocking=False, copy=False)",
+module("torch.Tensor.to", "array", ["to.dtype", "to.dtype_layout", "to.device", "_to_copy.default",
+                                     "_assert_tensor_metadata.default"],
+       "paddle.cast / Tensor.astype", "Tensor.to(dtype, non_blocking=False, copy=False)",
        "paddle.cast(x, dtype)", [a("dtype", "dtype"), a("device / non_blocking / copy", "—", "unsupported")],
-       f"out = ({T} * 3).to(torch.int32)", "out = paddle.cast(paddle.to_tensor(x * 3), 'int32')", "Float to int truncates toward zero on both sides.")
+       f"out = ({T} * 3).to(torch.int32)", "out = paddle.cast(paddle.to_tensor(x * 3), 'int32')",
+       ("Float to int truncates toward zero on both sides.",
+        "torch.export captures `.to(dtype=..., device=...)` as to.dtype_layout and `.to(device, dtype)` as to.device "
+        "(a cast; the device is dropped), with an _assert_tensor_metadata check before it that x2 drops."))
 for name, sig, ops, code, pd, note in [
     ("torch.clone", "torch.clone(input, *, memory_format=torch.preserve_format)", ["clone.default"], f"torch.clone({T})",
      f"paddle.clone({P})", "x2 drops the copy."),
@@ -481,6 +487,8 @@ for name, ops, code, pd, sig, psig in [
     ("torch.full_like", ["full_like.default"], f"torch.full_like({T}, 2.0)", f"paddle.full_like({P}, 2.0)", "torch.full_like(input, fill_value, *, dtype=None, ...)", "paddle.full_like(x, fill_value, dtype=None, name=None)"),
     ("torch.zeros", ["zeros.default"], "torch.zeros(2, 3)", "paddle.zeros([2, 3])", "torch.zeros(*size, *, dtype=None, ...)", "paddle.zeros(shape, dtype=None, name=None)"),
     ("torch.ones", ["ones.default"], "torch.ones(2, 3)", "paddle.ones([2, 3])", "torch.ones(*size, *, dtype=None, ...)", "paddle.ones(shape, dtype=None, name=None)"),
+    ("torch.Tensor.new_ones", ["new_ones.default"], f"{T}.new_ones((2, 3))", "paddle.ones([2, 3])", "Tensor.new_ones(size, *, dtype=None, ...)", "paddle.ones(shape, dtype=None, name=None)"),
+    ("torch.Tensor.new_zeros", ["new_zeros.default"], f"{T}.new_zeros((2, 3))", "paddle.zeros([2, 3])", "Tensor.new_zeros(size, *, dtype=None, ...)", "paddle.zeros(shape, dtype=None, name=None)"),
     ("torch.zeros_like", ["zeros_like.default"], f"torch.zeros_like({T})", f"paddle.zeros_like({P})", "torch.zeros_like(input, *, dtype=None, ...)", "paddle.zeros_like(x, dtype=None, name=None)"),
     ("torch.ones_like", ["ones_like.default"], f"torch.ones_like({T})", f"paddle.ones_like({P})", "torch.ones_like(input, *, dtype=None, ...)", "paddle.ones_like(x, dtype=None, name=None)"),
     ("torch.scalar_tensor", ["scalar_tensor.default"], "torch.scalar_tensor(2.5)", "paddle.to_tensor(2.5)", "torch.scalar_tensor(s, *, dtype=None, ...)", "paddle.to_tensor(data, dtype=None)"),

@@ -100,6 +100,9 @@ TABLE.add_forms({
     "torch.full_like": "input>x=t; fill_value=2.0; *dtype=torch.float32 | 'float32'?",
     "torch.zeros": "size>shape=(2, 3) | [2, 3]; *dtype=torch.float32 | 'float32'?",
     "torch.ones": "size>shape=(2, 3) | [2, 3]; *dtype=torch.float32 | 'float32'?",
+    **{f"torch.Tensor.new_{kind}": ("size>shape=(2, 3) | [2, 3]; *dtype=torch.float32 | 'float32'?",
+                                    {"src_fn": f"t.new_{kind}", "pd_fn": f"paddle.{kind}"})
+       for kind in ("ones", "zeros")},
     "torch.zeros_like": "input>x=t; *dtype=torch.float32 | 'float32'?",
     "torch.ones_like": "input>x=t; *dtype=torch.float32 | 'float32'?",
     "torch.scalar_tensor": ("s>data=2.5; *dtype=torch.float32 | 'float32'?", {"pd_fn": "paddle.to_tensor"}),

@@ -29,7 +29,8 @@ def dropout(ctx, op):
         ctx.emit("dropout", [x], {"rate": float(p)}, outputs=op.outputs[:1])
 
 
-@torch_mapper("aten._to_copy.default", "aten.to.dtype")
+@torch_mapper("aten._to_copy.default", "aten.to.dtype", "aten.to.dtype_layout",
+              "aten.to.device")
 def to_copy(ctx, op):
     """`cast` to the new dtype (a copy with the same dtype is nothing)."""
     x = op.inputs[0]
@@ -38,6 +39,12 @@ def to_copy(ctx, op):
         ctx.alias(op.outputs[0], x)
     else:
         ctx.emit("cast", [x], {"dtype": dtype}, outputs=op.outputs)
+
+
+@torch_mapper("aten._assert_tensor_metadata.default")
+def assert_tensor_metadata(ctx, op):
+    """nothing: torch.export's check that a tensor has the dtype and shape the
+    capture saw (before `.to`), which the IR's own dtypes and shapes carry."""
 
 
 @torch_mapper("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
@@ -357,14 +364,14 @@ def _constant(ctx, op, array):
 @torch_mapper("aten.full.default", "aten.full_like.default", "aten.zeros_like.default",
               "aten.ones_like.default", "aten.scalar_tensor.default", "aten.zeros.default",
               "aten.ones.default", "aten.empty.memory_format", "aten.empty_permuted.default",
-              "aten.empty_like.default")
+              "aten.empty_like.default", "aten.new_ones.default", "aten.new_zeros.default")
 def full(ctx, op):
     """a constant of the output shape (size 1 at a dynamic batch dim read only
     by elementwise ops). `empty` tensors hold no defined value until written:
     zeros."""
     kind = op.type.split(".")[1]
     value = {"zeros_like": 0, "ones_like": 1, "zeros": 0, "ones": 1, "empty": 0,
-             "empty_permuted": 0, "empty_like": 0}.get(kind)
+             "empty_permuted": 0, "empty_like": 0, "new_ones": 1, "new_zeros": 0}.get(kind)
     if value is None:
         value = args(op)[0] if kind == "scalar_tensor" else args(op)[1]
     shape, dtype = ctx.shape(op.outputs[0]), ctx.dtype(op.outputs[0])
@@ -378,8 +385,8 @@ def full(ctx, op):
             if kind.endswith("_like"):
                 target = ctx.emit("shape", [op.inputs[0]], {"dtype": "int64"}, dtype="int64",
                                   shape=(len(shape),), hint="shape")
-            else:
-                target = shape_value(ctx, args(op)[0])
+            else:   # (x.new_ones(size): the size follows the tensor)
+                target = shape_value(ctx, args(op)[1 if kind.startswith("new_") else 0])
             ctx.emit("full", [target], {"value": float(value), "dtype": dtype},
                      outputs=op.outputs)
             return

@@ -13,7 +13,9 @@ _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow",
            "maximum": "maximum", "minimum": "minimum", "eq": "equal", "ne": "not_equal",
            "gt": "greater", "ge": "greater_equal", "lt": "less", "le": "less_equal",
            "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
-           "bitwise_xor": "bitwise_xor", "remainder": "mod"}
+           "bitwise_xor": "bitwise_xor", "remainder": "mod",
+           # `a & b` on tensors, as torch.export captures it (decomposed: bitwise_and)
+           "__and__": "bitwise_and", "__or__": "bitwise_or"}
 
 
 def _scaled(ctx, op, value: str, alpha, like: str) -> str:
@@ -31,7 +33,8 @@ _OVERLOADS = {"add": ("Tensor", "Scalar"), "sub": ("Tensor", "Scalar"),
                   "eq", "ne", "gt", "ge", "lt", "le", "bitwise_and", "bitwise_or",
                   "bitwise_xor", "remainder")},
               "pow": ("Tensor_Scalar", "Tensor_Tensor", "Scalar"),
-              "maximum": ("default",), "minimum": ("default",)}
+              "maximum": ("default",), "minimum": ("default",),
+              "__and__": ("Tensor",), "__or__": ("Tensor",)}
 
 
 @torch_mapper(*[f"aten.{name}.{overload}" for name, overloads in _OVERLOADS.items()

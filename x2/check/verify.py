@@ -151,14 +151,14 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     probes = _probes(batches[0], spec)
     refs, probe_refs, dirs = None, None, None
     source_start = time.perf_counter()
-    if not large:
-        try:
-            sets = save_batches(work / "source", batches + probes, names, io)
-            everything = run_source(sets)
-            refs, probe_refs = everything[:len(batches)], everything[len(batches):]
-            dirs = sets   # the runners read the same folders
-        except X2Error:
-            pass   # run again set by set, which says which set the source rejects
+    try:
+        # (a large model too: its sets are short, and each source run loads it again)
+        sets = save_batches(work / "source", batches + probes, names, io)
+        everything = run_source(sets)
+        refs, probe_refs = everything[:len(batches)], everything[len(batches):]
+        dirs = sets   # the runners read the same folders
+    except X2Error:
+        pass   # run again set by set, which says which set the source rejects
     if refs is None:
         try:
             batches, sizes, refs = _runnable(run_source, work / "source_sets", spec, io,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -214,6 +215,26 @@ _grad_tasks()
 PREWARM = {"paddle": "paddle", "onnx": "onnx", "torch": "torch", "tf": "tensorflow"}
 
 
+def _profiled(name: str, args: dict):
+    """TASKS[name](args); with X2_PROFILE=DIR in the environment, under cProfile,
+    its stats written to DIR/NAME-PID-N.prof (a developer's look at where a
+    step's time goes: python -m pstats FILE)."""
+    folder = os.environ.get("X2_PROFILE")
+    if not folder:
+        return TASKS[name](args)
+    import cProfile
+    profile = cProfile.Profile()
+    try:
+        return profile.runcall(TASKS[name], args)
+    finally:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        _PROFILED[0] += 1
+        profile.dump_stats(str(Path(folder) / f"{name}-{os.getpid()}-{_PROFILED[0]}.prof"))
+
+
+_PROFILED = [0]
+
+
 def run_task(name: str, args: dict) -> int:
     """Run one task; its result or error goes to args["result"] as JSON."""
     result_path = args["result"]
@@ -223,7 +244,7 @@ def run_task(name: str, args: dict) -> int:
         from ..check.runtime import configure_env
         configure_env(name.split(".")[0], args["device"])
     try:
-        result = {"ok": True, "result": TASKS[name](args)}
+        result = {"ok": True, "result": _profiled(name, args)}
         code = 0
     except X2Error as exc:
         result = {"ok": False, "error": exc.to_json(), "traceback": traceback.format_exc()}

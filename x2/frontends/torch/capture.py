@@ -240,7 +240,10 @@ def _export(torch, kind, obj, kwargs, input_shapes, dynamic_batch):
         raise ModelLoadError(f"torch.export could not capture the model{hint}: "
                              f"{type(exc).__name__}: {_first_line(exc)}") from exc
     facts = {"specialized_dims": specialized,
-             "bounded_dims": specialize.bounds(program, list(names), dynamic)}
+             "bounded_dims": specialize.bounds(program, list(names), dynamic),
+             # the ops no mapper takes as captured, which make x2 decompose the
+             # program (seconds to minutes for a large model): report.json says
+             "decomposed_for": unmapped_ops(program)}
     return _decompose(program), {k: v for k, v in facts.items() if v}
 
 
@@ -306,7 +309,7 @@ def _decompose(program):
             changed = True
     if changed:
         program.graph_module.recompile()
-    if _all_mapped(program):
+    if not unmapped_ops(program):
         # Decomposing would change nothing x2 reads, and costs seconds.
         return program
     dropouts = {node.name: node.args for node in program.graph_module.graph.nodes
@@ -334,17 +337,19 @@ def _restore_dropouts(program, dropouts: dict):
     return program
 
 
-def _all_mapped(program) -> bool:
-    """Whether a mapper takes every op of the program (and its subgraphs) as
-    it is: no in-place or other non-core op is left for the decompositions."""
+def unmapped_ops(program) -> list[str]:
+    """The ops of the program (and its subgraphs) that no mapper takes as
+    they are (in-place and other non-core ops), left for the decompositions;
+    none: the program is read as captured."""
     from ...registry import TORCH
+    found = set()
     for module in program.graph_module.modules():
         graph = getattr(module, "graph", None)
         for node in graph.nodes if graph is not None else ():
             if node.op == "call_function" and node.target is not operator.getitem and \
                     str(node.target) not in _CONTROL_FLOW and TORCH.lookup(str(node.target)) is None:
-                return False
-    return True
+                found.add(str(node.target))
+    return sorted(found)
 
 
 def _decomposition_table() -> dict:
