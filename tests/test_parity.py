@@ -19,7 +19,8 @@ pytestmark = pytest.mark.xdist_group("parity")
 
 SCRIPT = str(ROOT / "tools" / "parity_check.py")
 # A later layer of small_cnn: bisect must get past the earlier, matching ones.
-LAYER = "conv2d_2_1"
+# LAYER names its ops in the SavedModel; the written layer keeps its Keras name.
+LAYER, KERAS_LAYER = "conv2d_2_1", "conv2d_2"
 
 _CORRUPT = """
 import sys
@@ -65,7 +66,7 @@ def corrupted(out, tmp_path, framework):
     shutil.copytree(out, bad)
     weights = bad / ("inference/model.pdiparams" if framework == "paddle" else "model.pt")
     proc = subprocess.run([sys.executable, "-c", _CORRUPT, framework, str(weights),
-                           f"{LAYER}.weight"], capture_output=True, text=True, env=ENV)
+                           f"{KERAS_LAYER}.weight"], capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stderr
     return bad
 
@@ -75,7 +76,7 @@ def test_report_maps_converted_variables_to_source_nodes(cnn):
     code = (cnn[1]["paddle"] / "model.py").read_text()
     conv = [v for v in report["values"] if v["source"]["name"].endswith(f"{LAYER}/convolution")
             and v["ir_op"] == "conv2d"]
-    assert len(conv) == 1 and f"{conv[0]['var']} = self.{LAYER}(" in code
+    assert len(conv) == 1 and f"{conv[0]['var']} = self.{KERAS_LAYER}(" in code
     assert conv[0]["source"]["mapper"] and conv[0]["source"]["op"] == "Conv2D"
 
 

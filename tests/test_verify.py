@@ -250,9 +250,9 @@ def test_a_runner_that_crashes_or_hangs_is_a_refusal_not_a_hang(written, tmp_pat
     hang = _forward_replaced("__import__('time').sleep(600)")
     hung = _broken_copy(written["paddle"], tmp_path / "hung", hang)
     (tmp_path / "work").mkdir()
-    with pytest.raises(ConversionError, match="paddle:python.*did not finish within 20"):
+    with pytest.raises(ConversionError, match="paddle:python.*did not finish within 12"):
         verify(f"{TRAPS}:padded_embedding", hung, tmp_path / "work", source="torch",
-               target="paddle", timeout=20)
+               target="paddle", timeout=12)
 
     crash = _forward_replaced("raise RuntimeError('kernel missing')")
     crashed = _broken_copy(written["torch"], tmp_path / "crashed", crash)
