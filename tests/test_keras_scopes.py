@@ -18,27 +18,6 @@ RTOL = 1e-5
 MODEL_DEF = {"model_def": f"{ROOT / 'tests' / 'tf_models.py'}:keras_blocks_model"}
 
 
-# Runs in a TensorFlow process: a tests/tf_models.py model (argv[3]) with
-# new random weights (BatchNorm variances positive), saved with save_weights,
-# and its outputs on a random NHWC batch of argv[4] x argv[4] images.
-_NEW_KERAS_WEIGHTS = r'''
-import sys
-from pathlib import Path
-import numpy as np
-root, work, factory, size = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-sys.path[:0] = [root, root + "/tests"]
-import tf_models
-model = getattr(tf_models, factory)()
-rng = np.random.default_rng(7)
-for v in model.weights:
-    values = rng.normal(0, 0.4, tuple(v.shape)).astype("float32")
-    v.assign(np.abs(values) + 0.5 if v.path.endswith("variance") else values)
-x = rng.normal(size=(2, size, size, 3)).astype("float32")
-np.save(work / "x.npy", x)
-np.save(work / "want.npy", np.asarray(model(x, training=False)))
-model.save_weights(str(work / "new.weights.h5"))
-'''
-
 # Runs in the target's process: model.py's load_source_checkpoint of both files.
 _LOAD = r'''
 import json, sys
@@ -68,14 +47,6 @@ def _run(script: str, *args) -> str:
     return proc.stdout
 
 
-@pytest.fixture(scope="module")
-def new_keras_weights(tmp_path_factory):
-    """keras_blocks_model's weights drawn anew, saved by Keras (about 5 s)."""
-    work = tmp_path_factory.mktemp("keras_weights")
-    _run(_NEW_KERAS_WEIGHTS, work, "keras_blocks_model", 8)
-    return work
-
-
 def _classes(text: str) -> list[str]:
     """The classes written for source modules (each says which in a comment)
     and Model; x2's own helper classes (LinearNoBias, ...) are not counted."""
@@ -85,10 +56,9 @@ def _classes(text: str) -> list[str]:
 
 @pytest.mark.parametrize("target", ["torch", "paddle"])
 def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(
-        tf_model, tmp_path, target, new_keras_weights):
+        tf_model, tmp_path, target):
     """About 15 s a target on a shared 2-core machine (convert and x2 check;
-    the first also pays the model's build, about 5 s, and new weights, about
-    5 s): the two blocks are one class `Block` called in a loop over
+    the first also pays the model's build, about 5 s): the two blocks are one class `Block` called in a loop over
     `self.blocks`, the Sequential called twice stays inline (with why), the
     written model matches TensorFlow within 1e-5 relative, and its weights
     keep their Keras names and load from `model.save_weights`
@@ -110,7 +80,7 @@ def test_nested_models_and_subclassed_blocks_become_one_class_each_in_a_loop(
     for r in result["outputs"]:
         assert r["ref_scale"] > 1e-3, f"reference output {r['name']} has vanished"
         assert r["passed"], f"{r['runner']} {r['name']}: rel err {r['max_rel']:.3e}"
-    _loads_keras_weights(out, target, new_keras_weights)
+    _loads_keras_weights(out, target, tf_model("keras_blocks") / "new_weights")
 
 
 def _loads_keras_weights(out, target: str, work) -> None:

@@ -3,9 +3,9 @@
 check that keeps a converted model that crashes or disagrees from being
 reported as a success.
 
-Cost: the suite runs a seeded half of the node suite (SAMPLE of its 1,884
-cases, converted in-process and verified against onnxruntime; 350 of them
-counted): about 45 s for torch and 70 s for paddle on 2 idle cores; the 82
+Cost: each target runs its own seeded 400 of the node suite's 1,884 cases
+(converted in-process and verified against onnxruntime; 160-180 of them
+counted): about 30 s for torch and 45 s for paddle on 2 idle cores; the 82
 pytorch-converted models about 20 s. The whole node suite is
 `python tools/onnx_conformance.py --target paddle --backend-test OUT.json`
 (about twice as long), and the floors below hold on it too.
@@ -29,24 +29,22 @@ from x2.ir import Graph
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOL = ROOT / "tools" / "onnx_conformance.py"
-# Measured share of the node suite's counted cases (default-domain ops,
-# opsets <= 21, float/int tensors) passing for torch; a regression fails.
-TORCH_COUNTED_PASS_FLOOR = 0.87
-# Paddle's 0.81 became 0.79 when the post-emit verify began to run Paddle
-# Inference: counted cases it computes wrong or cannot run are refused (a
+# The floors are measured shares of the node suite's counted cases
+# (default-domain ops, opsets <= 21, float/int tensors) that pass; a
+# regression fails. On the whole suite: torch 0.87; paddle 0.78 (670 of 850:
+# counted cases Paddle Inference computes wrong or cannot run are refused, a
 # layer norm's intermediates returned as outputs: its in-place pass
-# overwrites one; 7-D softmax cross entropy, zero-size Split and, only in
-# this backend's in-process conversions, four Slice cases: std::exception).
-# 676 of 850 passed. 0.79 became 0.78 when convert's verify began to judge by
-# onnxruntime on its own inputs: 670 of 850 pass. Inputs that are parameters
-# (Slice's starts, Expand's shape, Resize's scales) get random values there,
-# on which Paddle Inference crashes (Slice: std::exception) or the paddle
-# model departs from onnxruntime (Resize with align_corners, AffineGrid's
-# expanded form): refused, where the suite's own values pass.
-PADDLE_COUNTED_PASS_FLOOR = 0.78
-# The seeded half of the node suite the tests run (on it, on 2026-12-07: torch
-# 311 of 350 counted cases pass, 0.889; paddle 287, 0.820).
-SAMPLE = 800
+# overwrites one; 7-D softmax cross entropy, zero-size Split; and, where
+# convert's verify feeds random values to inputs that are parameters (Slice's
+# starts, Expand's shape, Resize's scales), Slice's std::exception in Paddle
+# Inference, Resize with align_corners and AffineGrid's expanded form).
+#
+# Each target runs its own seeded 400 of the 1,884 cases, so that the two
+# runs together cover 800 (they did 800 each until the suite went over its
+# 20 minutes): on 2026-12-07, torch (seed 1) 165 of its 182 counted cases,
+# 0.907; paddle (seed 0) 138 of 161, 0.857. A floor allows one case less.
+SAMPLES = {"torch": (1, 164 / 182), "paddle": (0, 137 / 161)}
+SAMPLE = 400
 
 
 def _backend_test(tmp_path, target: str, *extra: str) -> dict[str, str]:
@@ -63,16 +61,16 @@ def _counted() -> set[str]:
             if onnx_conformance.describe(c)["counted"]}
 
 
-@pytest.mark.parametrize("target, floor", [("torch", TORCH_COUNTED_PASS_FLOOR),
-                                           ("paddle", PADDLE_COUNTED_PASS_FLOOR)])
-def test_node_suite_never_wrong_or_broken(tmp_path, target, floor):
-    statuses = _backend_test(tmp_path, target, "--sample", str(SAMPLE), "--seed", "0")
+@pytest.mark.parametrize("target", list(SAMPLES))
+def test_node_suite_never_wrong_or_broken(tmp_path, target):
+    seed, floor = SAMPLES[target]
+    statuses = _backend_test(tmp_path, target, "--sample", str(SAMPLE), "--seed", str(seed))
     assert len(statuses) == SAMPLE, "the node suite was not collected"
     failed = {k: v for k, v in statuses.items() if v.startswith("failed")}
     assert not failed, f"{len(failed)} cases converted, then crashed or gave wrong numbers: " \
                        f"{dict(list(failed.items())[:10])}"
     counted = _counted() & set(statuses)
-    assert len(counted) > 300
+    assert len(counted) > 150
     passed = sum(statuses[name] == "pass" for name in counted)
     assert passed / len(counted) >= floor, (passed, len(counted))
 

@@ -251,13 +251,27 @@ def keras_blocks(out):
     """OUT/ckpt/ck: keras_blocks_model's weights (a TF2 checkpoint, read with
     --model-def tests/tf_models.py:keras_blocks_model; its subclassed layers
     need no registration that way); OUT/saved: the model exported as a
-    SavedModel. OUT/plain.keras: a flat functional CNN."""
+    SavedModel. OUT/new_weights: other weights for it (BatchNorm variances
+    positive) saved by `model.save_weights` as new.weights.h5, a random NHWC
+    batch of 8 x 8 images (x.npy) and the model's outputs on it with those
+    weights (want.npy). OUT/plain.keras: a flat functional CNN."""
     tf = _tf()
+    import numpy as np
     keras, L = tf.keras, tf.keras.layers
     model = keras_blocks_model()
     os.makedirs(out, exist_ok=True)
     tf.train.Checkpoint(model=model).write(os.path.join(out, "ckpt", "ck"))
     model.export(os.path.join(out, "saved"), verbose=False)
+    rng = np.random.default_rng(7)
+    for v in model.weights:
+        values = rng.normal(0, 0.4, tuple(v.shape)).astype("float32")
+        v.assign(np.abs(values) + 0.5 if v.path.endswith("variance") else values)
+    new = os.path.join(out, "new_weights")
+    os.makedirs(new)
+    x = rng.normal(size=(2, 8, 8, 3)).astype("float32")
+    np.save(os.path.join(new, "x.npy"), x)
+    np.save(os.path.join(new, "want.npy"), np.asarray(model(x, training=False)))
+    model.save_weights(os.path.join(new, "new.weights.h5"))
     inp = keras.Input((8, 8, 3), name="image")
     x = L.Conv2D(4, 3, name="conv")(inp)
     flat = keras.Model(inp, L.Dense(3, name="head")(L.Flatten()(L.ReLU()(x))), name="plain")
