@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import builders
+
 ROOT = Path(__file__).resolve().parent.parent
 # Lint the IR after the frontend and after every pass in every conversion the
 # suite runs, in-process and in the CLI subprocesses (x2/passes/__init__.py).
@@ -33,13 +35,13 @@ if TIMING:
 
 def _build(args: list[str], out: Path) -> Path:
     """Build a model once for the whole run: the pytest-xdist workers share
-    `out`, and one that finds another building it waits for it."""
+    `out`, and one that finds another building it waits for it. The script
+    runs in its warm builder process (tests/builders.py)."""
     with open(out.parent / f".{out.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not out.exists():
-            proc = subprocess.run([sys.executable, *args, str(out)], capture_output=True,
-                                  text=True, env=ENV, cwd=ROOT)
-            assert proc.returncode == 0, f"building {args} failed:\n{proc.stderr[-3000:]}"
+            error = builders.build([*args, str(out)], ENV, ROOT)
+            assert error is None, f"building {args} failed:\n{error}"
     return out
 
 

@@ -24,7 +24,6 @@ import pytest
 from onnx import TensorProto, helper
 
 from x2.emitters.locate import locate
-from x2.errors import ConversionError
 from x2.ir import Graph
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,7 +4,8 @@ X2_TEST_TIMING=DIR; then each pytest process (each xdist worker) writes
 DIR/kinds-<worker>.json: seconds spent in
 
 - model building: the builder scripts (tests/*_models.py, x2.samples, the
-  zoo's builders) run as subprocesses;
+  zoo's builders), in their warm builder processes (tests/builders.py) or
+  as subprocesses;
 - conversion: x2.convert.convert in this process (its framework workers
   included: with warm workers a framework starts once per family);
 - checking: x2.check.parity.check in this process, likewise;
@@ -80,9 +81,11 @@ def _conversion(args, kwargs) -> str:
 
 def install() -> None:
     """Wrap what the kinds count; before the test modules import them."""
+    import builders
     import x2.check.parity
     import x2.convert
     from x2.process import isolation
+    _wrap(builders, "build", lambda a, k: "model building")
     _wrap(x2.convert, "convert", _conversion)
     _wrap(x2.check.parity, "check", lambda a, k: "checking")
     _wrap(subprocess, "run", lambda a, k: _kind_of_command(a[0] if a else k.get("args")))
