@@ -342,3 +342,47 @@ def test_sort_indices_ties_and_the_fallbacks_without_values():
     # argmax: exact (its tied candidates are not among the outputs)
     argmax = {"op": "argmax", "values": None, "axis": 1}
     assert compare_indices(np.array([1, 0]), np.array([1, 2]), argmax) == 1
+
+
+def _onnx_file(path: Path, nodes, inputs, output, initializers=()) -> str:
+    from onnx import TensorProto, helper, save
+    graph = helper.make_graph(nodes, "m", [helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                                                         dims)
+                                           for name, dims in inputs],
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)],
+                              initializer=list(initializers))
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["audio", "image"])
+def test_sizes_the_source_rejects_are_searched_past(tmp_path, kind):
+    """Under a second each (ONNX to ONNX): a source that rejects verify's
+    sizes is verified at sizes it takes, not refused. Audio reflect-padded by
+    32 samples needs more than 32 (verify's 16 grow 4 times at a step: 64);
+    a recognizer built for 48-row images rejects 96 and 64 rows (48 is
+    found, and the batch-1 set takes it too). Found with the zoo's packaged
+    Silero and PP-OCR models, which verify refused."""
+    from onnx import helper, numpy_helper
+    if kind == "audio":
+        pads = numpy_helper.from_array(np.array([0, 32, 0, 32], np.int64), "pads")
+        model = _onnx_file(tmp_path / "m.onnx", [
+            helper.make_node("Pad", ["x", "pads"], ["p"], mode="reflect"),
+            helper.make_node("ReduceMean", ["p"], ["y"], keepdims=0)],
+            [("x", ["batch", "samples"])], "y", [pads])
+        want = {"samples": 64}
+    else:
+        rows = numpy_helper.from_array(np.linspace(-1, 1, 48, dtype=np.float32)
+                                       .reshape(1, 1, 48, 1), "rows")
+        model = _onnx_file(tmp_path / "m.onnx", [helper.make_node("Add", ["x", "rows"], ["y"])],
+                           [("x", ["batch", 3, "height", "width"])], "y", [rows])
+        want = {"height": 48}
+    record = convert(model, str(tmp_path / "out"), source="onnx",
+                     target="onnx").target_details["verify"]
+    assert record["verified"], record
+    found = [{name: s["dims"][name] for name in want} for s in record["shapes"]]
+    assert found[0] == want, record["shapes"]
+    if kind == "image":
+        assert [s["dims"]["batch"] for s in record["shapes"]] == [2, 1] and found[1] == want
+    assert any("the source itself rejects" in n for n in record["notes"]), record["notes"]
+

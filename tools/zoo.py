@@ -495,11 +495,14 @@ def latency_summary(results: dict) -> list[str]:
     """Per target: the converted model's latency over the source's, as served,
     across the pairs timed (median, geometric mean, share at most 1.0x) and
     the slowest three."""
-    lines = ["", "## Latency as served (converted / source)", "",
-             "Over the passing pairs timed (one thread, same inputs; Paddle through Paddle "
-             "Inference, default config).", "",
-             "| target | pairs timed | median | geometric mean | at most 1.0x | slowest |",
-             "|---|---:|---:|---:|---:|---|"]
+    lines = ["", "## Latency as served (converted / source)", ""]
+    if not any(t.get("latency_ratio") for r in results.values() for t in r["targets"].values()):
+        return lines + ["Not measured in this run (`python tools/zoo.py --latency-only` "
+                        "measures the passing pairs of its results)."]
+    lines += ["Over the passing pairs timed (one thread, same inputs; Paddle through Paddle "
+              "Inference, default config).", "",
+              "| target | pairs timed | median | geometric mean | at most 1.0x | slowest |",
+              "|---|---:|---:|---:|---:|---|"]
     for target in registry.TARGETS:
         timed = sorted(((t["latency_ratio"], name) for name, r in results.items()
                         if (t := r["targets"].get(target)) and t.get("latency_ratio")),

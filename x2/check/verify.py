@@ -160,9 +160,11 @@ def verify(model: str, staging: Path, work: Path, *, source: str, target: str,
     except X2Error:
         pass   # run again set by set, which says which set the source rejects
     if refs is None:
+        fixed = set(dims or {}) | set(report.source.get("dim_sizes") or {})
         try:
             batches, sizes, refs = _runnable(run_source, work / "source_sets", spec, io,
-                                             batches, sizes, notes, precision == "fp32")
+                                             batches, sizes, notes, precision == "fp32",
+                                             fixed)
         except SourceRunError:
             raise
         except X2Error as exc:   # the source framework cannot load it, or crashed
@@ -357,13 +359,15 @@ def _source_runner(model, source, report, names, outputs, io, timeout):
 
 
 def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, notes,
-              declared: bool):
+              declared: bool, fixed: set[str]):
     """(batches, sizes, source outputs) for the input sets the source itself
     takes. A model may reject a size (frames in pairs, a sequence longer
-    than its position table) or a planted id (an index past what its own
-    code allows): those sets are left out and noted; with the example set
-    rejected, plain random inputs at the example sizes stand in for it. A
-    source that takes none of them is a SourceRunError."""
+    than its position table, audio shorter than its padding, an image of
+    another height than its recognizer's) or a planted id (an index past
+    what its own code allows): those sets are left out and noted; with the
+    example set rejected, plain random inputs at the example sizes stand in
+    for it, then inputs at other sizes (_other_sizes; `fixed` dims keep
+    theirs). A source that takes none of them is a SourceRunError."""
     names = [i["name"] for i in spec["inputs"]]
     try:
         return batches, sizes, run_source(save_batches(work, batches, names, io))
@@ -377,25 +381,45 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
     stand_ins = [(make_inputs(spec, SEED, sizes[0]), sizes[0]),
                  (make_inputs(spec, SEED, sizes[0], int_range=(1, 4)), sizes[0]),
                  (make_inputs(spec, SEED, sizes[0], int_range=(0, 2)), sizes[0]),
+                 *[(make_inputs(spec, SEED, other, edge_ids=True), other)
+                   for other in _other_sizes(sizes[0], spec, fixed)],
                  (make_inputs(spec, SEED, twos, int_range=(0, 2)), twos)]
     if declared:
         stand_ins = [(_as_declared(spec, arrays), size) for arrays, size in stand_ins]
     candidates = list(zip(batches, sizes))
     candidates[1:1] = stand_ins
     kept, kept_sizes, refs, first_error = [], [], [], None
+    empty = None   # a stand-in whose outputs the source leaves empty: the last resort
     for i, (arrays, size) in enumerate(candidates):
-        if 1 <= i <= len(stand_ins) and kept:
+        stand_in = 1 <= i <= len(stand_ins)
+        if stand_in and kept:
             continue   # the example set (or a stand-in) ran
+        if i == len(stand_ins) + 1 and not kept and empty:
+            kept, kept_sizes, refs = [empty[0]], [empty[1]], [empty[2]]
+        if i > len(stand_ins) and kept:
+            # later sets take the sizes a stand-in found for the dims they share
+            moved = {n: kept_sizes[0][n] for n in size
+                     if size[n] == sizes[0][n] != kept_sizes[0][n]}
+            if moved:
+                size = {**size, **moved}
+                arrays = make_inputs(spec, SEED + i - len(stand_ins), size, edge_ids=True)
+                if declared:
+                    arrays = _as_declared(spec, arrays)
         try:
-            refs.append(run_source(save_batches(work / f"alone{i}", [arrays], names, io))[0])
+            got = run_source(save_batches(work / f"alone{i}", [arrays], names, io))[0]
         except SourceRunError as exc:
             first_error = first_error or exc
-            what = "plain random inputs" if 1 <= i <= len(stand_ins) else \
-                "the inputs verify made"
+            what = "plain random inputs" if stand_in else "the inputs verify made"
             notes.append(f"the source itself rejects {what}{_where(size)}: {exc}")
             continue
+        if stand_in and got and all(o.size == 0 for o in got):
+            empty = empty or (arrays, size, got)
+            continue
+        refs.append(got)
         kept.append(arrays)
         kept_sizes.append(size)
+    if not kept and empty:
+        kept, kept_sizes, refs = [empty[0]], [empty[1]], [empty[2]]
     if not kept:
         raise SourceRunError(f"verify could not run the source model on any input x2 made "
                              f"({first_error}); give dims that must agree sizes that do with "
@@ -405,6 +429,27 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
                              f"write the model unverified and check it on real inputs with "
                              f"x2 check --inputs-file") from None
     return kept, kept_sizes, refs
+
+
+# Sizes an image's height and width are tried at, in turn, where the source
+# rejects verify's (a text recognizer built for one height). 32 comes last:
+# downsampled 16 times it leaves 2 rows, and a 3-row pooling window over 2
+# rows is empty by ONNX's rule, one row in onnxruntime, an error in torch.
+IMAGE_SIZES = (64, 48, 128, 224, 32)
+
+
+def _other_sizes(sizes: dict[str, int], spec: dict, fixed: set[str]) -> list[dict[str, int]]:
+    """Sizes to try where the source rejects the example ones: every dim
+    that may grow (not the batch, not `fixed`, not an image's) 4, 16 and 64
+    times larger, then images at IMAGE_SIZES."""
+    images = _image_dims(spec) - fixed
+    others = [_grown(sizes, fixed | images, step) for step in (1, 2, 3)]
+    others += [{**sizes, **{name: size for name in images}} for size in IMAGE_SIZES]
+    unique = []
+    for other in others:
+        if other != sizes and other not in unique:
+            unique.append(other)
+    return unique
 
 
 def _float64_says(rounding: dict | None, runner: str, target: str) -> str:
