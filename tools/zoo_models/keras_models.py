@@ -33,8 +33,9 @@ APPLICATIONS = {
 }
 
 # Built for any image size by `--dynamic` ((None, None, 3) inputs), but for
-# these, whose head flattens a map of a fixed size.
-FIXED_SIZE = ("keras_vgg16",)
+# these: VGG's head flattens a map of a fixed size; Keras cannot build NASNet
+# over unknown sizes (its cells crop by their inputs' static shapes).
+FIXED_SIZE = ("keras_vgg16", "keras_nasnet_mobile")
 
 SEQUENCE = ("keras_lstm", "keras_bigru", "keras_text_cnn", "keras_transformer",
             "keras_conv1d_audio")
