@@ -386,49 +386,52 @@ def _runnable(run_source, work: Path, spec: dict, io: dict, batches, sizes, note
                  (make_inputs(spec, SEED, twos, int_range=(0, 2)), twos)]
     if declared:
         stand_ins = [(_as_declared(spec, arrays), size) for arrays, size in stand_ins]
-    candidates = list(zip(batches, sizes))
-    candidates[1:1] = stand_ins
-    kept, kept_sizes, refs, first_error = [], [], [], None
-    empty = None   # a stand-in whose outputs the source leaves empty: the last resort
-    for i, (arrays, size) in enumerate(candidates):
-        stand_in = 1 <= i <= len(stand_ins)
-        if stand_in and kept:
-            continue   # the example set (or a stand-in) ran
-        if i == len(stand_ins) + 1 and not kept and empty:
-            kept, kept_sizes, refs = [empty[0]], [empty[1]], [empty[2]]
-        if i > len(stand_ins) and kept:
-            # later sets take the sizes a stand-in found for the dims they share
-            moved = {n: kept_sizes[0][n] for n in size
-                     if size[n] == sizes[0][n] != kept_sizes[0][n]}
-            if moved:
-                size = {**size, **moved}
-                arrays = make_inputs(spec, SEED + i - len(stand_ins), size, edge_ids=True)
-                if declared:
-                    arrays = _as_declared(spec, arrays)
+    errors: list[SourceRunError] = []
+
+    def source_outputs(k: int, arrays, size, what: str):
         try:
-            got = run_source(save_batches(work / f"alone{i}", [arrays], names, io))[0]
+            return run_source(save_batches(work / f"alone{k}", [arrays], names, io))[0]
         except SourceRunError as exc:
-            first_error = first_error or exc
-            what = "plain random inputs" if stand_in else "the inputs verify made"
+            errors.append(exc)
             notes.append(f"the source itself rejects {what}{_where(size)}: {exc}")
+            return None
+
+    # The first set: the example set, else the first stand-in the source takes
+    # (one whose outputs it leaves empty only as the last resort).
+    first, empty = None, None
+    for k, (arrays, size) in enumerate([(batches[0], sizes[0]), *stand_ins]):
+        got = source_outputs(k, arrays, size,
+                             "plain random inputs" if k else "the inputs verify made")
+        if got is None:
             continue
-        if stand_in and got and all(o.size == 0 for o in got):
+        if k and got and all(o.size == 0 for o in got):
             empty = empty or (arrays, size, got)
             continue
-        refs.append(got)
-        kept.append(arrays)
-        kept_sizes.append(size)
-    if not kept and empty:
-        kept, kept_sizes, refs = [empty[0]], [empty[1]], [empty[2]]
+        first = (arrays, size, got)
+        break
+    first = first or empty
+    kept = [first] if first else []
+    for b, (arrays, size) in enumerate(zip(batches[1:], sizes[1:]), start=1):
+        # later sets take the sizes a stand-in found for the dims they share
+        moved = {n: first[1][n] for n in size
+                 if size[n] == sizes[0][n] != first[1][n]} if first else {}
+        if moved:
+            size = {**size, **moved}
+            arrays = make_inputs(spec, SEED + b, size, edge_ids=True)
+            if declared:
+                arrays = _as_declared(spec, arrays)
+        got = source_outputs(len(stand_ins) + b, arrays, size, "the inputs verify made")
+        if got is not None:
+            kept.append((arrays, size, got))
     if not kept:
         raise SourceRunError(f"verify could not run the source model on any input x2 made "
-                             f"({first_error}); give dims that must agree sizes that do with "
+                             f"({errors[0]}); give dims that must agree sizes that do with "
                              f"--dim NAME=S1,S2 (a cache's total = past + seq), "
                              f"integer inputs their valid range with "
                              f"--input-range NAME:LOW,HIGH, or convert with --no-verify to "
                              f"write the model unverified and check it on real inputs with "
                              f"x2 check --inputs-file") from None
-    return kept, kept_sizes, refs
+    return [k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept]
 
 
 # Sizes an image's height and width are tried at, in turn, where the source
